@@ -1,0 +1,119 @@
+"""Names that plugins contribute to the public facade, and the error when one is missing.
+
+Core knows which distribution owns each plugin-provided name, so touching
+``fluid.io.PyReader`` without ``oar-data`` says exactly what to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+from typing import Any
+
+from oar.errors import MissingPluginError
+
+# dotted name (relative to oar.fluid, or "oar."-prefixed) -> distribution that provides it
+OWNERS = {
+    "oar.batch": "oar-data", "oar.reader": "oar-data", "oar.dataset": "oar-data",
+    "io.PyReader": "oar-data", "io.DataLoader": "oar-data", "DataFeeder": "oar-data",
+    "contrib.reader": "oar-data", "io.batch": "oar-data", "io.shuffle": "oar-data",
+    "io.compose": "oar-data", "io.buffered": "oar-data", "io.firstn": "oar-data",
+    "io.xmap_readers": "oar-data", "io.multiprocess_reader": "oar-data", "io.map_readers": "oar-data",
+    "io.chain": "oar-data", "io.cache": "oar-data", "reader": "oar-data",
+    "io.save_vars": "oar-io", "io.save_params": "oar-io", "io.save_persistables": "oar-io",
+    "io.save_inference_model": "oar-io", "io.load_vars": "oar-io", "io.load_params": "oar-io",
+    "io.load_persistables": "oar-io", "io.load_inference_model": "oar-io",
+    "io.load_program_state": "oar-io", "io.set_program_state": "oar-io", "io.save": "oar-io",
+    "io.load": "oar-io", "save": "oar-io", "load": "oar-io", "save_dygraph": "oar-io",
+    "load_dygraph": "oar-io", "dygraph.save_dygraph": "oar-io", "dygraph.load_dygraph": "oar-io",
+    "load_program_state": "oar-io", "set_program_state": "oar-io",
+    "DistributeTranspiler": "oar-dist", "DistributeTranspilerConfig": "oar-dist",
+    "transpiler": "oar-dist", "oar.distributed": "oar-dist", "dygraph.DataParallel": "oar-dist",
+    "dygraph.prepare_context": "oar-dist", "incubate": "oar-dist",
+}
+
+
+def lookup(key: str) -> Any:
+    """The object a plugin contributed under ``key``; raises if none did."""
+    from oar.plugins import registries
+
+    api = registries().fluid_api
+    if key in api:
+        return api[key]
+    owner = OWNERS.get(key)
+    if owner is None:
+        prefix = key.split(".")[0]
+        owner = OWNERS.get(prefix)
+    if owner is not None:
+        public = key[4:] if key.startswith("oar.") else f"fluid.{key}"
+        raise MissingPluginError(
+            f"{public} is provided by the {owner} plugin, which is not installed: pip install {owner}"
+        )
+    raise AttributeError(key)
+
+
+def module_getattr(prefix: str):
+    """A module ``__getattr__`` that looks names up under ``prefix`` (e.g. ``"io."``)."""
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return lookup(prefix + name)
+        except AttributeError:
+            raise AttributeError(f"module 'oar.{'fluid.' if not prefix.startswith('oar.') else ''}"
+                                 f"{prefix.rstrip('.').replace('oar.', '')}' has no attribute '{name}'") from None
+
+    return __getattr__
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Makes ``import oar.dataset.mnist`` import the module a plugin contributed as ``oar.dataset``."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None):
+        parts = fullname.split(".")
+        if parts[0] != "oar" or len(parts) < 2:
+            return None
+        for i in range(len(parts), 1, -1):
+            key = ".".join(parts[:i])
+            if key.startswith("oar.fluid."):
+                key = key[len("oar.fluid."):]
+            try:
+                from oar.plugins import registries
+
+                provided = registries().fluid_api.get(key)
+            except Exception:
+                return None
+            if isinstance(provided, types.ModuleType):
+                target_name = ".".join([provided.__name__] + parts[i:])
+                spec = importlib.util.find_spec(target_name)
+                if spec is None:
+                    return None
+                return importlib.util.spec_from_loader(fullname, _AliasLoader(target_name, spec))
+        return None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str, spec: Any) -> None:
+        self.target = target
+        self.spec = spec
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module):
+        return None
+
+    def get_code(self, fullname):  # for `python -m oar.<alias>`
+        return self.spec.loader.get_code(self.target)
+
+    def is_package(self, fullname):
+        return self.spec.submodule_search_locations is not None
+
+
+def install_alias_finder() -> None:
+    if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+        sys.meta_path.append(_AliasFinder())

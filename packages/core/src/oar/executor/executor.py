@@ -1,0 +1,187 @@
+"""The Executor: runs a program on a place, feeding and fetching by name."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from oar.errors import FeedError, FetchError, describe_var
+from oar.executor.plan import Plan
+from oar.framework.program import Program, default_main_program
+from oar.lod_tensor import LoDTensor
+from oar.places import CPUPlace, Place, resolve_device
+from oar.scope import Scope, global_scope
+
+
+class Executor:
+    """Runs programs on ``place``; compiled plans are cached per (program, feeds, fetches).
+
+    The plan is rebuilt only when the program changes, so ``use_program_cache``
+    is accepted for compatibility and always on.
+    """
+
+    def __init__(self, place: Place | None = None) -> None:
+        self.place = place if place is not None else CPUPlace()
+        self._device = None
+        self._plans: dict = {}
+        self._closed = False
+
+    @property
+    def device(self):
+        if self._device is None:
+            self._device = resolve_device(self.place)
+        return self._device
+
+    def close(self) -> None:
+        self._plans.clear()
+        self._closed = True
+
+    def run(
+        self,
+        program: Program | Any = None,
+        feed: Mapping | Sequence | None = None,
+        fetch_list: Sequence | Any = None,
+        feed_var_name: str = "feed",
+        fetch_var_name: str = "fetch",
+        scope: Scope | None = None,
+        return_numpy: bool = True,
+        use_program_cache: bool = False,
+        return_merged: bool = True,
+        use_prune: bool = False,
+    ) -> list:
+        """Run ``program`` once; returns the fetched values (numpy arrays by default)."""
+        if self._closed:
+            raise RuntimeError("Executor.run: this executor was closed")
+        if program is None:
+            program = default_main_program()
+        compiled = getattr(program, "_oar_compiled", None)
+        if compiled is not None:
+            return compiled._run(self, feed, fetch_list, scope, return_numpy, return_merged)
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run: program must be a Program or CompiledProgram, given {type(program).__name__}")
+        scope = scope if scope is not None else global_scope()
+        feed = {} if feed is None else feed
+        if isinstance(feed, (list, tuple)):
+            if len(feed) != 1:
+                raise FeedError(
+                    f"Executor.run: a list of {len(feed)} feed dicts needs a CompiledProgram with data "
+                    f"parallelism (fluid.CompiledProgram(program).with_data_parallel(...))"
+                )
+            feed = feed[0]
+        if not isinstance(feed, Mapping):
+            raise TypeError(f"Executor.run: feed must be a dict of name -> array, given {type(feed).__name__}")
+        fetch_names = _fetch_names(fetch_list, program)
+        block = program.global_block()
+        arrays, lods = _convert_feeds(feed, block, self)
+        plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
+        for reader in program._readers:
+            reader._before_run(arrays, lods)
+        return plan.run(arrays, lods, scope, return_numpy)
+
+    def _plan(self, program: Program, feed_names: tuple, fetch_names: tuple) -> Plan:
+        key = (id(program), feed_names, fetch_names)
+        hit = self._plans.get(key)
+        if hit is not None:
+            ref, plan = hit
+            if ref() is program and plan.version == program._version:
+                return plan
+        plan = Plan(program, feed_names, fetch_names, self.device)
+        self._plans[key] = (weakref.ref(program), plan)
+        return plan
+
+    # Fluid API odds and ends
+    def infer_from_dataset(self, *args, **kwargs):
+        raise NotImplementedError("Executor.infer_from_dataset needs the Dataset API, which oar does not provide")
+
+    train_from_dataset = infer_from_dataset
+
+
+def _fetch_names(fetch_list: Any, program: Program) -> tuple:
+    if fetch_list is None:
+        return ()
+    if isinstance(fetch_list, (str,)) or hasattr(fetch_list, "name") and not isinstance(fetch_list, (list, tuple, set)):
+        fetch_list = [fetch_list]
+    names = []
+    block = program.global_block()
+    for f in fetch_list:
+        name = f if isinstance(f, str) else getattr(f, "name", None)
+        if not isinstance(name, str):
+            raise FetchError(f"Executor.run: fetch_list items must be Variables or names, given {type(f).__name__}")
+        if block._find_var_recursive(name) is None:
+            known = sorted(n for n in block.vars if "@" not in n)[:20]
+            raise FetchError(
+                f"Executor.run: cannot fetch '{name}': the program has no such variable "
+                f"(some it has: {known})"
+            )
+        names.append(name)
+    return tuple(names)
+
+
+def _convert_feeds(feed: Mapping, block: Any, exe: Executor) -> tuple:
+    arrays: dict = {}
+    lods: dict = {}
+    device = exe.device
+    for name, value in feed.items():
+        if not isinstance(name, str):
+            name = getattr(name, "name", name)
+        var = block._find_var_recursive(name)
+        if var is None:
+            data_vars = sorted(n for n, v in block.vars.items() if v.is_data)
+            raise FeedError(
+                f"Executor.run: feed names '{name}', which the program does not have; "
+                f"its data variables are {data_vars}"
+            )
+        if isinstance(value, LoDTensor):
+            if value._lod:
+                lods[name] = value._lod
+            value = value._array
+            if value is None:
+                raise FeedError(f"Executor.run: the LoDTensor fed to '{name}' holds no data")
+        arr = _as_array(name, value, var)
+        arr = _check_feed_shape(name, arr, var)
+        arrays[name] = device.from_host(arr, exe.place.device_id) if device.name != "cpu" else arr
+    return arrays, lods
+
+
+def _as_array(name: str, value: Any, var: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif hasattr(value, "__array__") and not isinstance(value, (list, tuple)):
+        arr = np.asarray(value)
+    else:
+        try:
+            arr = np.asarray(value, dtype=var.dtype)
+        except (TypeError, ValueError) as exc:
+            raise FeedError(f"Executor.run: cannot turn the value fed to '{name}' into a {var.dtype} array: {exc}") from None
+    if var.dtype is not None and arr.dtype.name != var.dtype:
+        raise FeedError(
+            f"Executor.run: feed '{name}' expects dtype {var.dtype} (declared by its data layer), "
+            f"given an array of dtype {arr.dtype.name}; convert it with .astype('{var.dtype}')"
+        )
+    return arr
+
+
+def _check_feed_shape(name: str, arr: np.ndarray, var: Any) -> np.ndarray:
+    shape = var.shape
+    if shape is None:
+        return arr
+    declared = list(shape)
+    given = list(arr.shape)
+    if len(declared) == len(given):
+        if all(d < 0 or d == g for d, g in zip(declared, given)):
+            return arr
+    elif not var.need_check_feed and declared and given:
+        # fluid.layers.data accepts trailing dims that flatten to the declared ones
+        # (the seed feeds (1, 4, 1) to a [-1, 4] input); reshape to the declared rank.
+        lead_ok = declared[0] < 0 or declared[0] == given[0]
+        rest_d = int(np.prod([d for d in declared[1:]])) if all(d >= 0 for d in declared[1:]) else None
+        rest_g = int(np.prod(given[1:]))
+        if lead_ok and rest_d is not None and rest_d == rest_g:
+            return arr.reshape([given[0]] + declared[1:])
+    raise FeedError(
+        f"Executor.run: feed '{name}' has shape {given}, but its data layer "
+        f"{describe_var(name, var)} expects {declared} (-1 = any size)"
+    )

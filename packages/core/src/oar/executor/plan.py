@@ -1,0 +1,294 @@
+"""Compiling a program block into a flat, cached plan of kernel calls.
+
+Everything that does not change between runs is resolved once here: the
+kernel of each op, its slot names and attrs, which variables come from the
+scope, and after which op each temporary dies. :meth:`Plan.run` is then a
+flat loop over tuples with one dict of values for the whole run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from oar.errors import (
+    KernelNotFoundError,
+    OarError,
+    OpRuntimeError,
+    UninitializedVariableError,
+    describe_var,
+    where,
+)
+from oar.framework.dtypes import VarType
+from oar.lod_tensor import LoDTensor, SelectedRows
+from oar.registry import EMPTY_VAR
+
+# step tuple fields
+FN, INS, DUPS, ATTRS, OUTS, FREES, WANTED, OP, LOD, FLAGS = range(10)
+
+
+class Plan:
+    """A compiled (program block, feeds, fetches, device) ready to run many times."""
+
+    def __init__(self, program: Any, feed_names: tuple, fetch_names: tuple, device: Any,
+                 block_idx: int = 0) -> None:
+        from oar.plugins import registries
+
+        reg = registries()
+        self.program = program
+        self.version = program._version
+        self.device = device
+        self.block = program.block(block_idx)
+        self.feed_names = feed_names
+        self.fetch_names = fetch_names
+        block = self.block
+        produced: set = set()
+        scope_inputs: list = []
+        seen_scope: set = set()
+        last_use: dict = {}
+        steps: list = []
+        ops = block.ops
+        for i, op in enumerate(ops):
+            opdef = reg.ops.get(op.type)
+            for n in op.input_arg_names:
+                if n not in produced and n not in feed_names and n not in seen_scope:
+                    seen_scope.add(n)
+                    scope_inputs.append(n)
+                last_use[n] = i
+            for n in op.output_arg_names:
+                produced.add(n)
+                last_use[n] = i
+            steps.append(self._compile_op(op, opdef, reg))
+        self.scope_inputs = tuple(scope_inputs)
+        persistable = {n for n, v in self._all_vars().items() if v.persistable}
+        keep = set(fetch_names) | persistable
+        frees: dict = {}
+        for n, i in last_use.items():
+            if n not in keep and n not in feed_names:
+                frees.setdefault(i, []).append(n)
+        for i, names in frees.items():
+            steps[i][FREES] = tuple(sorted(names))
+        self.free_after = {ops[i].type + f"#{i}": tuple(sorted(v)) for i, v in frees.items()}
+        self.steps = [tuple(s) for s in steps]
+        # persistables written by ops go back to the scope after the run
+        self.write_back = tuple(sorted(n for n in produced if n in persistable))
+        self.fetch_from_scope = tuple(n for n in fetch_names if n not in produced and n not in feed_names)
+        self.persistable = persistable
+        self.has_lod_ops = any(s[LOD] for s in self.steps)
+
+    def _all_vars(self) -> dict:
+        out: dict = {}
+        for b in self.program.blocks:
+            out.update(b.vars)
+        return out
+
+    # --- compiling one op ------------------------------------------------------------------------
+    def _kernel_dtype(self, op, opdef) -> str | None:
+        kd = opdef.kernel_dtype
+        if kd is not None and kd.startswith("attr:"):
+            return op.attrs.get(kd[5:])
+        slots = [kd] if kd else list(op.inputs)
+        for slot in slots:
+            for n in op.inputs.get(slot, ()):
+                v = self.block._find_var_recursive(n)
+                if v is not None and v.dtype is not None:
+                    return v.dtype
+        return op.attrs.get("dtype") if isinstance(op.attrs.get("dtype"), str) else "float32"
+
+    def _compile_op(self, op, opdef, reg) -> list:
+        dtype = self._kernel_dtype(op, opdef)
+        entry = reg.kernels.lookup(op.type, self.device.name, dtype)
+        if entry is None:
+            have = sorted(reg.kernels.devices_for(op.type))
+            hint = "pip install oar-kernels-cpu" if self.device.name == "cpu" else f"pip install oar-kernels-{self.device.name}"
+            raise KernelNotFoundError(
+                f"op '{op.type}' has no kernel for device '{self.device.name}' and dtype {dtype} "
+                f"(kernels exist for devices: {have or 'none'}); install a plugin that provides it, "
+                f"e.g. `{hint}`{where(op.callsite)}"
+            )
+        singles = []
+        dups = []
+        for s in opdef.inputs:
+            names = [n for n in op.inputs.get(s.name, ()) if n != EMPTY_VAR]
+            if not names:
+                continue
+            if s.duplicable:
+                dups.append((s.name, tuple(names)))
+            else:
+                singles.append((s.name, names[0]))
+        outs = []
+        wanted = set()
+        for s in opdef.outputs:
+            names = op.outputs.get(s.name, ())
+            if not names or all(n == EMPTY_VAR for n in names):
+                continue
+            wanted.add(s.name)
+            outs.append((s.name, tuple(names) if s.duplicable else names[0], s.duplicable))
+        lod_pairs = []
+        for src, dst in opdef.share_lod:
+            for a in op.inputs.get(src, ())[:1]:
+                for b in op.outputs.get(dst, ())[:1]:
+                    lod_pairs.append((a, b))
+        densify = tuple(
+            n for _, n in singles
+            if (v := self.block._find_var_recursive(n)) is not None and v.type == VarType.SELECTED_ROWS
+        ) if not entry.selected_rows else ()
+        flags = (entry.lod, entry.wants_outputs, densify)
+        return [entry.kernel, tuple(singles), tuple(dups), dict(op.attrs), tuple(outs), (),
+                frozenset(wanted), op, tuple(lod_pairs), flags]
+
+    # --- running ---------------------------------------------------------------------------------
+    def run(self, feeds: dict, feed_lods: dict, scope: Any, return_numpy: bool) -> list:
+        env = dict(feeds)
+        lods = dict(feed_lods)
+        for name in self.scope_inputs:
+            sv = scope.find_var(name)
+            value = None if sv is None else sv.value
+            if isinstance(value, LoDTensor):
+                if value._lod:
+                    lods[name] = value._lod
+                value = value._array
+            if value is None:
+                raise self._uninitialized(name)
+            env[name] = value
+        track_lod = self.has_lod_ops or bool(lods)
+        step = None
+        try:
+            for step in self.steps:
+                fn, singles, dups, attrs, outs, frees, wanted, _op, lod_pairs, flags = step
+                inputs = {s: env[n] for s, n in singles}
+                for s, ns in dups:
+                    inputs[s] = [env[n] for n in ns]
+                if flags[2]:
+                    for s, n in singles:
+                        if n in flags[2] and isinstance(inputs[s], SelectedRows):
+                            inputs[s] = inputs[s].to_dense()
+                if flags[0]:
+                    _wrap_lod(inputs, singles, dups, lods)
+                res = fn(inputs, attrs, wanted) if flags[1] else fn(inputs, attrs)
+                for s, n, dup in outs:
+                    if dup:
+                        for name, v in zip(n, res[s]):
+                            if name != EMPTY_VAR:
+                                env[name] = v
+                    elif n != EMPTY_VAR:
+                        v = res.get(s) if flags[1] else res[s]
+                        if v is not None:
+                            env[n] = v
+                if flags[0]:
+                    _unwrap_lod(env, outs, lods)
+                if track_lod and lod_pairs:
+                    for a, b in lod_pairs:
+                        if a in lods and b not in lods:
+                            lods[b] = lods[a]
+                if frees:
+                    for n in frees:
+                        env.pop(n, None)
+        except OarError as exc:
+            if step is not None and "created at" not in str(exc) and not _is_eof(exc):
+                raise type(exc)(f"{exc}{where(step[OP].callsite)}") from exc
+            raise
+        except Exception as exc:
+            raise self._kernel_failure(step, env, exc) from exc
+        for name in self.write_back:
+            value = env.get(name)
+            if value is None:
+                continue
+            sv = scope.var(name)
+            cur = sv.value
+            if isinstance(value, SelectedRows):
+                sv.value = value
+            elif isinstance(cur, LoDTensor):
+                cur._array = value
+                if name in lods:
+                    cur._lod = lods[name]
+            else:
+                sv.value = LoDTensor(value, lods.get(name))
+        return self._fetch(env, lods, scope, return_numpy)
+
+    def _fetch(self, env, lods, scope, return_numpy) -> list:
+        results = []
+        for name in self.fetch_names:
+            if name in env:
+                value = env[name]
+            else:
+                sv = scope.find_var(name)
+                value = None if sv is None else sv.value
+                if isinstance(value, LoDTensor):
+                    if value._lod:
+                        lods[name] = value._lod
+                    value = value._array
+                if value is None:
+                    raise self._uninitialized(name)
+            if isinstance(value, SelectedRows):
+                results.append(value if not return_numpy else value.to_dense())
+                continue
+            value = self.device.to_host(value) if self.device.name != "cpu" else value
+            if isinstance(value, np.ndarray) and (name in self.persistable or value.base is not None):
+                value = value.copy()
+            if return_numpy:
+                results.append(np.asarray(value))
+            else:
+                results.append(LoDTensor(value, lods.get(name)))
+        return results
+
+    def _uninitialized(self, name: str) -> Exception:
+        var = self.block._find_var_recursive(name)
+        readers = [op for op in self.block.ops if name in op.input_arg_names]
+        at = where(readers[0].callsite) if readers else ""
+        first = f"op '{readers[0].type}'" if readers else "the program"
+        if var is not None and var.is_data:
+            return UninitializedVariableError(
+                f"{first} reads data variable {describe_var(name, var)} but it was not fed: "
+                f"pass it in exe.run(feed={{'{name}': ...}}){at}"
+            )
+        if var is not None and var.persistable:
+            return UninitializedVariableError(
+                f"{first} reads {describe_var(name, var)}, which holds no value in the scope: run the "
+                f"startup program first (exe.run(fluid.default_startup_program())), or load it{at}"
+            )
+        return UninitializedVariableError(
+            f"{first} reads variable '{name}', which no earlier op writes, no feed gives and the scope "
+            f"does not hold{at}"
+        )
+
+    def _kernel_failure(self, step, env, exc) -> Exception:
+        if step is None:
+            return exc
+        op = step[OP]
+        shapes = ", ".join(
+            f"{s}={n}{list(np.shape(env[n])) if n in env else ''}" for s, n in step[INS]
+        )
+        return OpRuntimeError(
+            f"op '{op.type}' failed on {self.device.name}: {type(exc).__name__}: {exc}; inputs: {shapes}"
+            f"{where(op.callsite)}"
+        )
+
+
+def _is_eof(exc: Exception) -> bool:
+    from oar.errors import EOFException
+
+    return isinstance(exc, EOFException)
+
+
+def _wrap_lod(inputs, singles, dups, lods) -> None:
+    for s, n in singles:
+        lod = lods.get(n)
+        if lod is not None and not isinstance(inputs[s], (LoDTensor, SelectedRows)):
+            inputs[s] = LoDTensor(inputs[s], lod)
+    for s, ns in dups:
+        inputs[s] = [LoDTensor(v, lods[n]) if n in lods and not isinstance(v, LoDTensor) else v
+                     for v, n in zip(inputs[s], ns)]
+
+
+def _unwrap_lod(env, outs, lods) -> None:
+    for _s, n, dup in outs:
+        for name in (n if dup else (n,)):
+            v = env.get(name)
+            if isinstance(v, LoDTensor):
+                if v._lod:
+                    lods[name] = v._lod
+                else:
+                    lods.pop(name, None)
+                env[name] = v._array

@@ -1,0 +1,66 @@
+"""``from oar import fluid``: the Fluid 1.5-1.8 public surface.
+
+Core names are imported here; names that plugins provide (``fluid.io.PyReader``,
+``fluid.DataFeeder``, ``fluid.DistributeTranspiler``...) are looked up through
+the ``oar_fluid_api`` hook on first use, with a clear error naming the
+distribution to install when it is missing.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from oar import backward, clip, initializer, layer_helper, layers, optimizer, regularizer
+from oar import framework as framework
+from oar._facade import module_getattr
+from oar.backward import append_backward, gradients
+from oar.executor import BuildStrategy, CompiledProgram, ExecutionStrategy, Executor, ParallelExecutor
+from oar.fluid import compiler, contrib, core, io
+from oar.framework import unique_name
+from oar.framework.mode import in_dygraph_mode
+from oar.framework.param_attr import ParamAttr, WeightNormParamAttr
+from oar.framework.program import (
+    Program,
+    default_main_program,
+    default_startup_program,
+    name_scope,
+    program_guard,
+)
+from oar.framework.variable import Parameter, Variable
+from oar.layers.io import fluid_data as data
+from oar.lod_tensor import LoDTensor, Tensor, create_lod_tensor, create_random_int_lodtensor
+from oar.places import (
+    CPUPlace,
+    CUDAPinnedPlace,
+    CUDAPlace,
+    cpu_places,
+    cuda_places,
+    is_compiled_with_cuda,
+)
+from oar.scope import Scope, global_scope, scope_guard
+from oar.memory import memory_optimize, release_memory
+
+param_attr = sys.modules["oar.framework.param_attr"]
+executor = sys.modules["oar.executor"]
+
+# `import oar.fluid.layers as layers` and friends resolve to the core modules
+for _name, _mod in {
+    "layers": layers, "optimizer": optimizer, "initializer": initializer, "regularizer": regularizer,
+    "clip": clip, "backward": backward, "unique_name": unique_name, "param_attr": param_attr,
+    "framework": framework, "executor": executor, "layer_helper": layer_helper,
+}.items():
+    sys.modules[f"{__name__}.{_name}"] = _mod
+
+__getattr__ = module_getattr("")
+
+__all__ = [
+    "layers", "optimizer", "initializer", "regularizer", "clip", "backward", "unique_name", "io",
+    "core", "compiler", "contrib", "framework", "param_attr", "executor",
+    "append_backward", "gradients", "Executor", "ParallelExecutor", "CompiledProgram",
+    "BuildStrategy", "ExecutionStrategy", "ParamAttr", "WeightNormParamAttr", "Program",
+    "default_main_program", "default_startup_program", "program_guard", "name_scope", "Variable",
+    "Parameter", "LoDTensor", "Tensor", "create_lod_tensor", "create_random_int_lodtensor",
+    "CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "cpu_places", "cuda_places", "is_compiled_with_cuda",
+    "Scope", "global_scope", "scope_guard", "in_dygraph_mode", "data", "memory_optimize",
+    "release_memory",
+]

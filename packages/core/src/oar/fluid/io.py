@@ -1,0 +1,5 @@
+"""``fluid.io``: save/load (from oar-io) and readers (from oar-data), found through plugins."""
+
+from oar._facade import module_getattr
+
+__getattr__ = module_getattr("io.")

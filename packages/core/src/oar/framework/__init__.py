@@ -1,0 +1,19 @@
+"""The program IR: Variable, Parameter, Operator, Block, Program, and their helpers."""
+
+from oar.framework.block import Block
+from oar.framework.mode import in_dygraph_mode
+from oar.framework.operator import Operator, OpRole
+from oar.framework.program import (
+    Program,
+    default_main_program,
+    default_startup_program,
+    name_scope,
+    program_guard,
+    switch_main_program,
+    switch_startup_program,
+)
+from oar.framework.variable import Parameter, Variable
+
+__all__ = ["Block", "Operator", "OpRole", "Program", "Parameter", "Variable", "default_main_program",
+           "default_startup_program", "program_guard", "name_scope", "in_dygraph_mode",
+           "switch_main_program", "switch_startup_program"]

@@ -1,0 +1,194 @@
+"""Static-graph variables and parameters: names with a shape and a dtype, no values.
+
+Values live in a :class:`oar.Scope` under the variable's name; a Variable is a
+description that ops refer to by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from oar.framework.dtypes import VarType, convert_dtype
+
+
+def _shape(value: Any) -> tuple | None:
+    if value is None:
+        return None
+    return tuple(int(d) for d in value)
+
+
+@attrs.define(eq=False, repr=False)
+class Variable:
+    """A named tensor slot in a :class:`Block`.
+
+    ``shape`` uses ``-1`` for a dim known only at run time (usually the batch);
+    ``lod_level`` > 0 marks a sequence input (a LoDTensor).
+    """
+
+    block: Any
+    name: str
+    shape: tuple | None = attrs.field(default=None, converter=_shape)
+    dtype: str | None = attrs.field(
+        default=None, converter=lambda d: None if d is None else convert_dtype(d)
+    )
+    lod_level: int = 0
+    persistable: bool = False
+    stop_gradient: bool = False
+    type: str = VarType.LOD_TENSOR
+    need_check_feed: bool = False
+    is_data: bool = False
+    error_clip: Any = None
+
+    # --- descriptions -------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {
+            "kind": "variable",
+            "name": self.name,
+            "shape": None if self.shape is None else list(self.shape),
+            "dtype": self.dtype,
+            "lod_level": self.lod_level,
+            "persistable": self.persistable,
+            "stop_gradient": self.stop_gradient,
+            "type": self.type,
+            "need_check_feed": self.need_check_feed,
+            "is_data": self.is_data,
+        }
+
+    def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        kind = type(self).__name__.lower()
+        extra = ""
+        if with_details:
+            extra = f", stop_gradient={self.stop_gradient}, lod_level={self.lod_level}"
+        tag = " persistable" if self.persistable else ""
+        return f"{kind}{tag} {self.name} : {self.type}(shape={list(self.shape or [])}, dtype={self.dtype}{extra})"
+
+    __str__ = to_string
+
+    def __repr__(self) -> str:
+        return self.to_string()
+
+    @property
+    def desc(self) -> Variable:
+        return self
+
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape or ():
+            n *= d
+        return n
+
+    # --- Python operators, as Fluid's math_op_patch gives them -------------------------
+    def astype(self, dtype: Any) -> Variable:
+        from oar.layers import tensor
+
+        return tensor.cast(self, dtype)
+
+    def _binary(self, other: Any, op: str, reverse: bool = False) -> Variable:
+        from oar.layers import math_op_patch
+
+        return math_op_patch.binary(self, other, op, reverse)
+
+    def __add__(self, o):
+        return self._binary(o, "elementwise_add")
+
+    def __radd__(self, o):
+        return self._binary(o, "elementwise_add", True)
+
+    def __sub__(self, o):
+        return self._binary(o, "elementwise_sub")
+
+    def __rsub__(self, o):
+        return self._binary(o, "elementwise_sub", True)
+
+    def __mul__(self, o):
+        return self._binary(o, "elementwise_mul")
+
+    def __rmul__(self, o):
+        return self._binary(o, "elementwise_mul", True)
+
+    def __truediv__(self, o):
+        return self._binary(o, "elementwise_div")
+
+    def __rtruediv__(self, o):
+        return self._binary(o, "elementwise_div", True)
+
+    def __pow__(self, o):
+        return self._binary(o, "elementwise_pow")
+
+    def __rpow__(self, o):
+        return self._binary(o, "elementwise_pow", True)
+
+    def __mod__(self, o):
+        return self._binary(o, "elementwise_mod")
+
+    def __floordiv__(self, o):
+        return self._binary(o, "elementwise_floordiv")
+
+    def __neg__(self):
+        from oar.layers import math_op_patch
+
+        return math_op_patch.scale(self, -1.0)
+
+    def __lt__(self, o):
+        return self._binary(o, "less_than")
+
+    def __le__(self, o):
+        return self._binary(o, "less_equal")
+
+    def __gt__(self, o):
+        return self._binary(o, "greater_than")
+
+    def __ge__(self, o):
+        return self._binary(o, "greater_equal")
+
+    def __matmul__(self, o):
+        return self._binary(o, "matmul")
+
+    __hash__ = object.__hash__
+
+
+@attrs.define(eq=False, repr=False)
+class Parameter(Variable):
+    """A persistable, trainable variable created by a layer and initialised by the startup program.
+
+    ``optimize_attr['learning_rate']`` multiplies the optimizer's rate;
+    ``regularizer`` overrides the optimizer's regularization for this parameter.
+    """
+
+    trainable: bool = True
+    optimize_attr: dict = attrs.field(factory=lambda: {"learning_rate": 1.0})
+    regularizer: Any = None
+    gradient_clip_attr: Any = None
+    do_model_average: bool | None = None
+    is_distributed: bool = False
+
+    def __attrs_post_init__(self):
+        self.persistable = True
+        if not self.trainable:
+            self.stop_gradient = True
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d.update(
+            kind="parameter",
+            trainable=self.trainable,
+            optimize_attr=dict(self.optimize_attr),
+            regularizer=_describe(self.regularizer),
+            do_model_average=self.do_model_average,
+            is_distributed=self.is_distributed,
+        )
+        return d
+
+    __hash__ = object.__hash__
+
+
+def _describe(obj: Any) -> Any:
+    """A JSON-able description of a regularizer or clip object (for display and round trip)."""
+    if obj is None:
+        return None
+    to_dict = getattr(obj, "to_dict", None)
+    if to_dict is not None:
+        return to_dict()
+    return {"class": type(obj).__name__}

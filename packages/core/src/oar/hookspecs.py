@@ -1,0 +1,103 @@
+"""The oar plugin spec: every hook a plugin may implement, grouped by stage.
+
+This module is a leaf (it imports only pluggy) so a plugin can import the
+markers while ``oar`` itself is still being initialised.
+
+Registration hooks receive a registry object and add to it; they are called
+once, when the plugin manager is first set up at ``import oar`` (and again for
+a plugin registered later by hand). None of them is ``firstresult``: every
+plugin gets its say, and a registry refuses duplicate keys with a clear error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+PROJECT = "oar"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# --- stage 1: what can be computed -------------------------------------------------------
+
+
+@hookspec
+def oar_register_ops(registry: Any) -> None:
+    """Add op definitions to ``registry`` (an :class:`oar.registry.OpRegistry`).
+
+    Called once at start-up. An op definition is device-agnostic: slots, attrs
+    with defaults, ``infer_shape`` and the grad maker. Use
+    ``registry.register_op(OpDef(...))``.
+    """
+
+
+@hookspec
+def oar_register_devices(registry: Any) -> None:
+    """Add devices to ``registry`` (an :class:`oar.registry.DeviceRegistry`).
+
+    Called once at start-up, before kernels. A device names itself (``cpu``,
+    ``cuda``), reports availability and count cheaply (no GPU probing at
+    import), and carries its array module and host<->device copies.
+    """
+
+
+@hookspec
+def oar_register_kernels(registry: Any) -> None:
+    """Add kernels to ``registry`` (an :class:`oar.registry.KernelRegistry`).
+
+    ``registry.register_kernel(op_type, device, dtypes, kernel, priority=0)``;
+    a kernel is ``kernel(inputs, attrs) -> {output slot: array}``. The highest
+    priority wins, so a third-party plugin can override a built-in kernel.
+    """
+
+
+# --- stage 2: data, distribution, storage (implemented by oar-data, oar-dist, oar-io) -----
+
+
+@hookspec
+def oar_register_reader_decorators(registry: Any) -> None:
+    """Add reader decorators (``name -> callable``) exposed as ``oar.reader.<name>``.
+
+    ``registry.register(name, fn)``; called once when ``oar.reader`` is first used.
+    """
+
+
+@hookspec
+def oar_register_collective_backends(registry: Any) -> None:
+    """Add collective backends (``name -> factory``) such as ``mpi`` or ``nccl``.
+
+    ``registry.register(name, factory)``; a factory returns an object with
+    ``rank``, ``size``, ``allreduce``, ``broadcast``, ``barrier``.
+    """
+
+
+@hookspec
+def oar_register_pserver_transports(registry: Any) -> None:
+    """Add parameter-server transports (``name -> factory``), e.g. ``zmq``.
+
+    ``registry.register(name, factory)``.
+    """
+
+
+@hookspec
+def oar_register_formats(registry: Any) -> None:
+    """Add save/load formats (``name -> format object``) for tensors and programs.
+
+    ``registry.register(name, fmt)``; selectable by name in the save/load API.
+    """
+
+
+# --- stage 3: the public facade ------------------------------------------------------------
+
+
+@hookspec
+def oar_fluid_api() -> dict[str, Any]:
+    """Return names this plugin contributes to the public facade.
+
+    Keys are dotted paths relative to ``oar.fluid`` (``"io.PyReader"``,
+    ``"DataFeeder"``) or, prefixed with ``"oar."``, relative to ``oar``
+    itself (``"oar.batch"``, ``"oar.reader"``). Called lazily, the first time a
+    facade name that core does not define itself is looked up.
+    """

@@ -1,0 +1,158 @@
+"""Initializers: each appends one op to the startup program that fills a parameter.
+
+With ``Program.random_seed`` set, each random initializer gets a seed derived
+from the program seed and the parameter's name, so runs repeat exactly while
+two parameters of the same shape still differ.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Any
+
+import numpy as np
+
+from oar.framework.dtypes import convert_dtype
+
+
+class Initializer:
+    """Base class: ``init(var, block)`` appends the filling op to ``block``."""
+
+    def __call__(self, var: Any, block: Any) -> Any:
+        raise NotImplementedError
+
+    def _seed(self, var: Any, block: Any, seed: int) -> int:
+        if seed:
+            return seed
+        base = block.program.random_seed
+        if not base:
+            return 0
+        return (base * 1000003 + zlib.crc32(var.name.encode())) % (2**31 - 1) or 1
+
+    @staticmethod
+    def _fans(var: Any) -> tuple:
+        shape = list(var.shape)
+        if not shape:
+            return 1, 1
+        if len(shape) == 1:
+            return shape[0], shape[0]
+        if len(shape) == 2:
+            return shape[0], shape[1]
+        receptive = int(np.prod(shape[2:]))
+        return shape[1] * receptive, shape[0] * receptive
+
+    def to_dict(self) -> dict:
+        return {"class": type(self).__name__, **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
+
+
+class Constant(Initializer):
+    def __init__(self, value: float = 0.0, force_cpu: bool = False) -> None:
+        self.value = float(value)
+        self.force_cpu = force_cpu
+
+    def __call__(self, var, block):
+        return block.append_op("fill_constant", outputs={"Out": [var]},
+                               attrs={"shape": list(var.shape), "dtype": var.dtype, "value": self.value,
+                                      "force_cpu": self.force_cpu})
+
+
+class Uniform(Initializer):
+    def __init__(self, low: float = -1.0, high: float = 1.0, seed: int = 0) -> None:
+        if low > high:
+            raise ValueError(f"Uniform initializer: low ({low}) must not exceed high ({high})")
+        self.low, self.high, self.seed = float(low), float(high), seed
+
+    def __call__(self, var, block):
+        return block.append_op("uniform_random", outputs={"Out": [var]},
+                               attrs={"shape": list(var.shape), "dtype": var.dtype, "min": self.low,
+                                      "max": self.high, "seed": self._seed(var, block, self.seed)})
+
+
+class Normal(Initializer):
+    def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0) -> None:
+        self.loc, self.scale, self.seed = float(loc), float(scale), seed
+
+    def __call__(self, var, block):
+        return block.append_op("gaussian_random", outputs={"Out": [var]},
+                               attrs={"shape": list(var.shape), "dtype": var.dtype, "mean": self.loc,
+                                      "std": self.scale, "seed": self._seed(var, block, self.seed)})
+
+
+class TruncatedNormal(Initializer):
+    """Normal values redrawn until within two standard deviations."""
+
+    def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0) -> None:
+        self.loc, self.scale, self.seed = float(loc), float(scale), seed
+
+    def __call__(self, var, block):
+        return block.append_op("truncated_gaussian_random", outputs={"Out": [var]},
+                               attrs={"shape": list(var.shape), "dtype": var.dtype, "mean": self.loc,
+                                      "std": self.scale, "seed": self._seed(var, block, self.seed)})
+
+
+class Xavier(Initializer):
+    """Glorot: uniform in ±sqrt(6/(fan_in+fan_out)), or normal with std sqrt(2/(fan_in+fan_out))."""
+
+    def __init__(self, uniform: bool = True, fan_in: float | None = None, fan_out: float | None = None,
+                 seed: int = 0) -> None:
+        self.uniform, self.fan_in, self.fan_out, self.seed = uniform, fan_in, fan_out, seed
+
+    def __call__(self, var, block):
+        fi, fo = self._fans(var)
+        fi = self.fan_in if self.fan_in is not None else fi
+        fo = self.fan_out if self.fan_out is not None else fo
+        if self.uniform:
+            limit = math.sqrt(6.0 / (fi + fo))
+            return Uniform(-limit, limit, self._seed(var, block, self.seed))(var, block)
+        return Normal(0.0, math.sqrt(2.0 / (fi + fo)), self._seed(var, block, self.seed))(var, block)
+
+
+class MSRA(Initializer):
+    """He/Kaiming: uniform in ±sqrt(6/fan_in), or normal with std sqrt(2/fan_in)."""
+
+    def __init__(self, uniform: bool = True, fan_in: float | None = None, seed: int = 0) -> None:
+        self.uniform, self.fan_in, self.seed = uniform, fan_in, seed
+
+    def __call__(self, var, block):
+        fi, _ = self._fans(var)
+        fi = self.fan_in if self.fan_in is not None else fi
+        if self.uniform:
+            limit = math.sqrt(6.0 / fi)
+            return Uniform(-limit, limit, self._seed(var, block, self.seed))(var, block)
+        return Normal(0.0, math.sqrt(2.0 / fi), self._seed(var, block, self.seed))(var, block)
+
+
+class NumpyArrayInitializer(Initializer):
+    """Fill with a given numpy array (shape must match the parameter)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = np.asarray(value)
+
+    def __call__(self, var, block):
+        if list(self.value.shape) != list(var.shape):
+            raise ValueError(
+                f"NumpyArrayInitializer: array of shape {list(self.value.shape)} cannot initialise "
+                f"'{var.name}' of shape {list(var.shape)}"
+            )
+        dtype = convert_dtype(var.dtype)
+        key = {"float32": "fp32_values", "float16": "fp32_values", "float64": "fp64_values",
+               "int32": "int32_values", "int64": "int64_values", "bool": "bool_values"}.get(dtype, "int32_values")
+        values = self.value.astype(dtype).reshape(-1).tolist()
+        return block.append_op("assign_value", outputs={"Out": [var]},
+                               attrs={"shape": list(var.shape), "dtype": dtype, key: values})
+
+    def to_dict(self) -> dict:
+        return {"class": "NumpyArrayInitializer", "shape": list(self.value.shape)}
+
+
+ConstantInitializer = Constant
+UniformInitializer = Uniform
+NormalInitializer = Normal
+TruncatedNormalInitializer = TruncatedNormal
+XavierInitializer = Xavier
+MSRAInitializer = MSRA
+
+__all__ = ["Initializer", "Constant", "Uniform", "Normal", "TruncatedNormal", "Xavier", "MSRA",
+           "NumpyArrayInitializer", "ConstantInitializer", "UniformInitializer", "NormalInitializer",
+           "TruncatedNormalInitializer", "XavierInitializer", "MSRAInitializer"]

@@ -1,0 +1,90 @@
+"""numpy kernels for tensor-creating ops (constants and random fills)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import kernel
+
+_rng = np.random.default_rng()
+
+
+def rng_for(seed: int) -> np.random.Generator:
+    """A generator seeded by the op's ``seed`` attr, or the shared one for seed 0."""
+    return np.random.default_rng(seed) if seed else _rng
+
+
+def _shape(inputs, attrs):
+    st = inputs.get("ShapeTensor")
+    if st is not None:
+        return [int(d) for d in np.asarray(st).reshape(-1)]
+    return [int(d) for d in attrs["shape"]]
+
+
+@kernel("fill_constant")
+def fill_constant(inputs, attrs):
+    value = attrs["str_value"] or attrs["value"]
+    value = float(value) if isinstance(value, str) else value
+    return {"Out": np.full(_shape(inputs, attrs), value, dtype=attrs["dtype"])}
+
+
+@kernel("fill_constant_batch_size_like")
+def fill_constant_batch_size_like(inputs, attrs):
+    shape = list(attrs["shape"])
+    shape[attrs["output_dim_idx"]] = np.shape(inputs["Input"])[attrs["input_dim_idx"]]
+    value = float(attrs["str_value"]) if attrs["str_value"] else attrs["value"]
+    return {"Out": np.full(shape, value, dtype=attrs["dtype"])}
+
+
+@kernel("fill_zeros_like")
+def fill_zeros_like(inputs, attrs):
+    return {"Out": np.zeros_like(inputs["X"])}
+
+
+@kernel("fill_any_like")
+def fill_any_like(inputs, attrs):
+    x = inputs["X"]
+    return {"Out": np.full(x.shape, attrs["value"], dtype=attrs["dtype"] or x.dtype)}
+
+
+@kernel("uniform_random")
+def uniform_random(inputs, attrs):
+    shape = _shape(inputs, attrs)
+    out = rng_for(attrs["seed"]).uniform(attrs["min"], attrs["max"], shape).astype(attrs["dtype"])
+    if attrs["diag_num"] > 0:
+        flat = out.reshape(shape[0], -1)
+        for i in range(attrs["diag_num"]):
+            flat[i, i * attrs["diag_step"]] = attrs["diag_val"]
+    return {"Out": out}
+
+
+@kernel("gaussian_random")
+def gaussian_random(inputs, attrs):
+    shape = _shape(inputs, attrs)
+    out = rng_for(attrs["seed"]).normal(attrs["mean"], attrs["std"], shape)
+    return {"Out": out.astype(attrs["dtype"])}
+
+
+@kernel("truncated_gaussian_random")
+def truncated_gaussian_random(inputs, attrs):
+    rng = rng_for(attrs["seed"])
+    n = int(np.prod(attrs["shape"]))
+    out = rng.standard_normal(n)
+    bad = np.abs(out) > 2
+    while bad.any():
+        out[bad] = rng.standard_normal(int(bad.sum()))
+        bad = np.abs(out) > 2
+    out = out.reshape(attrs["shape"]) * attrs["std"] + attrs["mean"]
+    return {"Out": out.astype(attrs["dtype"])}
+
+
+_VALUE_ATTR = {"float32": "fp32_values", "float64": "fp64_values", "float16": "fp32_values",
+               "int32": "int32_values", "int64": "int64_values", "bool": "bool_values",
+               "int16": "int32_values", "int8": "int32_values", "uint8": "int32_values"}
+
+
+@kernel("assign_value")
+def assign_value(inputs, attrs):
+    dtype = attrs["dtype"]
+    values = attrs[_VALUE_ATTR[dtype]]
+    return {"Out": np.array(values, dtype=dtype).reshape(attrs["shape"])}

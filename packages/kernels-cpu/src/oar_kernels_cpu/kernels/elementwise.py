@@ -1,0 +1,102 @@
+"""numpy kernels for elementwise_* ops and their gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels._util import align_y, reduce_to
+
+_FORWARD = {
+    "elementwise_add": np.add,
+    "elementwise_sub": np.subtract,
+    "elementwise_mul": np.multiply,
+    "elementwise_max": np.maximum,
+    "elementwise_min": np.minimum,
+    "elementwise_pow": np.power,
+    "elementwise_mod": np.mod,
+    "elementwise_floordiv": np.floor_divide,
+}
+
+
+def _make_forward(ufunc):
+    def forward(inputs, attrs):
+        x = inputs["X"]
+        y = inputs["Y"]
+        if x.shape != y.shape:
+            x, y = align_y(x, y, attrs["axis"])
+        return {"Out": ufunc(x, y)}
+
+    return forward
+
+
+for _name, _ufunc in _FORWARD.items():
+    kernel(_name)(_make_forward(_ufunc))
+
+
+@kernel("elementwise_div")
+def elementwise_div(inputs, attrs):
+    x, y = inputs["X"], inputs["Y"]
+    if x.shape != y.shape:
+        x, y = align_y(x, y, attrs["axis"])
+    if x.dtype.kind in "iu":
+        return {"Out": np.floor_divide(x, y)}  # Fluid's integer division truncates toward zero
+    return {"Out": np.divide(x, y)}
+
+
+def _grad(local):
+    """Wrap ``local(x, y, out, dout) -> (dx, dy)`` (in aligned shapes) into a grad kernel."""
+
+    def grad(inputs, attrs, wanted):
+        x0, y0 = inputs["X"], inputs["Y"]
+        dout = inputs["Out@GRAD"]
+        x, y = (x0, y0) if x0.shape == y0.shape else align_y(x0, y0, attrs["axis"])
+        dx, dy = local(x, y, inputs.get("Out"), dout, "X@GRAD" in wanted, "Y@GRAD" in wanted)
+        out = {}
+        if dx is not None:
+            out["X@GRAD"] = reduce_to(dx, x.shape).reshape(x0.shape)
+        if dy is not None:
+            out["Y@GRAD"] = reduce_to(dy, y.shape).reshape(y0.shape)
+        return out
+
+    return grad
+
+
+def _add(x, y, out, d, wx, wy):
+    return (d if wx else None), (d if wy else None)
+
+
+def _sub(x, y, out, d, wx, wy):
+    return (d if wx else None), (-d if wy else None)
+
+
+def _mul(x, y, out, d, wx, wy):
+    return (d * y if wx else None), (d * x if wy else None)
+
+
+def _div(x, y, out, d, wx, wy):
+    dx = d / y if wx else None
+    dy = -d * x / (y * y) if wy else None
+    return dx, dy
+
+
+def _max(x, y, out, d, wx, wy):
+    m = x >= y
+    return (d * m if wx else None), (d * ~m if wy else None)
+
+
+def _min(x, y, out, d, wx, wy):
+    m = x <= y
+    return (d * m if wx else None), (d * ~m if wy else None)
+
+
+def _pow(x, y, out, d, wx, wy):
+    dx = d * y * np.power(x, y - 1) if wx else None
+    dy = d * (out if out is not None else np.power(x, y)) * np.log(np.where(x > 0, x, 1)) if wy else None
+    return dx, dy
+
+
+for _name, _local in {"elementwise_add": _add, "elementwise_sub": _sub, "elementwise_mul": _mul,
+                      "elementwise_div": _div, "elementwise_max": _max, "elementwise_min": _min,
+                      "elementwise_pow": _pow}.items():
+    kernel(_name + "_grad", wants_outputs=True)(_grad(_local))

@@ -1,0 +1,56 @@
+"""numpy kernels for scale, sum and mean."""
+
+from __future__ import annotations
+
+import numpy as np
+from oar.lod_tensor import SelectedRows
+
+from oar_kernels_cpu.kernels import kernel
+
+
+@kernel("scale")
+def scale(inputs, attrs):
+    x = inputs["X"]
+    s = attrs["scale"]
+    st = inputs.get("ScaleTensor")
+    if st is not None:
+        s = float(np.asarray(st).reshape(-1)[0])
+    b = attrs["bias"]
+    out = x * s + b if attrs["bias_after_scale"] else (x + b) * s
+    return {"Out": out if out.dtype == x.dtype else out.astype(x.dtype)}
+
+
+@kernel("sum", selected_rows=True)
+def sum_(inputs, attrs):
+    xs = [x for x in inputs["X"] if x is not None]
+    dense = [x for x in xs if not isinstance(x, SelectedRows)]
+    sparse = [x for x in xs if isinstance(x, SelectedRows)]
+    if sparse and not dense:
+        rows = np.concatenate([s.row_array for s in sparse])
+        value = np.concatenate([np.asarray(s.value) for s in sparse])
+        return {"Out": SelectedRows(rows, sparse[0].height(), value)}
+    out = dense[0].copy() if len(dense) == 1 else np.add(dense[0], dense[1])
+    for x in dense[2:]:
+        out += x
+    for s in sparse:
+        np.add.at(out, s.row_array, np.asarray(s.value))
+    return {"Out": out}
+
+
+@kernel("mean")
+def mean(inputs, attrs):
+    x = inputs["X"]
+    return {"Out": np.asarray(x.mean(dtype=x.dtype), dtype=x.dtype).reshape(1)}
+
+
+@kernel("mean_grad")
+def mean_grad(inputs, attrs):
+    x = inputs["X"]
+    d = inputs["Out@GRAD"].reshape(-1)[0]
+    return {"X@GRAD": np.full(x.shape, d / max(x.size, 1), dtype=x.dtype)}
+
+
+@kernel("assign", selected_rows=True)
+def assign(inputs, attrs):
+    x = inputs["X"]
+    return {"Out": x.copy() if hasattr(x, "copy") else x}

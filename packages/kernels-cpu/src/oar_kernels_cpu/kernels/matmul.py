@@ -1,0 +1,79 @@
+"""numpy kernels for mul and matmul: one BLAS call each way."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels._util import reduce_to
+
+
+def _flat(a, n):
+    return a.reshape(int(np.prod(a.shape[:n], dtype=np.int64)), -1)
+
+
+@kernel("mul", FLOATS)
+def mul(inputs, attrs):
+    x, y = inputs["X"], inputs["Y"]
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    out = _flat(x, xn) @ _flat(y, yn)
+    if x.ndim != 2 or y.ndim != 2:
+        out = out.reshape(x.shape[:xn] + y.shape[yn:])
+    return {"Out": out}
+
+
+@kernel("mul_grad", FLOATS, wants_outputs=True)
+def mul_grad(inputs, attrs, wanted):
+    x, y, d = inputs["X"], inputs["Y"], inputs["Out@GRAD"]
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    x2, y2 = _flat(x, xn), _flat(y, yn)
+    d2 = d.reshape(x2.shape[0], y2.shape[1])
+    out = {}
+    if "X@GRAD" in wanted:
+        out["X@GRAD"] = (d2 @ y2.T).reshape(x.shape)
+    if "Y@GRAD" in wanted:
+        out["Y@GRAD"] = (x2.T @ d2).reshape(y.shape)
+    return out
+
+
+def _t(a):
+    return np.swapaxes(a, -1, -2)
+
+
+@kernel("matmul", FLOATS)
+def matmul(inputs, attrs):
+    x, y = inputs["X"], inputs["Y"]
+    if attrs["transpose_X"] and x.ndim > 1:
+        x = _t(x)
+    if attrs["transpose_Y"] and y.ndim > 1:
+        y = _t(y)
+    out = np.matmul(x, y)
+    if attrs["alpha"] != 1.0:
+        out = out * np.asarray(attrs["alpha"], out.dtype)
+    if out.ndim == 0:
+        out = out.reshape(1)
+    return {"Out": out}
+
+
+@kernel("matmul_grad", FLOATS, wants_outputs=True)
+def matmul_grad(inputs, attrs, wanted):
+    x0, y0, d = inputs["X"], inputs["Y"], inputs["Out@GRAD"]
+    tx, ty, alpha = attrs["transpose_X"], attrs["transpose_Y"], attrs["alpha"]
+    x = x0.reshape(1, -1) if x0.ndim == 1 else x0
+    y = y0.reshape(-1, 1) if y0.ndim == 1 else y0
+    xe = _t(x) if tx else x
+    ye = _t(y) if ty else y
+    out_shape = np.broadcast_shapes(xe.shape[:-2], ye.shape[:-2]) + (xe.shape[-2], ye.shape[-1])
+    d = d.reshape(out_shape)
+    if alpha != 1.0:
+        d = d * np.asarray(alpha, d.dtype)
+    res = {}
+    if "X@GRAD" in wanted:
+        dxe = np.matmul(d, _t(ye))
+        dx = _t(dxe) if tx else dxe
+        res["X@GRAD"] = reduce_to(dx, x.shape).reshape(x0.shape)
+    if "Y@GRAD" in wanted:
+        dye = np.matmul(_t(xe), d)
+        dy = _t(dye) if ty else dye
+        res["Y@GRAD"] = reduce_to(dy, y.shape).reshape(y0.shape)
+    return res

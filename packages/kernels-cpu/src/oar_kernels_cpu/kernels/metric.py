@@ -1,0 +1,36 @@
+"""numpy kernels for top_k and accuracy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import kernel
+
+
+@kernel("top_k")
+def top_k(inputs, attrs):
+    x = inputs["X"]
+    k = int(np.asarray(inputs["K"]).reshape(-1)[0]) if inputs.get("K") is not None else attrs["k"]
+    idx = np.argsort(-x, axis=-1, kind="stable")[..., :k]
+    return {"Out": np.take_along_axis(x, idx, -1), "Indices": idx.astype(np.int64)}
+
+
+@kernel("top_k_grad")
+def top_k_grad(inputs, attrs):
+    x, idx, d = inputs["X"], inputs["Indices"], inputs["Out@GRAD"]
+    dx = np.zeros_like(x)
+    np.put_along_axis(dx, idx, d, -1)
+    return {"X@GRAD": dx}
+
+
+@kernel("accuracy")
+def accuracy(inputs, attrs):
+    idx, label = inputs["Indices"], inputs["Label"]
+    total = idx.shape[0]
+    correct = int((idx == label.reshape(-1, 1)).any(axis=1).sum())
+    acc = correct / total if total else 0.0
+    return {
+        "Accuracy": np.array([acc], dtype=np.float32),
+        "Correct": np.array([correct], dtype=np.int32),
+        "Total": np.array([total], dtype=np.int32),
+    }

@@ -1,0 +1,59 @@
+"""numpy kernels for parameter updates; they write into the parameter arrays in place."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from oar.lod_tensor import SelectedRows
+
+from oar_kernels_cpu.kernels import FLOATS, kernel
+
+
+@kernel("sgd", FLOATS, selected_rows=True)
+def sgd(inputs, attrs):
+    p, g = inputs["Param"], inputs["Grad"]
+    lr = inputs["LearningRate"].reshape(-1)[0]
+    if isinstance(g, SelectedRows):
+        np.subtract.at(p, g.row_array, lr * np.asarray(g.value))
+    else:
+        p -= lr * g
+    return {"ParamOut": p}
+
+
+@kernel("adam", FLOATS, selected_rows=True)
+def adam(inputs, attrs):
+    p, g = inputs["Param"], inputs["Grad"]
+    m1, m2 = inputs["Moment1"], inputs["Moment2"]
+    b1p, b2p = inputs["Beta1Pow"], inputs["Beta2Pow"]
+    b1 = float(inputs["Beta1Tensor"].reshape(-1)[0]) if inputs.get("Beta1Tensor") is not None else attrs["beta1"]
+    b2 = float(inputs["Beta2Tensor"].reshape(-1)[0]) if inputs.get("Beta2Tensor") is not None else attrs["beta2"]
+    eps = attrs["epsilon"]
+    lr = float(inputs["LearningRate"].reshape(-1)[0])
+    b1pow, b2pow = float(b1p.reshape(-1)[0]), float(b2p.reshape(-1)[0])
+    lr_t = lr * math.sqrt(1 - b2pow) / (1 - b1pow)
+    eps_t = eps * math.sqrt(1 - b2pow)
+    if isinstance(g, SelectedRows):
+        g = g.to_dense() if not attrs["lazy_mode"] else g
+    if isinstance(g, SelectedRows):  # lazy mode: only the rows present move
+        rows, gv = _merge_rows(g)
+        m1[rows] = b1 * m1[rows] + (1 - b1) * gv
+        m2[rows] = b2 * m2[rows] + (1 - b2) * gv * gv
+        p[rows] -= lr_t * m1[rows] / (np.sqrt(m2[rows]) + eps_t)
+    else:
+        m1 *= b1
+        m1 += (1 - b1) * g
+        m2 *= b2
+        m2 += (1 - b2) * (g * g)
+        p -= (lr_t * m1) / (np.sqrt(m2) + eps_t)
+    b1p *= b1
+    b2p *= b2
+    return {"ParamOut": p, "Moment1Out": m1, "Moment2Out": m2, "Beta1PowOut": b1p, "Beta2PowOut": b2p}
+
+
+def _merge_rows(g: SelectedRows):
+    rows, inv = np.unique(g.row_array, return_inverse=True)
+    v = np.asarray(g.value)
+    merged = np.zeros((len(rows),) + v.shape[1:], dtype=v.dtype)
+    np.add.at(merged, inv, v)
+    return rows, merged

@@ -1,0 +1,26 @@
+"""numpy kernels for reshape2 (a view; XShape carries the input shape for the gradient)."""
+
+from __future__ import annotations
+
+import numpy as np
+from oar.ops.reshape import resolve_shape
+
+from oar_kernels_cpu.kernels import kernel
+
+
+@kernel("reshape2")
+def reshape2(inputs, attrs):
+    x = inputs["X"]
+    if inputs.get("Shape") is not None:
+        shape = [int(d) for d in np.asarray(inputs["Shape"]).reshape(-1)]
+    elif inputs.get("ShapeTensor"):
+        shape = [int(np.asarray(t).reshape(-1)[0]) for t in inputs["ShapeTensor"]]
+    else:
+        shape = attrs["shape"]
+    out = x.reshape(resolve_shape(list(x.shape), shape))
+    return {"Out": out, "XShape": np.empty((0,) + x.shape, dtype=x.dtype)}
+
+
+@kernel("reshape2_grad")
+def reshape2_grad(inputs, attrs):
+    return {"X@GRAD": inputs["Out@GRAD"].reshape(inputs["XShape"].shape[1:])}
