@@ -11,3 +11,7 @@ from oar.layers.math import *  # noqa: F401,F403
 from oar.layers.metric import *  # noqa: F401,F403
 from oar.layers.shape import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
+from oar.layers.compare import *  # noqa: F401,F403
+from oar.layers.embedding import *  # noqa: F401,F403
+from oar.layers.losses import *  # noqa: F401,F403
+from oar.layers.reduce import *  # noqa: F401,F403
