@@ -47,6 +47,8 @@ CASES = [
            ref=lambda Input, **_: {"Out": Input[:, 0:4:2, 1:2]}, grad=["Input"]),
     OpCase("strided_slice", {"Input": X}, {"axes": [1], "starts": [3], "ends": [0], "strides": [-1]},
            ref=lambda Input, **_: {"Out": Input[:, 3:0:-1]}, grad=["Input"], name="negative"),
+    OpCase("strided_slice", {"Input": X}, {"axes": [0, 1], "starts": [2, -1], "ends": [-1, -6], "strides": [-1, -2]},
+           ref=lambda Input, **_: {"Out": Input[2::-1, ::-2]}, grad=["Input"], name="to_first"),
     OpCase("gather", {"X": X, "Index": np.array([2, 0, 2], "int32")},
            ref=lambda X, Index, **_: {"Out": X[Index]}, grad=["X"]),
     OpCase("gather", {"X": r(3, 2), "Index": np.array([[1], [1]], "int64")},

@@ -192,6 +192,7 @@ BAD = [
     (lambda: L.slice(_x(), axes=[2], starts=[0], ends=[1]), ValueError, "out of range"),
     (lambda: L.slice(_x(), axes=[0], starts=[0, 1], ends=[1]), ValueError, "one entry per axis"),
     (lambda: L.strided_slice(_x(), axes=[0], starts=[0], ends=[1], strides=[0]), ValueError, "strides"),
+    (lambda: L.strided_slice(_x(), axes=[1], starts=[1], ends=[3], strides=[-1]), ValueError, "select nothing"),
     (lambda: L.gather(_x(), _x("i", (2,), "float32")), TypeError, "Index must be int"),
     (lambda: L.gather_nd(_x(), _x("i", (2, 3), "int32")), ValueError, "exceeds X's rank"),
     (lambda: L.scatter(_x(), _x("i", (2,), "int64"), _x("u", (2, 5))), ValueError, "Updates shape"),

@@ -39,6 +39,13 @@ def slice_bounds(dim: int, start: int, end: int) -> tuple:
     return start, max(end, start)
 
 
+def strided_bounds(start: int, end: int, stride: int) -> slice:
+    """Python slice rules, plus Fluid's: with a negative stride, ``end == -1`` runs to the first element."""
+    if stride < 0 and end == -1:
+        return slice(start, None, stride)
+    return slice(start, end, stride)
+
+
 def _decrease(shape, attrs):
     dec = attrs["decrease_axis"]
     for a in dec:
@@ -72,7 +79,11 @@ def _infer_strided(ins, attrs):
         if tensors or shape[a] < 0:
             shape[a] = -1
             continue
-        shape[a] = len(range(*slice(attrs["starts"][i], attrs["ends"][i], attrs["strides"][i]).indices(shape[a])))
+        sl = strided_bounds(attrs["starts"][i], attrs["ends"][i], attrs["strides"][i])
+        shape[a] = len(range(*sl.indices(shape[a])))
+        if shape[a] == 0:
+            raise ValueError(f"start {sl.start} and end {attrs['ends'][i]} select nothing with stride {sl.step} "
+                             f"on axis {a} of size {x.shape[a]}")
     return {"Out": meta(_decrease(shape, attrs), x.dtype, x.lod_level)}
 
 

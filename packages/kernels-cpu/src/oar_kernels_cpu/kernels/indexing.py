@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from oar.ops.indexing import slice_bounds
+from oar.ops.indexing import slice_bounds, strided_bounds
 
 from oar_kernels_cpu.kernels import kernel
 
@@ -24,7 +24,7 @@ def _slice_index(inputs, attrs, shape, strided):
     strides = _vals(inputs, attrs, "strides") if strided else [1] * len(starts)
     for a, s, e, st in zip(attrs["axes"], starts, ends, strides):
         if strided:
-            idx[a] = slice(s, e, st)
+            idx[a] = strided_bounds(s, e, st)
         else:
             s, e = slice_bounds(shape[a], s, e)
             idx[a] = slice(s, e)
