@@ -112,3 +112,22 @@ def test_bad_input():
         with pytest.raises(ValueError, match="NumpyArrayInitializer"):
             fluid.layers.embedding(ids, size=[3, 2], param_attr=fluid.ParamAttr(
                 initializer=fluid.initializer.NumpyArrayInitializer(np.zeros((2, 2)))))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_embeddings_share_a_table_by_param_attr_name(sparse):
+    """Seed 002: two embedding layers with ParamAttr(name=...) share one table; its gradient sums both uses."""
+    main, startup = _programs()
+    table = np.zeros((5, 2), "float32")
+    with fluid.program_guard(main, startup):
+        a = fluid.layers.data("a", [1], dtype="int64")
+        b = fluid.layers.data("b", [1], dtype="int64")
+        attr = fluid.ParamAttr(name="word_embedding", initializer=fluid.initializer.NumpyArrayInitializer(table))
+        ea = fluid.layers.embedding(a, size=[5, 2], is_sparse=sparse, param_attr=attr)
+        eb = fluid.layers.embedding(b, size=[5, 2], is_sparse=sparse, param_attr=attr)
+        loss = fluid.layers.reduce_sum(ea) + fluid.layers.reduce_sum(eb) * 2.0
+        fluid.optimizer.SGD(1.0).minimize(loss)
+    assert [p.name for p in main.all_parameters()] == ["word_embedding"]
+    _, scope, _ = _run(main, startup, {"a": np.array([[1], [2]], "int64"), "b": np.array([[2]], "int64")}, [loss])
+    w = np.array(scope.find_var("word_embedding").get_tensor())
+    np.testing.assert_allclose(w[:, 0], [0, -1, -3, 0, 0])
