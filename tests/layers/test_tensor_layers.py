@@ -230,3 +230,34 @@ BAD = [
 def test_bad_input(fn, exc, match):
     with pytest.raises(exc, match=match):
         _build(fn)
+
+
+def test_variable_valued_arguments():
+    """starts/ends, sections, expand_times, axes, axis and depth may be Variables (run-time values)."""
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+
+    def net():
+        a = _x()
+        two = L.fill_constant([1], "int32", 2)
+        one64 = L.fill_constant([1], "int64", 1)
+        return [
+            L.slice(a, axes=[1], starts=[two], ends=[4]),
+            L.split(a, [two, -1], dim=1)[1],
+            L.expand(a, [1, two]),
+            L.unsqueeze(a, [two]),
+            L.concat([a, a], axis=L.fill_constant([1], "int32", 0)),
+            L.one_hot(L.reshape(L.cast(L.argmax(a, 1), "int64"), [-1, 1]), depth=L.fill_constant([1], "int32", 5)),
+            L.uniform_random(L.assign(np.array([2, 3], "int64"))),
+            L.strided_slice(a, axes=[0], starts=[one64], ends=[3], strides=[2]),
+        ]
+
+    main, startup, outs = _build(net)
+    got = _run(main, startup, {"x": x}, outs)
+    np.testing.assert_array_equal(got[0], x[:, 2:])
+    np.testing.assert_array_equal(got[1], x[:, 2:])
+    np.testing.assert_array_equal(got[2], np.tile(x, (1, 2)))
+    assert got[3].shape == (3, 4, 1)
+    np.testing.assert_array_equal(got[4], np.concatenate([x, x], 0))
+    np.testing.assert_array_equal(got[5], np.eye(5, dtype="float32")[[3, 3, 3]])
+    assert got[6].shape == (2, 3)
+    np.testing.assert_array_equal(got[7], x[1:3:2])

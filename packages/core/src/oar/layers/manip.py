@@ -153,13 +153,13 @@ def unsqueeze(input: Any, axes: Any, name: str | None = None) -> Any:
     """Insert size-1 dims at ``axes`` (positions in the result)."""
     check_variable("unsqueeze", "input", input)
     if is_variable(axes):
-        return _with_xshape("unsqueeze2", "unsqueeze", input, {}, name, {"AxesTensor": [axes]})
+        return _with_xshape("unsqueeze2", "unsqueeze2", input, {}, name, {"AxesTensor": [axes]})
     if isinstance(axes, (list, tuple)) and any(is_variable(a) for a in axes):
-        return _with_xshape("unsqueeze2", "unsqueeze", input, {}, name, {"AxesTensorList": _tensor_list(axes)})
+        return _with_xshape("unsqueeze2", "unsqueeze2", input, {}, name, {"AxesTensorList": _tensor_list(axes)})
     axes = _int_list("unsqueeze", "axes", axes)
     if not axes:
         raise ValueError("unsqueeze: axes must not be empty")
-    return _with_xshape("unsqueeze2", "unsqueeze", input, {"axes": axes}, name)
+    return _with_xshape("unsqueeze2", "unsqueeze2", input, {"axes": axes}, name)
 
 
 def flatten(x: Any, axis: int = 1, name: str | None = None) -> Any:

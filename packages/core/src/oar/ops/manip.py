@@ -25,6 +25,8 @@ def _infer_concat(ins, attrs):
     xs = ins["X"]
     first = xs[0]
     rank = len(first.shape)
+    if ins.get("AxisTensor") is not None:  # the axis is known only at run time
+        return {"Out": meta([-1] * rank, first.dtype, first.lod_level)}
     axis = _axis(attrs["axis"], rank, "X[0]")
     total = 0
     for i, x in enumerate(xs):
@@ -70,8 +72,14 @@ def split_sizes(dim: int, num: int, sections: list) -> list:
 
 def _infer_split(ins, attrs):
     x = ins["X"]
+    n = attrs["num"] or len(attrs["sections"])
+    if ins.get("AxisTensor") is not None:
+        return {"Out": [meta([-1] * len(x.shape), x.dtype, x.lod_level)] * n}
     axis = _axis(attrs["axis"], len(x.shape))
-    sizes = split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
+    if ins.get("SectionsTensorList"):
+        sizes = [-1] * n
+    else:
+        sizes = split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
     outs = []
     for s in sizes:
         shape = list(x.shape)
