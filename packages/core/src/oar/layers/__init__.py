@@ -20,3 +20,4 @@ from oar.layers.indexing import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403
 from oar.layers.ranges import *  # noqa: F401,F403
 from oar.layers.clip_ops import *  # noqa: F401,F403
+from oar.layers.tensor_misc import *  # noqa: F401,F403

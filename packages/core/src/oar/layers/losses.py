@@ -7,7 +7,8 @@ from typing import Any
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["softmax_with_cross_entropy", "sigmoid_cross_entropy_with_logits", "log_loss", "huber_loss",
-           "smooth_l1", "bpr_loss", "mse_loss", "kldiv_loss"]
+           "smooth_l1", "bpr_loss", "mse_loss", "kldiv_loss", "margin_rank_loss", "rank_loss", "dice_loss",
+           "npair_loss"]
 
 
 def _vars(layer: str, **named: Any) -> None:
@@ -115,3 +116,67 @@ def kldiv_loss(x: Any, target: Any, reduction: str = "mean", name: str | None = 
     loss = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("kldiv_loss", {"X": [x], "Target": [target]}, {"Loss": [loss]}, {"reduction": reduction})
     return loss
+
+
+def margin_rank_loss(label: Any, left: Any, right: Any, margin: float = 0.1, name: str | None = None) -> Any:
+    """max(0, -label * (left - right) + margin) for labels in {-1, 1}; inputs are [N, 1]."""
+    helper = LayerHelper("margin_rank_loss", name=name)
+    _vars("margin_rank_loss", label=label, left=left, right=right)
+    out = helper.create_variable_for_type_inference(left.dtype)
+    act = helper.create_variable_for_type_inference(left.dtype)
+    helper.append_op("margin_rank_loss", {"Label": [label], "X1": [left], "X2": [right]},
+                     {"Out": [out], "Activated": [act]}, {"margin": float(margin)})
+    return out
+
+
+def rank_loss(label: Any, left: Any, right: Any, name: str | None = None) -> Any:
+    """RankNet: log(1 + exp(left - right)) - label * (left - right); inputs are [N, 1]."""
+    helper = LayerHelper("rank_loss", name=name)
+    _vars("rank_loss", label=label, left=left, right=right)
+    out = helper.create_variable_for_type_inference(left.dtype)
+    helper.append_op("rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, {"Out": [out]})
+    return out
+
+
+def dice_loss(input: Any, label: Any, epsilon: float = 1e-5, name: str | None = None) -> Any:
+    """Mean of 1 - 2|X n Y| / (|X| + |Y| + epsilon) with one-hot labels (class ids [..., 1])."""
+    from oar.layers.embedding import one_hot
+    from oar.layers.math import elementwise_add, elementwise_div, elementwise_mul, scale
+    from oar.layers.reduce import reduce_mean, reduce_sum
+
+    _vars("dice_loss", input=input, label=label)
+    if input.shape[-1] < 1:
+        raise ValueError(f"dice_loss: input's last dim (classes) must be known, given shape {list(input.shape)}")
+    label = one_hot(label, depth=input.shape[-1])
+    dims = list(range(1, len(input.shape)))
+    inse = reduce_sum(elementwise_mul(input, label), dim=dims)
+    denom = elementwise_add(reduce_sum(input, dim=dims), reduce_sum(label, dim=dims))
+    score = elementwise_div(scale(inse, 2.0), scale(denom, 1.0, float(epsilon)))
+    return reduce_mean(scale(score, -1.0, 1.0))
+
+
+def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -> Any:
+    """N-pair loss: softmax cross entropy of anchor-positive similarities against same-label targets,
+    plus ``l2_reg`` on the embeddings."""
+    from oar.layers.compare import equal
+    from oar.layers.manip import expand, transpose
+    from oar.layers.math import elementwise_add, elementwise_div, elementwise_mul, matmul, scale
+    from oar.layers.reduce import reduce_mean, reduce_sum
+    from oar.layers.shape import reshape
+    from oar.layers.tensor import cast
+
+    _vars("npair_loss", anchor=anchor, positive=positive, labels=labels)
+    batch = labels.shape[0]
+    if batch < 1:
+        raise ValueError(f"npair_loss: labels need a known batch size, given shape {list(labels.shape)}")
+    lab = expand(reshape(labels, [batch, 1]), [1, batch])
+    lab = cast(equal(lab, transpose(lab, [1, 0])), "float32")
+    lab = elementwise_div(lab, reduce_sum(lab, dim=1, keep_dim=True))
+    from oar.layers.activation import square
+
+    l2 = elementwise_add(reduce_mean(reduce_sum(square(anchor), 1)), reduce_mean(reduce_sum(square(positive), 1)))
+    l2 = scale(scale(l2, 0.25), float(l2_reg))
+    sim = matmul(anchor, positive, transpose_y=True)
+    ce = softmax_with_cross_entropy(sim, lab, soft_label=True)
+    celoss = reduce_mean(reduce_sum(elementwise_mul(lab, ce), 0))
+    return elementwise_add(l2, celoss)
