@@ -249,6 +249,7 @@ def test_variable_valued_arguments():
             L.one_hot(L.reshape(L.cast(L.argmax(a, 1), "int64"), [-1, 1]), depth=L.fill_constant([1], "int32", 5)),
             L.uniform_random(L.assign(np.array([2, 3], "int64"))),
             L.strided_slice(a, axes=[0], starts=[one64], ends=[3], strides=[2]),
+            L.gaussian_random([two, 3, one64]),
         ]
 
     main, startup, outs = _build(net)
@@ -261,3 +262,4 @@ def test_variable_valued_arguments():
     np.testing.assert_array_equal(got[5], np.eye(5, dtype="float32")[[3, 3, 3]])
     assert got[6].shape == (2, 3)
     np.testing.assert_array_equal(got[7], x[1:3:2])
+    assert got[8].shape == (2, 3, 1)

@@ -74,6 +74,16 @@ def increment(x: Any, value: float = 1.0, in_place: bool = True) -> Any:
     return out
 
 
+def _shape_tensor(dims: Sequence) -> Any:
+    """One int64 tensor from a list mixing ints and [1] Variables."""
+    from oar.layers.manip import concat
+    from oar.layers.tensor import cast, fill_constant
+
+    parts = [(cast(d, "int64") if d.dtype != "int64" else d) if is_variable(d) else fill_constant([1], "int64", d)
+             for d in dims]
+    return concat(parts, axis=0)
+
+
 def _random(op: str, shape_: Any, dtype: Any, attrs: dict) -> Any:
     helper = LayerHelper(op)
     dtype = convert_dtype(dtype)
@@ -82,6 +92,9 @@ def _random(op: str, shape_: Any, dtype: Any, attrs: dict) -> Any:
     inputs: dict = {}
     if is_variable(shape_):
         inputs["ShapeTensor"] = [shape_]
+        attrs["shape"] = []
+    elif isinstance(shape_, (list, tuple)) and any(is_variable(d) for d in shape_):
+        inputs["ShapeTensor"] = [_shape_tensor(shape_)]
         attrs["shape"] = []
     else:
         if isinstance(shape_, int):

@@ -22,13 +22,16 @@ def _dtype_check(v):
     return None
 
 
-def _table_attrs() -> dict:
-    return {
+def _table_attrs(v2: bool = False) -> dict:
+    attrs = {
         "is_sparse": Attr(bool, False), "is_distributed": Attr(bool, False),
         "padding_idx": Attr(int, -1), "remote_prefetch": Attr(bool, False),
         "grad_inplace": Attr(bool, False), "epmap": Attr(list, []), "table_names": Attr(list, []),
         "trainer_id": Attr(int, 0), "height_sections": Attr(list, []),
     }
+    if v2:
+        del attrs["grad_inplace"]
+    return attrs
 
 
 def _check_table(ins, attrs) -> tuple:
@@ -81,14 +84,14 @@ def _infer_one_hot(ins, attrs, v2=False):
 
 
 def register(registry) -> None:
-    for name, infer in (("lookup_table", _infer_lookup), ("lookup_table_v2", _infer_lookup_v2)):
+    for name, infer, v2 in (("lookup_table", _infer_lookup, False), ("lookup_table_v2", _infer_lookup_v2, True)):
         # the grad op is registered first so it carries infer_var_type (sparse W@GRAD)
         registry.register_op(OpDef(
-            name + "_grad", ["W?", "Ids?", "Out@GRAD?"], ["W@GRAD?"], _table_attrs(),
+            name + "_grad", ["W?", "Ids?", "Out@GRAD?"], ["W@GRAD?"], _table_attrs(v2),
             kernel_dtype="W", infer_var_type=_sparse_grad_type, doc=f"gradient of {name}",
         ))
         registry.register_op(OpDef(
-            name, ["W", "Ids"], ["Out"], _table_attrs(), infer_shape=infer, kernel_dtype="W",
+            name, ["W", "Ids"], ["Out"], _table_attrs(v2), infer_shape=infer, kernel_dtype="W",
             grad=GradSpec(("W", "Ids", "Out@GRAD"), ("W@GRAD",)), share_lod=(("Ids", "Out"),),
         ))
     for name, v2 in (("one_hot", False), ("one_hot_v2", True)):
