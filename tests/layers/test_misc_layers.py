@@ -103,3 +103,22 @@ def test_bad_input(fn, exc, match):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), pytest.raises(exc, match=match):
         fn()
+
+
+def test_random_like_layers_and_bad_input():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        noise_in = L.data("n", [4], dtype="float32")
+        u = L.uniform_random_batch_size_like(noise_in, [-1, 7])
+        g = L.gaussian_random_batch_size_like(noise_in, [-1, 3], std=0.1)
+        assert u.shape == (-1, 7) and g.shape == (-1, 3)
+        assert [op.type for op in main.global_block().ops] == ["uniform_random_batch_size_like",
+                                                               "gaussian_random_batch_size_like"]
+        with pytest.raises(ValueError, match="output_dim_idx"):
+            L.uniform_random_batch_size_like(noise_in, [-1, 7], output_dim_idx=2)
+        with pytest.raises(ValueError, match="min"):
+            L.uniform_random_batch_size_like(noise_in, [-1, 7], min=1.0, max=0.0)
+        with pytest.raises(ValueError, match="shard_id"):
+            L.shard_index(L.data("ids", [1], dtype="int64"), 20, 2, 2)
+    out = fluid.Executor(fluid.CPUPlace()).run(main, feed={"n": np.zeros((6, 4), "float32")}, fetch_list=[u, g])
+    assert out[0].shape == (6, 7) and out[1].shape == (6, 3)

@@ -9,7 +9,8 @@ from typing import Any
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
-__all__ = ["shape", "range", "linspace", "increment", "uniform_random", "gaussian_random"]
+__all__ = ["shape", "range", "linspace", "increment", "uniform_random", "gaussian_random",
+           "uniform_random_batch_size_like", "gaussian_random_batch_size_like", "sampling_id"]
 
 
 def shape(input: Any) -> Any:
@@ -124,3 +125,49 @@ def gaussian_random(shape: Sequence, mean: float = 0.0, std: float = 1.0, seed: 
     if std < 0:
         raise ValueError(f"gaussian_random: std must be >= 0, given {std}")
     return _random("gaussian_random", shape, dtype, {"mean": float(mean), "std": float(std), "seed": seed})
+
+
+def _random_like(op: str, input: Any, shape: Sequence, dtype: Any, input_dim_idx: int, output_dim_idx: int,
+                 attrs: dict) -> Any:
+    helper = LayerHelper(op)
+    check_variable(op, "input", input)
+    dtype = convert_dtype(dtype)
+    if dtype not in ("float16", "float32", "float64"):
+        raise TypeError(f"{op}: dtype must be a float type, given {dtype}")
+    if not isinstance(shape, (list, tuple)) or not shape or not all(isinstance(d, int) for d in shape):
+        raise ValueError(f"{op}: shape must be a non-empty list of ints, given {shape!r}")
+    out = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(op, {"Input": [input]}, {"Out": [out]},
+                     {"shape": [int(d) for d in shape], "dtype": dtype, "input_dim_idx": input_dim_idx,
+                      "output_dim_idx": output_dim_idx, **attrs})
+    out.stop_gradient = True
+    return out
+
+
+def uniform_random_batch_size_like(input: Any, shape: Sequence, dtype: Any = "float32", input_dim_idx: int = 0,
+                                   output_dim_idx: int = 0, min: float = -1.0, max: float = 1.0,  # noqa: A002
+                                   seed: int = 0) -> Any:
+    """Uniform noise whose dim ``output_dim_idx`` is ``input``'s dim ``input_dim_idx`` (the batch size)."""
+    if not min < max:
+        raise ValueError(f"uniform_random_batch_size_like: min ({min}) must be less than max ({max})")
+    return _random_like("uniform_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx,
+                        {"min": float(min), "max": float(max), "seed": seed})
+
+
+def gaussian_random_batch_size_like(input: Any, shape: Sequence, input_dim_idx: int = 0, output_dim_idx: int = 0,
+                                    mean: float = 0.0, std: float = 1.0, seed: int = 0,
+                                    dtype: Any = "float32") -> Any:
+    """Normal noise whose dim ``output_dim_idx`` is ``input``'s dim ``input_dim_idx`` (the batch size)."""
+    if std < 0:
+        raise ValueError(f"gaussian_random_batch_size_like: std must be >= 0, given {std}")
+    return _random_like("gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx,
+                        {"mean": float(mean), "std": float(std), "seed": seed})
+
+
+def sampling_id(x: Any, min: float = 0.0, max: float = 1.0, seed: int = 0, dtype: Any = "float32") -> Any:  # noqa: A002
+    """One int64 class id per row of the probabilities ``x``, drawn at random."""
+    helper = LayerHelper("sampling_id")
+    check_variable("sampling_id", "x", x)
+    out = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    helper.append_op("sampling_id", {"X": [x]}, {"Out": [out]}, {"min": float(min), "max": float(max), "seed": seed})
+    return out

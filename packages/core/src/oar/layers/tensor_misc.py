@@ -10,7 +10,7 @@ from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["cos_sim", "label_smooth", "reverse", "roll", "multiplex", "eye", "diag", "unique", "size",
-           "isfinite", "has_inf", "has_nan", "sum"]
+           "isfinite", "has_inf", "has_nan", "sum", "unique_with_counts", "shard_index"]
 
 
 def _ints(layer: str, arg: str, v: Any) -> list:
@@ -170,3 +170,29 @@ def sum(x: Any) -> Any:  # noqa: A001 - Fluid's name
     from oar.layers.tensor import sums
 
     return sums(list(x) if isinstance(x, (list, tuple)) else [x])
+
+
+def unique_with_counts(x: Any, dtype: Any = "int32") -> tuple:
+    """Like :func:`unique`, plus how often each distinct value occurs."""
+    helper = LayerHelper("unique_with_counts")
+    check_variable("unique_with_counts", "x", x)
+    dtype = convert_dtype(dtype)
+    if dtype not in ("int32", "int64"):
+        raise TypeError(f"unique_with_counts: dtype must be int32 or int64, given {dtype}")
+    out = helper.create_variable_for_type_inference(x.dtype)
+    index = helper.create_variable_for_type_inference(dtype)
+    count = helper.create_variable_for_type_inference(dtype)
+    helper.append_op("unique_with_counts", {"X": [x]}, {"Out": [out], "Index": [index], "Count": [count]},
+                     {"dtype": dtype})
+    return out, index, count
+
+
+def shard_index(input: Any, index_num: int, nshards: int, shard_id: int, ignore_value: int = -1) -> Any:
+    """Map global ids to ids local to shard ``shard_id`` (others become ``ignore_value``)."""
+    helper = LayerHelper("shard_index")
+    check_variable("shard_index", "input", input)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("shard_index", {"X": [input]}, {"Out": [out]},
+                     {"index_num": index_num, "nshards": nshards, "shard_id": shard_id, "ignore_value": ignore_value})
+    out.stop_gradient = True
+    return out

@@ -93,6 +93,25 @@ def _infer_unique(ins, attrs):
     return {"Out": meta([-1], x.dtype), "Index": meta(x.shape, convert_dtype(attrs["dtype"]))}
 
 
+def _infer_unique_counts(ins, attrs):
+    res = _infer_unique(ins, attrs)
+    res["Count"] = meta([-1], convert_dtype(attrs["dtype"]))
+    return res
+
+
+def _infer_shard(ins, attrs):
+    x = ins["X"]
+    if x.dtype not in ("int32", "int64"):
+        raise TypeError(f"X must hold int64 ids, given {x.dtype}")
+    if len(x.shape) != 2 or (x.shape[1] != 1 and x.shape[1] >= 0):
+        raise ValueError(f"X must have shape [N, 1], given {list(x.shape)}")
+    if attrs["index_num"] < 1 or attrs["nshards"] < 1:
+        raise ValueError(f"index_num and nshards must be >= 1, given {attrs['index_num']} and {attrs['nshards']}")
+    if not 0 <= attrs["shard_id"] < attrs["nshards"]:
+        raise ValueError(f"shard_id {attrs['shard_id']} must be in [0, nshards={attrs['nshards']})")
+    return {"Out": x}
+
+
 def _infer_check(ins, attrs):
     return {"Out": meta([1], "bool")}
 
@@ -138,6 +157,13 @@ def register(registry) -> None:
     registry.register_op(OpDef("diag", ["Diagonal"], ["Out"], {}, infer_shape=_infer_diag))
     registry.register_op(OpDef("unique", ["X"], ["Out", "Index"], {"dtype": Attr(str, "int32", _dtype_check)},
                                infer_shape=_infer_unique))
+    registry.register_op(OpDef("unique_with_counts", ["X"], ["Out", "Index", "Count"],
+                               {"dtype": Attr(str, "int32", _dtype_check)}, infer_shape=_infer_unique_counts))
+    registry.register_op(OpDef(
+        "shard_index", ["X"], ["Out"],
+        {"index_num": Attr(int), "nshards": Attr(int), "shard_id": Attr(int), "ignore_value": Attr(int, -1)},
+        infer_shape=_infer_shard,
+    ))
     registry.register_op(OpDef("size", ["Input"], ["Out"], {},
                                infer_shape=lambda ins, a: {"Out": meta([1], "int64")}))
     for name in ("isfinite", "isinf", "isnan"):

@@ -104,6 +104,23 @@ def unique(inputs, attrs):
     return {"Out": vals[order], "Index": rank[inverse.reshape(-1)].astype(attrs["dtype"])}
 
 
+@kernel("unique_with_counts")
+def unique_with_counts(inputs, attrs):
+    res = unique(inputs, attrs)
+    counts = np.bincount(res["Index"].astype(np.int64), minlength=len(res["Out"]))
+    res["Count"] = counts.astype(attrs["dtype"])
+    return res
+
+
+@kernel("shard_index")
+def shard_index(inputs, attrs):
+    """Ids of shard ``shard_id`` become local ids (id % shard_size); others become ``ignore_value``."""
+    x = inputs["X"]
+    size_ = (attrs["index_num"] + attrs["nshards"] - 1) // attrs["nshards"]
+    mine = x // size_ == attrs["shard_id"]
+    return {"Out": np.where(mine, x % size_, attrs["ignore_value"]).astype(x.dtype, copy=False)}
+
+
 @kernel("size")
 def size(inputs, attrs):
     return {"Out": np.array([np.size(inputs["Input"])], dtype=np.int64)}
