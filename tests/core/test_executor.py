@@ -172,3 +172,19 @@ def test_closed_executor_refuses_to_run():
     exe.close()
     with pytest.raises(RuntimeError, match="closed"):
         exe.run(fluid.Program())
+
+
+def test_feeding_never_changes_the_callers_array():
+    """A fed variable that an op updates in place (sgd's ParamOut is Param) is copied first."""
+    main = fluid.Program()
+    block = main.global_block()
+    for name in ("param", "lr", "grad"):
+        block.create_var(name=name, shape=[3] if name != "lr" else [1], dtype="float32", is_data=True)
+    block.append_op("sgd", {"Param": ["param"], "LearningRate": ["lr"], "Grad": ["grad"]},
+                    {"ParamOut": ["param"]})
+    p = np.ones(3, "float32")
+    (out,) = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"param": p, "lr": np.array([0.5], "float32"), "grad": np.ones(3, "float32")},
+        fetch_list=["param"], scope=fluid.Scope())
+    np.testing.assert_array_equal(out, [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(p, [1, 1, 1])
