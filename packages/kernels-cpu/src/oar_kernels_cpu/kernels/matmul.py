@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
@@ -9,7 +11,9 @@ from oar_kernels_cpu.kernels._util import reduce_to
 
 
 def _flat(a, n):
-    return a.reshape(int(np.prod(a.shape[:n], dtype=np.int64)), -1)
+    if a.ndim == 2 and n == 1:
+        return a
+    return a.reshape(math.prod(a.shape[:n]), -1)
 
 
 @kernel("mul", FLOATS)
