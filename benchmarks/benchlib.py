@@ -93,20 +93,30 @@ def as_float(value: Any) -> Any:
     return np.asarray(value)
 
 
-def calibrate(step: Step, target_s: float) -> int:
+CLOCKS = {
+    # wall time, as a user sees it
+    "wall": time.perf_counter,
+    # CPU time of this thread: on a machine shared with other busy processes it leaves
+    # out the time the process spent preempted (only meaningful with --threads 1)
+    "cpu": time.thread_time,
+}
+
+
+def calibrate(step: Step, target_s: float, clock: Callable[[], float] = time.perf_counter) -> int:
     """How many calls of ``step`` take about ``target_s`` seconds (at least 1)."""
     n = 1
     while True:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(n):
             step()
-        dt = time.perf_counter() - t0
+        dt = clock() - t0
         if dt >= target_s * 0.5 or n >= 1 << 20:
             return max(1, int(n * target_s / max(dt, 1e-9)))
         n *= 4
 
 
-def time_interleaved(steps: dict[str, Step], repeats: int, target_s: float, warmup: int) -> dict:
+def time_interleaved(steps: dict[str, Step], repeats: int, target_s: float, warmup: int,
+                     clock: Callable[[], float] = time.perf_counter) -> dict:
     """Median (and min) seconds per call for each step, timing contenders round-robin.
 
     Round-robin means each repeat times every contender once, so a burst of load
@@ -115,7 +125,7 @@ def time_interleaved(steps: dict[str, Step], repeats: int, target_s: float, warm
     for step in steps.values():
         for _ in range(warmup):
             step()
-    numbers = {name: calibrate(step, target_s) for name, step in steps.items()}
+    numbers = {name: calibrate(step, target_s, clock) for name, step in steps.items()}
     samples: dict = {name: [] for name in steps}
     gc_was = gc.isenabled()
     for _ in range(repeats):
@@ -124,10 +134,10 @@ def time_interleaved(steps: dict[str, Step], repeats: int, target_s: float, warm
             gc.collect()
             gc.disable()
             try:
-                t0 = time.perf_counter()
+                t0 = clock()
                 for _ in range(n):
                     step()
-                dt = time.perf_counter() - t0
+                dt = clock() - t0
             finally:
                 if gc_was:
                     gc.enable()

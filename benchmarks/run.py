@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from benchlib import (  # noqa: E402
+    CLOCKS,
     Benchmark,
     Unavailable,
     as_float,
@@ -91,7 +92,8 @@ def run_one(bench: Benchmark, args) -> dict:
         bench.check(first)
     repeats = args.repeats or (3 if args.quick else 7)
     target = args.target_s or (0.02 if args.quick else 0.1)
-    timing = time_interleaved(steps, repeats, target, warmup=2 if args.quick else 5)
+    timing = time_interleaved(steps, repeats, target, warmup=2 if args.quick else 5,
+                              clock=CLOCKS[args.clock])
     memory = {}
     if args.memory and bench.memory:
         which = ("oar", "numpy") if bench.memory is True else tuple(bench.memory)
@@ -164,6 +166,9 @@ def main(argv: list | None = None) -> int:
     p.add_argument("--repeats", type=int, help="timed repeats per contender (default 7; 3 with --quick)")
     p.add_argument("--target-s", type=float, help="seconds per timed repeat (default 0.1; 0.02 with --quick)")
     p.add_argument("--threads", default="1", help="BLAS / torch threads (default 1)")
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                   help="wall = time.perf_counter (default); cpu = this thread's CPU time, "
+                        "steadier on a shared machine")
     p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = p.parse_args(argv)
     benches = pick(discover(), args.names)
@@ -180,10 +185,11 @@ def main(argv: list | None = None) -> int:
         "cpus": os.cpu_count(),
         "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "threads": THREADS,
+        "clock": args.clock,
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     print(f"python {env['python']} on {env['platform']}, {env['cpus']} cpus, load {env['loadavg']}, "
-          f"{THREADS} BLAS/torch thread(s)")
+          f"{THREADS} BLAS/torch thread(s), {args.clock} clock")
     try:
         import torch
 
