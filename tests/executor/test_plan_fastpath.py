@@ -258,3 +258,64 @@ def test_cached_plan_still_checks_every_feed():
     # fluid.layers.data accepts trailing dims that flatten to the declared ones
     got = exe.run(main, feed={"x": np.ones((1, 4, 1), "float32")}, fetch_list=[y])[0]
     assert got.shape == (1, 4)
+
+
+# --- in-place reuse of dying inputs (kernels registered with inplace=True) --------------------------
+
+BIG = (64, 128)  # above stepgen.MIN_DONATED_BYTES
+
+
+def test_dying_temporary_is_reused_in_place():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.layers.data("x", list(BIG), dtype="float32", append_batch_size=False)
+        a = fluid.layers.scale(x, 2.0)
+        b = fluid.layers.relu(a)
+    exe = fluid.Executor(fluid.CPUPlace())
+    xs = np.random.default_rng(0).standard_normal(BIG).astype("float32")
+    plan = _plan_for(exe, main, {"x": xs}, [b])
+    env = {"x": xs.copy()}
+    plan.step_fns[0](env)
+    ptr = env[a.name].ctypes.data
+    plan.step_fns[1](env)
+    assert env[b.name].ctypes.data == ptr  # relu wrote into the dying scale output
+    np.testing.assert_array_equal(env[b.name], np.maximum(xs * 2, 0))
+
+
+def test_shared_or_fed_arrays_are_never_overwritten():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.layers.data("x", list(BIG), dtype="float32", append_batch_size=False)
+        a = fluid.layers.scale(x, 2.0)
+        view = fluid.layers.reshape(a, [BIG[1], BIG[0]])  # may be a view of a's buffer
+        b = fluid.layers.relu(a)  # a's last use: but the view still shares its memory
+        c = fluid.layers.relu(x)  # x is fed: the caller's array
+        d = fluid.layers.elementwise_add(b, b)  # the same dying input twice
+    xs = np.random.default_rng(1).standard_normal(BIG).astype("float32")
+    keep = xs.copy()
+    got_view, got_b, got_c, got_d = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"x": xs}, fetch_list=[view, b, c, d])
+    np.testing.assert_array_equal(xs, keep)
+    np.testing.assert_array_equal(got_view, (keep * 2).reshape(BIG[1], BIG[0]))
+    np.testing.assert_array_equal(got_b, np.maximum(keep * 2, 0))
+    np.testing.assert_array_equal(got_c, np.maximum(keep, 0))
+    np.testing.assert_array_equal(got_d, 2 * np.maximum(keep * 2, 0))
+
+
+def test_sgd_scales_a_dying_gradient_in_place_and_updates_correctly():
+    main, startup = fluid.Program(), fluid.Program()
+    w0 = np.random.default_rng(2).standard_normal((64, 100)).astype("float32")
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data("x", [64], dtype="float32")
+        y = fluid.layers.fc(x, 100, bias_attr=False,
+                            param_attr=fluid.ParamAttr(
+                                name="w", initializer=fluid.initializer.NumpyArrayInitializer(w0)))
+        loss = fluid.layers.mean(y)
+        fluid.optimizer.SGD(0.5).minimize(loss, startup)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    xs = np.random.default_rng(3).standard_normal((8, 64)).astype("float32")
+    exe.run(main, feed={"x": xs}, fetch_list=[loss], scope=scope)
+    grad = np.repeat(xs.sum(0, keepdims=True).T / (8 * 100), 100, axis=1)
+    np.testing.assert_allclose(np.array(scope.find_var("w").get_tensor()), w0 - 0.5 * grad, rtol=1e-5)

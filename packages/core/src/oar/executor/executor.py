@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from oar.errors import FeedError, FetchError, describe_var, where
-from oar.framework.callsite import user_callsite
 from oar.executor.plan import Plan
+from oar.framework.callsite import user_callsite
 from oar.framework.program import Program, default_main_program
 from oar.lod_tensor import LoDTensor
 from oar.places import CPUPlace, Place, resolve_device
@@ -168,7 +168,7 @@ def _as_array(name: str, value: Any, var: Any) -> np.ndarray:
     return arr
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _np_dtype(name: str) -> Any:
     """``np.dtype(name)``, cached: comparing dtype objects is much cheaper than ``dtype.name``."""
     try:

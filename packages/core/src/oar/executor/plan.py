@@ -80,7 +80,8 @@ class Plan:
         self.has_lod_ops = any(s[FLAGS][0] for s in self.steps)
         # one generated function per step for runs without LoD (see stepgen)
         self.step_fns = tuple(
-            make_step_fn(s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS])
+            make_step_fn(s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS],
+                         _donatable(s))
             for s in self.steps
         )
 
@@ -141,7 +142,7 @@ class Plan:
             n for _, n in singles
             if (v := self.block._find_var_recursive(n)) is not None and v.type == VarType.SELECTED_ROWS
         ) if not entry.selected_rows else ()
-        flags = (entry.lod, entry.wants_outputs, densify)
+        flags = (entry.lod, entry.wants_outputs, densify, entry.inplace)
         return [entry.kernel, tuple(singles), tuple(dups), dict(op.attrs), tuple(outs), (),
                 frozenset(wanted), op, tuple(lod_pairs), flags]
 
@@ -296,6 +297,24 @@ class Plan:
             f"op '{op.type}' failed on {self.device.name}: {type(exc).__name__}: {exc}; inputs: {shapes}"
             f"{where(op.callsite)}"
         )
+
+
+def _donatable(step: tuple) -> tuple:
+    """Input slots of an ``inplace`` kernel whose variable dies at this op.
+
+    Frees never hold fed, fetched or persistable names. A name read twice by the
+    op, or also written by it, is not offered. Whether the array is really
+    unshared is checked at run time (stepgen).
+    """
+    if not step[FLAGS][3] or not step[FREES]:
+        return ()
+    op = step[OP]
+    reads = op.input_arg_names
+    writes = set(op.output_arg_names)
+    return tuple(
+        s for s, n in step[INS]
+        if n in step[FREES] and reads.count(n) == 1 and n not in writes
+    )
 
 
 def _is_eof(exc: Exception) -> bool:
