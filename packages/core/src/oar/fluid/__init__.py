@@ -70,3 +70,9 @@ __all__ = [
     "Scope", "global_scope", "scope_guard", "in_dygraph_mode", "data", "memory_optimize",
     "release_memory",
 ]
+
+# fluid.embedding / fluid.one_hot: the _v2 ops (ids of any shape)
+from oar.layers.embedding import embedding_v2 as embedding  # noqa: E402
+from oar.layers.embedding import one_hot_v2 as one_hot  # noqa: E402
+
+__all__ += ["embedding", "one_hot"]

@@ -11,3 +11,13 @@ from oar.layers.math import *  # noqa: F401,F403
 from oar.layers.metric import *  # noqa: F401,F403
 from oar.layers.shape import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
+from oar.layers.compare import *  # noqa: F401,F403
+from oar.layers.embedding import *  # noqa: F401,F403
+from oar.layers.losses import *  # noqa: F401,F403
+from oar.layers.reduce import *  # noqa: F401,F403
+from oar.layers.manip import *  # noqa: F401,F403
+from oar.layers.indexing import *  # noqa: F401,F403
+from oar.layers.search import *  # noqa: F401,F403
+from oar.layers.ranges import *  # noqa: F401,F403
+from oar.layers.clip_ops import *  # noqa: F401,F403
+from oar.layers.tensor_misc import *  # noqa: F401,F403
