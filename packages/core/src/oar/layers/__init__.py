@@ -11,3 +11,5 @@ from oar.layers.math import *  # noqa: F401,F403
 from oar.layers.metric import *  # noqa: F401,F403
 from oar.layers.shape import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
+from oar.layers.conv import *  # noqa: F401,F403
+from oar.layers.pooling import *  # noqa: F401,F403
