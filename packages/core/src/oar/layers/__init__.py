@@ -13,3 +13,6 @@ from oar.layers.shape import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.conv import *  # noqa: F401,F403
 from oar.layers.pooling import *  # noqa: F401,F403
+from oar.layers.norm import *  # noqa: F401,F403
+from oar.layers.dropout import *  # noqa: F401,F403
+from oar.layers.resize import *  # noqa: F401,F403
