@@ -94,3 +94,30 @@ CASES += [
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_pool(case):
     check_case(case)
+
+
+@pytest.mark.parametrize("ksize,strides", [([2, 2], [2, 2]), ([3, 3], [2, 2]), ([2, 3], [2, 3])])
+def test_max_pool_grad_ties_go_to_first_maximum(ksize, strides):
+    """Fluid routes a tied window's gradient to its first maximum (row-major); relu zeros tie often."""
+    from oar import fluid
+
+    x = rng.integers(0, 2, (2, 2, 6, 6)).astype("float64")
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        xv = fluid.data("x", [2, 2, 6, 6], "float64")
+        xv.stop_gradient = False
+        y = fluid.layers.pool2d(xv, ksize, "max", strides)
+        (g,) = fluid.gradients([y], [xv])  # d sum(y) / dx
+    got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": x}, fetch_list=[g], scope=fluid.Scope())[0]
+    expected = np.zeros_like(x)
+    oh = (6 - ksize[0]) // strides[0] + 1
+    ow = (6 - ksize[1]) // strides[1] + 1
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * strides[0], j * strides[1]
+            cell = x[:, :, h0:h0 + ksize[0], w0:w0 + ksize[1]].reshape(2, 2, -1)
+            first = cell.argmax(axis=2)
+            for a in range(2):
+                for b in range(2):
+                    expected[a, b, h0 + first[a, b] // ksize[1], w0 + first[a, b] % ksize[1]] += 1
+    np.testing.assert_array_equal(got, expected)

@@ -1,8 +1,10 @@
 """im2col / col2im on strided views: the building blocks of conv and pool kernels.
 
-Columns are laid out ``(C, KH, KW, N, OH, OW)`` so that one GEMM per group,
-``W (O, C*KH*KW) @ cols (C*KH*KW, N*OH*OW)``, computes a whole batch, and the
-filter gradient is the same product with the transposed operand (free for BLAS).
+Two column layouts: per image ``(N, C, KH, KW, OH, OW)`` (:func:`im2col_batched`,
+the natural order of the window view, so the copy is cheapest and a batched
+GEMM writes NCHW directly), and whole batch ``(C, KH, KW, N, OH, OW)``
+(:func:`im2col`) where the filter gradient is one GEMM with a transposed
+operand (free for BLAS).
 """
 
 from __future__ import annotations
@@ -32,6 +34,22 @@ def windows(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
 def im2col(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
     """The column matrix ``(C, KH, KW, N, OH, OW)`` (one contiguous copy)."""
     return np.ascontiguousarray(windows(xp, k, s, d, out_hw).transpose(1, 2, 3, 0, 4, 5))
+
+
+def im2col_batched(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
+    """The column tensor ``(N, C, KH, KW, OH, OW)`` (one contiguous copy of the window view)."""
+    return np.ascontiguousarray(windows(xp, k, s, d, out_hw))
+
+
+def col2im_batched(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
+    """Sum columns ``(N, C, KH, KW, OH, OW)`` into a padded image ``(N, C, Hp, Wp)``, one add per tap."""
+    n, c, kh, kw, oh, ow = cols.shape
+    out = np.zeros((n, c) + tuple(padded_hw), dtype=cols.dtype)
+    for i in range(kh):
+        hs = slice(i * d[0], i * d[0] + s[0] * (oh - 1) + 1, s[0])
+        for j in range(kw):
+            out[:, :, hs, j * d[1]:j * d[1] + s[1] * (ow - 1) + 1:s[1]] += cols[:, :, i, j]
+    return out
 
 
 def col2im(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 
 from oar.ops.conv import resolve_paddings
 from oar_kernels_cpu.kernels import FLOATS, kernel
-from oar_kernels_cpu.kernels._im2col import col2im, crop_to_nchw, im2col, pad_nchw
+from oar_kernels_cpu.kernels._im2col import col2im, col2im_batched, crop_to_nchw, im2col, im2col_batched, pad_nchw
 
 
 def _to_nchw(x, attrs):
@@ -28,40 +28,62 @@ def _geometry(x, w, attrs):
     return pads, d, (oh, ow)
 
 
-def _conv_cols(x, w, attrs):
-    pads, d, out_hw = _geometry(x, w, attrs)
-    cols = im2col(pad_nchw(x, pads), w.shape[2:], attrs["strides"], d, out_hw)
-    g = attrs["groups"]
-    return cols.reshape(g, -1, x.shape[0] * out_hw[0] * out_hw[1]), pads, d, out_hw
+def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
+    """Convolve NCHW ``x`` with ``w_mat`` (G, O/G, C/G*KH*KW): one batched GEMM, output already NCHW."""
+    n, c = x.shape[:2]
+    g = w_mat.shape[0]
+    cols = im2col_batched(pad_nchw(x, pads), k, s, d, out_hw)
+    cols = cols.reshape(n, g, -1, out_hw[0] * out_hw[1])
+    out = np.matmul(w_mat, cols)  # (N, G, O/G, OH*OW)
+    return out.reshape(n, g * w_mat.shape[1], out_hw[0], out_hw[1])
 
 
 def _conv(inputs, attrs):
     x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
     g = attrs["groups"]
-    cols, _, _, (oh, ow) = _conv_cols(x, w, attrs)
-    out = np.matmul(w.reshape(g, w.shape[0] // g, -1), cols)  # (G, Og, N*OH*OW)
-    out = out.reshape(w.shape[0], x.shape[0], oh, ow).transpose(1, 0, 2, 3)
-    return {"Output": _from_nchw(np.ascontiguousarray(out), attrs)}
+    pads, d, out_hw = _geometry(x, w, attrs)
+    y = conv_nchw(x, w.reshape(g, w.shape[0] // g, -1), w.shape[2:], attrs["strides"], d, pads, out_hw)
+    return {"Output": _from_nchw(y, attrs)}
+
+
+def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
+    """dW = dy (O, N*L) @ cols^T per group: one GEMM over the whole batch."""
+    n, oc = x.shape[0], w.shape[0]
+    cols = im2col(pad_nchw(x, pads), w.shape[2:], s, d, out_hw).reshape(g, -1, n * out_hw[0] * out_hw[1])
+    dy_g = np.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(g, oc // g, -1)
+    return np.matmul(dy_g, cols.transpose(0, 2, 1)).reshape(w.shape)
+
+
+def _input_grad(x_shape, dy, w, g, s, d, pads):
+    """dX. Stride 1: a convolution of the padded dy with the flipped, transposed filter
+    (im2col + GEMM). Otherwise: batched GEMM to columns, then col2im."""
+    n, c, h, wd = x_shape
+    oc, cg, kh, kw = w.shape
+    og = oc // g
+    full = [d[0] * (kh - 1), d[0] * (kh - 1), d[1] * (kw - 1), d[1] * (kw - 1)]
+    back = [f - p for f, p in zip(full, pads)]
+    if tuple(s) == (1, 1) and min(back) >= 0:
+        wf = w.reshape(g, og, cg, kh, kw)[:, :, :, ::-1, ::-1].transpose(0, 2, 1, 3, 4)
+        wf = np.ascontiguousarray(wf).reshape(g, cg, og * kh * kw)
+        return conv_nchw(dy, wf, (kh, kw), (1, 1), d, back, (h, wd))
+    oh, ow = dy.shape[2:]
+    dcols = np.matmul(w.reshape(g, og, -1).transpose(0, 2, 1), dy.reshape(n, g, og, oh * ow))
+    dcols = dcols.reshape(n, c, kh, kw, oh, ow)
+    hp = (h + pads[0] + pads[1], wd + pads[2] + pads[3])
+    dxp = col2im_batched(dcols, hp, s, d)
+    return dxp[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + wd]
 
 
 def _conv_grad(inputs, attrs, wanted):
     x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
     dy = _to_nchw(inputs["Output@GRAD"], attrs)
-    g = attrs["groups"]
-    n, oc = x.shape[0], w.shape[0]
-    pads, d, (oh, ow) = _geometry(x, w, attrs)
-    dy_g = np.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(g, oc // g, n * oh * ow)
-    w_g = w.reshape(g, oc // g, -1)
+    g, s = attrs["groups"], attrs["strides"]
+    pads, d, out_hw = _geometry(x, w, attrs)
     res = {}
     if "Filter@GRAD" in wanted:
-        cols, _, _, _ = _conv_cols(x, w, attrs)
-        res["Filter@GRAD"] = np.matmul(dy_g, cols.transpose(0, 2, 1)).reshape(w.shape)
+        res["Filter@GRAD"] = _filter_grad(x, dy, w, g, s, d, pads, out_hw)
     if "Input@GRAD" in wanted:
-        dcols = np.matmul(w_g.transpose(0, 2, 1), dy_g)  # (G, Cg*KH*KW, N*OH*OW)
-        dcols = dcols.reshape((x.shape[1],) + w.shape[2:] + (n, oh, ow))
-        hp = (x.shape[2] + pads[0] + pads[1], x.shape[3] + pads[2] + pads[3])
-        dx = crop_to_nchw(col2im(dcols, hp, attrs["strides"], d), pads, x.shape[2:])
-        res["Input@GRAD"] = _from_nchw(dx, attrs)
+        res["Input@GRAD"] = _from_nchw(_input_grad(x.shape, dy, w, g, s, d, pads), attrs)
     return res
 
 

@@ -103,6 +103,22 @@ def pool2d(inputs, attrs):
     return {"Out": _back(y, attrs)}
 
 
+def _max_grad_tiled(x, y, dy, k):
+    """Non-overlapping windows that tile ``x`` exactly: one float compare, bool-only tap passes.
+
+    Each window's first maximum in row-major order keeps its hit; later ties are
+    cleared by a running "taken" mask, then one multiply writes the gradient.
+    """
+    n, c, oh, ow = y.shape
+    hit = x.reshape(n, c, oh, k[0], ow, k[1]) == y[:, :, :, None, :, None]
+    taken = hit[:, :, :, 0, :, 0].copy()
+    for i, j in _taps(k)[1:]:
+        h = hit[:, :, :, i, :, j]
+        h &= ~taken
+        taken |= h
+    return np.multiply(hit, dy[:, :, :, None, :, None], dtype=x.dtype).reshape(x.shape)
+
+
 def _max_grad_regular(x, y, dy, geo):
     """Route each output gradient to the first maximum of its window (Fluid's tie rule)."""
     k, s, pads, out = geo
@@ -159,6 +175,9 @@ def pool2d_grad(inputs, attrs):
     pads = geo[2]
     if attrs.get("pooling_type", "max") == "max":
         y = _nchw(inputs["Out"], attrs)
+        k, s = geo[0], geo[1]
+        if tuple(k) == tuple(s) and not any(pads) and x.shape[2:] == (y.shape[2] * k[0], y.shape[3] * k[1]):
+            return {"X@GRAD": _back(_max_grad_tiled(x, y, dy, k), attrs)}
         dxp = _max_grad_regular(x, y, dy, geo)
     else:
         dxp = _avg_grad_regular(x, dy, attrs, geo)
