@@ -70,3 +70,9 @@ __all__ = [
     "Scope", "global_scope", "scope_guard", "in_dygraph_mode", "data", "memory_optimize",
     "release_memory",
 ]
+
+# fluid.nets (conv/pool blocks, glu, attention)
+from oar import nets  # noqa: E402
+
+sys.modules[f"{__name__}.nets"] = nets
+__all__ += ["nets"]
