@@ -199,7 +199,7 @@ def _strip_training_ops(p: Program) -> None:
         keep = []
         for op in b.ops:
             role = int(op.attrs.get("op_role", 0))
-            if role & (OpRole.Backward | OpRole.Optimize) and not role & OpRole.Loss:
+            if role & _TRAINING_ROLES:  # as Fluid: backward (incl. the loss-grad fill), optimize, LR schedule
                 continue
             if "is_test" in op.attrs or ("is_test" in ops_reg.get(op.type).attrs if op.type in ops_reg else False):
                 op.attrs["is_test"] = True
