@@ -9,8 +9,10 @@ from oar.optimizer.adagrad import Adagrad, AdagradOptimizer, DecayedAdagrad, Dec
 from oar.optimizer.adam import Adam, AdamOptimizer
 from oar.optimizer.adamax import Adamax, AdamaxOptimizer
 from oar.optimizer.base import Optimizer
+from oar.optimizer.ema import ExponentialMovingAverage
 from oar.optimizer.ftrl import Ftrl, FtrlOptimizer
 from oar.optimizer.lamb import Lamb, LambOptimizer
+from oar.optimizer.model_average import ModelAverage
 from oar.optimizer.momentum import LarsMomentum, LarsMomentumOptimizer, Momentum, MomentumOptimizer
 from oar.optimizer.rmsprop import RMSProp, RMSPropOptimizer
 from oar.optimizer.sgd import SGD, SGDOptimizer
@@ -18,4 +20,5 @@ from oar.optimizer.sgd import SGD, SGDOptimizer
 __all__ = ["Optimizer", "SGD", "SGDOptimizer", "Adam", "AdamOptimizer", "Momentum", "MomentumOptimizer",
            "LarsMomentum", "LarsMomentumOptimizer", "Adagrad", "AdagradOptimizer", "DecayedAdagrad",
            "DecayedAdagradOptimizer", "RMSProp", "RMSPropOptimizer", "Adamax", "AdamaxOptimizer",
-           "Adadelta", "AdadeltaOptimizer", "Ftrl", "FtrlOptimizer", "Lamb", "LambOptimizer"]
+           "Adadelta", "AdadeltaOptimizer", "Ftrl", "FtrlOptimizer", "Lamb", "LambOptimizer",
+           "ExponentialMovingAverage", "ModelAverage"]
