@@ -88,11 +88,11 @@ SPECS = {
 _OUT_TO_IN = {"SquaredAccumOut": "SquaredAccumulator", "LinearAccumOut": "LinearAccumulator"}
 
 
-def reference(op, state, attrs, lr, steps=4):
+def reference(op, state, attrs, lr, steps=4, l2=0.0):
     w = W0.astype("float64")
     traj = []
     for _ in range(steps):
-        ins = {"Param": w, "Grad": grad_of(w), **state}
+        ins = {"Param": w, "Grad": grad_of(w) + l2 * w, **state}
         if lr is not None:
             ins["LearningRate"] = np.array([lr])
         out = REFS[op](**ins, **attrs)
@@ -147,3 +147,25 @@ def test_lamb_excludes_parameters_from_weight_decay():
 def test_bad_arguments_are_refused(make, match):
     with pytest.raises((ValueError, TypeError), match=match):
         make()
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_optimizer_applies_its_regularization(name):
+    make, op, state, attrs, lr = SPECS[name]
+    opt = make()
+    reg = fluid.regularizer.L2Decay(0.5)
+    opt.regularization = reg
+    got, _ = run_steps(opt, steps=2)
+    expected = reference(op, state(), attrs, lr, steps=2, l2=0.5)
+    for i, (g, e) in enumerate(zip(got, expected)):
+        np.testing.assert_allclose(g, e, rtol=2e-4, atol=2e-6, err_msg=f"{name}+L2Decay: step {i + 1}")
+
+
+def test_constructors_take_regularization():
+    reg = fluid.regularizer.L1Decay(0.1)
+    for make in [lambda: O.Momentum(0.1, 0.9, regularization=reg), lambda: O.Adagrad(0.1, regularization=reg),
+                 lambda: O.RMSProp(0.1, regularization=reg), lambda: O.Adamax(0.1, regularization=reg),
+                 lambda: O.Adadelta(0.1, regularization=reg), lambda: O.DecayedAdagrad(0.1, regularization=reg),
+                 lambda: O.Ftrl(0.1, regularization=reg), lambda: O.Lamb(0.1, regularization=reg),
+                 lambda: O.LarsMomentum(0.1, 0.9, regularization=reg)]:
+        assert make().regularization is reg
