@@ -31,7 +31,7 @@ LR_DECAY_COUNTER = "@LR_DECAY_COUNTER@"
 
 
 def autoincreased_step_counter(counter_name: str | None = None, begin: int = 1, step: int = 1) -> Variable:
-    """A persistable int64 counter that reads ``begin`` on the first run and grows by ``step`` per run."""
+    """A persistable int64 counter: starts at ``begin - 1``; each run first adds ``step`` (Fluid 1.8)."""
     helper = LayerHelper("global_step_counter")
     name = counter_name or "@STEP_COUNTER@"
     block = default_main_program().global_block()
