@@ -179,6 +179,12 @@ class Program:
         return p
 
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        """The program as text, block by block; ``with_details`` adds stop_gradient and lod_level."""
+        if not isinstance(throw_on_error, bool) or not isinstance(with_details, bool):
+            raise TypeError(
+                f"Program.to_string: throw_on_error and with_details must be bools, given "
+                f"{type(throw_on_error).__name__} and {type(with_details).__name__}"
+            )
         return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)
 
     def __str__(self) -> str:

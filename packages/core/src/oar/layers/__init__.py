@@ -12,3 +12,4 @@ from oar.layers.metric import *  # noqa: F401,F403
 from oar.layers.shape import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
+from oar.layers.debug import *  # noqa: F401,F403
