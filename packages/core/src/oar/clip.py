@@ -46,10 +46,11 @@ class GradientClipBase:
         raise NotImplementedError
 
 
-def _new_grad(grad: Any, tag: str, dense: bool = False) -> Any:
+def _new_grad(grad: Any, tag: str) -> Any:
+    """The clipped gradient: dense (a SelectedRows gradient is densified by the clip op's kernel)."""
     return grad.block.create_var(
         name=unique_name.generate(f"{grad.name}_{tag}"), shape=grad.shape, dtype=grad.dtype,
-        type=VarType.LOD_TENSOR if dense else grad.type, stop_gradient=True,
+        type=VarType.LOD_TENSOR, stop_gradient=True,
     )
 
 
@@ -146,7 +147,7 @@ class GradientClipByGlobalNorm(GradientClipBase):
         block.append_op("elementwise_div", {"X": [limit], "Y": [denom]}, {"Out": [scale]})
         scaled = {}
         for p, g in todo:
-            ng = _new_grad(g, "clip", dense=True)
+            ng = _new_grad(g, "clip")
             block.append_op("elementwise_mul", {"X": [g], "Y": [scale]}, {"Out": [ng]})
             scaled[p.name] = ng
         return [(p, scaled.get(p.name, g)) for p, g in params_grads]
