@@ -76,3 +76,8 @@ from oar.layers.embedding import embedding_v2 as embedding  # noqa: E402
 from oar.layers.embedding import one_hot_v2 as one_hot  # noqa: E402
 
 __all__ += ["embedding", "one_hot"]
+# fluid.nets (conv/pool blocks, glu, attention)
+from oar import nets  # noqa: E402
+
+sys.modules[f"{__name__}.nets"] = nets
+__all__ += ["nets"]

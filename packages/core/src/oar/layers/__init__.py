@@ -21,3 +21,10 @@ from oar.layers.search import *  # noqa: F401,F403
 from oar.layers.ranges import *  # noqa: F401,F403
 from oar.layers.clip_ops import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403
+from oar.layers.conv import *  # noqa: F401,F403
+from oar.layers.pooling import *  # noqa: F401,F403
+from oar.layers.norm import *  # noqa: F401,F403
+from oar.layers.dropout import *  # noqa: F401,F403
+from oar.layers.resize import *  # noqa: F401,F403
+from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
+from oar.layers.debug import *  # noqa: F401,F403
