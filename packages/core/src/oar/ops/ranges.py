@@ -1,9 +1,9 @@
-"""Ops that describe or generate index ranges: shape, range, linspace (``increment`` is in lr_counter)."""
+"""Ops that describe or generate index ranges: shape, range, linspace, increment."""
 
 from __future__ import annotations
 
 from oar.ops._infer import check_same_dtype, meta, numel
-from oar.registry import OpDef
+from oar.registry import Attr, OpDef
 
 
 def _one(ins, *slots) -> None:
@@ -26,6 +26,13 @@ def _infer_linspace(ins, attrs):
     return {"Out": meta([-1], dtype)}
 
 
+def _infer_increment(ins, attrs):
+    x = ins["X"]
+    if numel(x.shape) not in (1, -1):
+        raise ValueError(f"X must hold exactly one element, given shape {list(x.shape)}")
+    return {"Out": x}
+
+
 def register(registry) -> None:
     registry.register_op(OpDef("shape", ["Input"], ["Out"], {},
                                infer_shape=lambda ins, a: {"Out": meta([len(ins["Input"].shape)], "int32")}))
@@ -33,3 +40,5 @@ def register(registry) -> None:
                                kernel_dtype="Start"))
     registry.register_op(OpDef("linspace", ["Start", "Stop", "Num"], ["Out"], {}, infer_shape=_infer_linspace,
                                kernel_dtype="Start"))
+    registry.register_op(OpDef("increment", ["X"], ["Out"], {"step": Attr(float, 1.0)},
+                               infer_shape=_infer_increment))

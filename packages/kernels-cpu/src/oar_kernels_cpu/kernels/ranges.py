@@ -1,4 +1,4 @@
-"""numpy kernels for shape, range and linspace."""
+"""numpy kernels for shape, range, linspace and increment."""
 
 from __future__ import annotations
 
@@ -30,3 +30,9 @@ def linspace(inputs, attrs):
     if num < 1:
         raise ValueError(f"linspace: Num must be >= 1, given {num}")
     return {"Out": np.linspace(start, stop, num, dtype=np.asarray(inputs["Start"]).dtype)}
+
+
+@kernel("increment")
+def increment(inputs, attrs):
+    x = inputs["X"]
+    return {"Out": (x + attrs["step"]).astype(x.dtype, copy=False)}
