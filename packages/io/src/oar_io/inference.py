@@ -101,6 +101,26 @@ def read_model(dirname: str, model_filename: str | None = None) -> tuple:
     return fmt.loads(data, path)
 
 
+def _paddle_layout(dirname: str, model_filename: str | None, params_filename: str | None) -> tuple:
+    """Accept Paddle 2.x/3.x ``path_prefix`` (``prefix.pdmodel`` + ``prefix.pdiparams``) as well."""
+    if model_filename is not None or os.path.isfile(os.path.join(dirname, MODEL_FILENAME)):
+        return dirname, model_filename, params_filename
+    prefix = dirname
+    if os.path.isdir(dirname):
+        models = [e for e in os.listdir(dirname) if e.endswith(".pdmodel")]
+        if len(models) != 1:
+            return dirname, model_filename, params_filename
+        prefix = os.path.join(dirname, models[0][: -len(".pdmodel")])
+    elif prefix.endswith(".pdmodel"):
+        prefix = prefix[: -len(".pdmodel")]
+    if not os.path.isfile(prefix + ".pdmodel"):
+        return dirname, model_filename, params_filename
+    params = os.path.basename(prefix) + ".pdiparams"
+    parent = os.path.dirname(prefix) or "."
+    has_params = os.path.isfile(os.path.join(parent, params))
+    return parent, os.path.basename(prefix) + ".pdmodel", params_filename or (params if has_params else None)
+
+
 def load_inference_model(dirname: str, executor: Any, model_filename: str | None = None,
                          params_filename: str | None = None, pserver_endpoints: Any = None) -> list:
     """Load a model saved by ``save_inference_model`` (oar, Fluid 1.x or Paddle ``.pdmodel``).
@@ -110,6 +130,7 @@ def load_inference_model(dirname: str, executor: Any, model_filename: str | None
     """
     if dirname is None:
         raise ValueError("load_inference_model: dirname must be a directory path, given None")
+    dirname, model_filename, params_filename = _paddle_layout(dirname, model_filename, params_filename)
     program, feeds, fetches = read_model(dirname, model_filename)
     params = [v for v in program.list_vars() if static_io.is_persistable(v)]
     values = varstore.read_vars(dirname, params, params_filename)
