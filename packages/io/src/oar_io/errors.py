@@ -9,12 +9,12 @@ class CheckpointError(OarError, ValueError):
     """A saved file is damaged, of an unknown format, or does not fit the program."""
 
 
-class TruncatedFileError(CheckpointError):
-    """A file ends before the data its header announces."""
-
-
 class CorruptFileError(CheckpointError):
     """A checksum, magic number or header field does not verify."""
+
+
+class TruncatedFileError(CorruptFileError):
+    """A file ends before the data its header announces."""
 
 
 class MismatchError(CheckpointError):
