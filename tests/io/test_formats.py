@@ -81,12 +81,29 @@ def test_truncated_file(fresh, fmt):
             fluid.io.load_vars(None, "d", main, vars=vars_)
 
 
+def test_crc32_records_still_verify(monkeypatch):
+    """Files written without xxhash (CRC-32) load and verify anywhere."""
+    from oar_io import tensor_formats as tf
+
+    buf = io.BytesIO()
+    monkeypatch.setattr(tf, "_xxhash", None)
+    OarTensorFormat().write(buf, "v", np.arange(10.0), [])
+    monkeypatch.undo()
+    assert b'"checksum":["crc32"' in buf.getvalue()
+    data = bytearray(buf.getvalue())
+    buf.seek(0)
+    np.testing.assert_array_equal(OarTensorFormat().read(buf, "<mem>", "v")[0], np.arange(10.0))
+    data[-3] ^= 1
+    with pytest.raises(CorruptFileError, match="crc32 checksum"):
+        OarTensorFormat().read(io.BytesIO(bytes(data)), "<mem>", "v")
+
+
 def test_corrupted_data_fails_checksum(fresh):
     main, vars_ = _saved(fresh)
     with open("d/w", "r+b") as f:
         f.seek(os.path.getsize("d/w") - 100)
         f.write(b"\x13")
-    with pytest.raises(CorruptFileError, match=r"d/w.*variable 'w'.*CRC-32"):
+    with pytest.raises(CorruptFileError, match=r"d/w.*variable 'w'.*checksum"):
         fluid.io.load_vars(None, "d", main, vars=vars_)
 
 
