@@ -1,7 +1,7 @@
 """Save and load of a ~200 MB parameter set: oar-io against numpy.save / numpy.load.
 
 Ratios are throughput ratios measured in one run (oar / numpy; >= 0.8 is the
-target). Two comparisons: without fsync (OAR_IO_FSYNC=0, as numpy.save does
+target), best of ``--repeat`` runs each, oar and numpy alternating. Two comparisons: without fsync (OAR_IO_FSYNC=0, as numpy.save does
 not fsync) and with fsync on both sides (oar's default durability, numpy.save
 followed by os.fsync). Run: ``python benchmarks/bench_io_save_load.py``.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import tempfile
 import time
 
@@ -65,32 +64,35 @@ def main() -> None:
     root = tempfile.mkdtemp(dir=args.dir)
     print(f"{len(arrays)} arrays, {total:.0f} MiB, in {root}")
 
-    def timed(fn) -> float:
-        times = []
+    def paired(a, b) -> tuple:
+        """Best-of-N times of ``a`` and ``b``, run alternately so load from other processes hits both."""
+        ta, tb = [], []
         for _ in range(args.repeat):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-        return statistics.median(times)
+            for fn, acc in ((a, ta), (b, tb)):
+                t = time.perf_counter()
+                fn()
+                acc.append(time.perf_counter() - t)
+        return min(ta), min(tb)
 
     rows = []
+    np_dir = os.path.join(root, "np")
     try:
         with fluid.scope_guard(scope):
             for fsync in (False, True):
                 os.environ["OAR_IO_FSYNC"] = "1" if fsync else "0"
                 tag = "fsync" if fsync else "no fsync"
-                t_np_save = timed(lambda: _np_save(os.path.join(root, "np"), arrays, fsync))
-                t_np_load = timed(lambda: _np_load(os.path.join(root, "np"), arrays))
                 for fmt, filename in (("oar", None), ("oar", "all"), ("fluid", None), ("fluid", "all")):
                     d = os.path.join(root, f"{fmt}_{filename}")
-                    t_save = timed(lambda: fluid.io.save_vars(None, d, prog, vars=vars_, filename=filename,
-                                                              format=fmt))
 
-                    def load():
+                    def save(d=d, fmt=fmt, filename=filename):
+                        fluid.io.save_vars(None, d, prog, vars=vars_, filename=filename, format=fmt)
+
+                    def load(d=d, filename=filename):
                         with fluid.scope_guard(fluid.Scope()):
                             fluid.io.load_vars(None, d, prog, vars=vars_, filename=filename)
 
-                    t_load = timed(load)
+                    t_save, t_np_save = paired(save, lambda: _np_save(np_dir, arrays, fsync))
+                    t_load, t_np_load = paired(load, lambda: _np_load(np_dir, arrays))
                     layout = "combined" if filename else "per-var"
                     rows.append((f"{fmt:5s} {layout:8s} {tag:8s}", total / t_save, total / t_np_save,
                                  total / t_load, total / t_np_load))
