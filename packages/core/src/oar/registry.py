@@ -14,6 +14,7 @@ import attrs
 
 from oar.errors import AttrError, RegistryError
 
+
 class _Required:
     def __repr__(self) -> str:
         return "REQUIRED"

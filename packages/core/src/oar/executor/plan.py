@@ -61,6 +61,9 @@ class Plan:
                 last_use[n] = i
             steps.append(self._compile_op(op, opdef, reg))
         self.scope_inputs = tuple(scope_inputs)
+        # a fed array that an op writes (in place, like sgd's ParamOut) is copied first:
+        # feeding never changes the caller's array, as in Fluid
+        self.copy_feeds = tuple(n for n in feed_names if n in produced)
         persistable = {n for n, v in self._all_vars().items() if v.persistable}
         keep = set(fetch_names) | persistable
         frees: dict = {}
@@ -141,6 +144,8 @@ class Plan:
     # --- running ---------------------------------------------------------------------------------
     def run(self, feeds: dict, feed_lods: dict, scope: Any, return_numpy: bool) -> list:
         env = dict(feeds)
+        for name in self.copy_feeds:
+            env[name] = env[name].copy()
         lods = dict(feed_lods)
         for name in self.scope_inputs:
             sv = scope.find_var(name)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Iterator
-from typing import Any
 
 from oar.framework.block import Block
 from oar.framework.operator import Operator, OpRole
@@ -199,7 +198,7 @@ def _strip_training_ops(p: Program) -> None:
         keep = []
         for op in b.ops:
             role = int(op.attrs.get("op_role", 0))
-            if role & (OpRole.Backward | OpRole.Optimize) and not role & OpRole.Loss:
+            if role & (OpRole.Backward | OpRole.Optimize):  # incl. the loss-grad fill (Backward|Loss)
                 continue
             if "is_test" in op.attrs or ("is_test" in ops_reg.get(op.type).attrs if op.type in ops_reg else False):
                 op.attrs["is_test"] = True
