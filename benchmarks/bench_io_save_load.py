@@ -91,7 +91,7 @@ def main() -> None:
                         with fluid.scope_guard(fluid.Scope()):
                             fluid.io.load_vars(None, d, prog, vars=vars_, filename=filename)
 
-                    t_save, t_np_save = paired(save, lambda: _np_save(np_dir, arrays, fsync))
+                    t_save, t_np_save = paired(save, lambda fsync=fsync: _np_save(np_dir, arrays, fsync))
                     t_load, t_np_load = paired(load, lambda: _np_load(np_dir, arrays))
                     layout = "combined" if filename else "per-var"
                     rows.append((f"{fmt:5s} {layout:8s} {tag:8s}", total / t_save, total / t_np_save,

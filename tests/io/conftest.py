@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
-
-import importlib.util
 
 import pytest
 

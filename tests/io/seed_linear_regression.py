@@ -1,4 +1,5 @@
 # The seed guide's linear-regression sample (001, "运行线性回归模型"), import line changed only.
+# ruff: noqa  (kept exactly as the seed writes it)
 from oar import fluid
 import numpy as np
 #生成数据

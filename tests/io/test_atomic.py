@@ -40,7 +40,7 @@ print("v2", flush=True)
 
 def _expect_v1(tmp_path):
     main = fluid.Program()
-    vs = [main.global_block().create_var(name="w%02d" % i, shape=[1 << 18], dtype="float64", persistable=True)
+    vs = [main.global_block().create_var(name=f"w{i:02d}", shape=[1 << 18], dtype="float64", persistable=True)
           for i in range(24)]
     with fluid.scope_guard(fluid.Scope()):
         fluid.io.load_persistables(None, str(tmp_path / "ckpt"), main)

@@ -30,7 +30,7 @@ print(json.dumps(losses))
 
 
 def _run(mode, fmt, cwd):
-    r = run_py("import sys; sys.argv = ['x', %r, %r]\n" % (mode, fmt) + TRAIN, cwd)
+    r = run_py(f"import sys; sys.argv = ['x', {mode!r}, {fmt!r}]\n" + TRAIN, cwd)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
