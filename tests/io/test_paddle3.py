@@ -57,3 +57,35 @@ def test_paddle_pdmodel_and_vars_load_and_run(fresh, tmp_path):
     state = fluid.io.load_program_state("vars")
     assert sorted(state) == ["fc_0.b_0", "fc_0.w_0", "fc_1.b_0", "fc_1.w_0"]
     assert state["fc_0.w_0"].shape == (4, 6)
+
+
+READER = r'''
+import json, numpy as np, paddle
+paddle.enable_static()
+exe = paddle.static.Executor(paddle.CPUPlace())
+prog, feeds, fetches = paddle.static.load_inference_model("m/model", exe)
+xv = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
+json.dump({"feeds": feeds, "pred": exe.run(prog, feed={feeds[0]: xv}, fetch_list=fetches)[0].tolist()},
+          open("paddle_pred.json", "w"))
+'''
+
+
+def test_oar_model_runs_in_paddle(fresh, tmp_path):
+    """save_inference_model(format="fluid", program_format="fluid_program") -> Paddle's load_inference_model."""
+    main, startup = fresh
+    x = fluid.layers.data(name="x", shape=[4], dtype="float32")
+    y = fluid.layers.fc(fluid.layers.fc(x, size=5, act="relu"), size=2, act="softmax")
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    fluid.io.save_inference_model("m", ["x"], [y], exe, model_filename="model.pdmodel",
+                                  params_filename="model.pdiparams", format="fluid", program_format="fluid_program")
+    xv = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
+    want = exe.run(main, feed={"x": xv}, fetch_list=[y])[0]
+    env = dict(os.environ, FLAGS_enable_pir_api="0")
+    r = subprocess.run([PADDLE_PY, "-c", READER], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0:
+        pytest.fail(r.stderr[-3000:])
+    got = json.load(open(tmp_path / "paddle_pred.json"))
+    assert got["feeds"] == ["x"]
+    np.testing.assert_allclose(np.asarray(got["pred"]), want, rtol=1e-5, atol=1e-6)
