@@ -103,3 +103,33 @@ def test_failed_save_leaves_previous_checkpoint_and_no_debris(fresh, monkeypatch
         fluid.io.load_persistables(None, "ck", main)
         for i, v in enumerate(vs):
             assert np.array(fluid.global_scope().find_var(v.name).get_tensor())[0] == i
+
+
+def test_debris_of_dead_saves_is_cleaned(fresh):
+    main, _ = fresh
+    v = main.global_block().create_var(name="v", shape=[2], dtype="float32", persistable=True)
+    fluid.global_scope().var("v").get_tensor().set(np.ones(2, "float32"), None)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    os.makedirs(f".ck.{dead}-abc.oar-staging")
+    open(f".m.pdopt.{dead}-x.oar-tmp", "wb").close()
+    live = f".ck.{os.getpid()}-zzz.oar-staging"  # a save in progress in a live process is left alone
+    os.makedirs(live)
+    fluid.io.save_persistables(None, "ck", main)
+    fluid.save_dygraph({"v": np.ones(2)}, "m")
+    assert sorted(os.listdir(".")) == sorted([live, "ck", "m.pdopt"])
+
+
+def test_interrupted_fallback_swap_is_recovered(fresh):
+    """If a save died between the two renames of the fallback swap, the next save restores the old copy."""
+    main, _ = fresh
+    v = main.global_block().create_var(name="v", shape=[2], dtype="float32", persistable=True)
+    fluid.global_scope().var("v").get_tensor().set(np.ones(2, "float32"), None)
+    fluid.io.save_persistables(None, "ck", main)
+    os.rename("ck", "ck.oar-old")
+    with pytest.raises(ValueError, match="ck.oar-old"):
+        fluid.io.load_persistables(None, "ck", main)
+    w = main.global_block().create_var(name="w", shape=[1], dtype="float32", persistable=True)
+    fluid.global_scope().var("w").get_tensor().set(np.ones(1, "float32"), None)
+    fluid.io.save_vars(None, "ck", main, vars=[w])
+    assert sorted(os.listdir("ck")) == ["v", "w"]

@@ -25,6 +25,37 @@ _AT_FDCWD = -100
 _BUFFER = 1 << 20  # small headers are batched; large data writes go straight through
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_debris(directory: str, base: str) -> None:
+    """Remove staging dirs / temp files of ``base`` left by saves whose process has died."""
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    prefix = f".{base}."
+    for entry in entries:
+        if not entry.startswith(prefix) or not entry.endswith((".oar-staging", ".oar-tmp")):
+            continue
+        pid = entry[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or _pid_alive(int(pid)):
+            continue
+        path = os.path.join(directory, entry)
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
 def fsync_enabled() -> bool:
     return os.environ.get("OAR_IO_FSYNC", "1") not in ("0", "false", "no")
 
@@ -49,7 +80,9 @@ def atomic_file(path: str) -> Iterator[IO[bytes]]:
     """Open a temporary file next to ``path``; on success it replaces ``path`` atomically."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".oar-tmp", dir=directory)
+    base = os.path.basename(path)
+    clean_debris(directory, base)
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.{os.getpid()}-", suffix=".oar-tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb", buffering=_BUFFER) as f:
             yield f
@@ -113,7 +146,14 @@ class DirTransaction:
         os.makedirs(parent, exist_ok=True)
         self._per_file = os.path.isdir(self.dirname) and _unsafe_to_swap(self.dirname)
         base = os.path.basename(self.dirname)
-        self.staging = tempfile.mkdtemp(prefix=f".{base}.", suffix=".oar-staging", dir=parent)
+        clean_debris(parent, base)
+        old = self.dirname + ".oar-old"
+        if os.path.isdir(old):  # a save died between its two renames: the old copy is the checkpoint
+            if os.path.exists(self.dirname):
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.rename(old, self.dirname)
+        self.staging = tempfile.mkdtemp(prefix=f".{base}.{os.getpid()}-", suffix=".oar-staging", dir=parent)
         self._written: list = []
 
     def path(self, relname: str) -> str:

@@ -85,6 +85,9 @@ def _missing(dirname: str, path: str, name: str) -> MissingVariableError:
     hint = ""
     if not os.path.isdir(dirname):
         hint = f" (the directory '{dirname}' does not exist)"
+        if os.path.isdir(dirname.rstrip(os.sep) + ".oar-old"):
+            hint += (f"; an interrupted save left the previous checkpoint in '{dirname.rstrip(os.sep)}.oar-old' "
+                     f"(the next save to '{dirname}' restores it, or rename it back)")
     return MissingVariableError(f"no saved value for variable '{name}': file '{path}' not found{hint}")
 
 
