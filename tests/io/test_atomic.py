@@ -107,7 +107,7 @@ def test_failed_save_leaves_previous_checkpoint_and_no_debris(fresh, monkeypatch
 
 def test_debris_of_dead_saves_is_cleaned(fresh):
     main, _ = fresh
-    v = main.global_block().create_var(name="v", shape=[2], dtype="float32", persistable=True)
+    main.global_block().create_var(name="v", shape=[2], dtype="float32", persistable=True)
     fluid.global_scope().var("v").get_tensor().set(np.ones(2, "float32"), None)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()
@@ -123,7 +123,7 @@ def test_debris_of_dead_saves_is_cleaned(fresh):
 def test_interrupted_fallback_swap_is_recovered(fresh):
     """If a save died between the two renames of the fallback swap, the next save restores the old copy."""
     main, _ = fresh
-    v = main.global_block().create_var(name="v", shape=[2], dtype="float32", persistable=True)
+    main.global_block().create_var(name="v", shape=[2], dtype="float32", persistable=True)
     fluid.global_scope().var("v").get_tensor().set(np.ones(2, "float32"), None)
     fluid.io.save_persistables(None, "ck", main)
     os.rename("ck", "ck.oar-old")
