@@ -34,6 +34,15 @@ def test_save_params_load_params_round_trip(fresh):
     np.testing.assert_array_equal(out, exe.run(main.clone(for_test=True), feed=batch(0), fetch_list=[pred])[0])
 
 
+def test_program_var_helpers(fresh):
+    main, _ = fresh
+    build_mlp(optimizer="adam")
+    assert [p.name for p in fluid.io.get_program_parameter(main)] == ["fc_0.w_0", "fc_0.b_0", "fc_1.w_0", "fc_1.b_0"]
+    persist = {v.name for v in fluid.io.get_program_persistable_vars(main)}
+    assert "fc_0.w_0_moment1_0" in persist and "x" not in persist
+    assert fluid.io.is_parameter(main.global_block().var("fc_0.w_0"))
+
+
 def test_combined_file_and_fluid_format(fresh):
     main, startup = fresh
     build_mlp(optimizer="adam")

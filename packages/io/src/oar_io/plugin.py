@@ -30,6 +30,8 @@ def oar_fluid_api() -> dict:
         "io.load_persistables": static_io.load_persistables,
         "io.is_parameter": static_io.is_parameter,
         "io.is_persistable": static_io.is_persistable,
+        "io.get_program_parameter": static_io.get_program_parameter,
+        "io.get_program_persistable_vars": static_io.get_program_persistable_vars,
         "io.save_inference_model": inference.save_inference_model,
         "io.load_inference_model": inference.load_inference_model,
         "io.save": program_state.save,

@@ -46,6 +46,16 @@ def is_persistable(var: Any) -> bool:
     return bool(var.persistable) and var.type not in _NOT_SAVED_TYPES
 
 
+def get_program_parameter(program: Any) -> list:
+    """The program's parameters (Fluid's ``io.get_program_parameter``)."""
+    return [v for v in program.list_vars() if is_parameter(v)]
+
+
+def get_program_persistable_vars(program: Any) -> list:
+    """The program's persistable variables (Fluid's ``io.get_program_persistable_vars``)."""
+    return [v for v in program.list_vars() if is_persistable(v)]
+
+
 def _select(program: Any, vars: Any, predicate: Callable | None, fn: str) -> list:
     if vars is not None:
         if not isinstance(vars, (list, tuple)):
