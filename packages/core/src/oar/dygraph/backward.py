@@ -37,7 +37,7 @@ def _collect(loss: Any) -> list:
             for v in vs:
                 if v._node is not None and not v.stop_gradient:
                     stack.append(v._node)
-    return sorted(seen.values(), key=lambda n: -n.seq)
+    return list(seen.values())
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -73,13 +73,30 @@ def _check_loss(loss: Any) -> None:
 def run_backward(tracer: Any, loss: Any, retain_graph: bool = False) -> None:
     """Fill ``.gradient()`` of everything ``loss`` depends on that does not stop gradients."""
     _check_loss(loss)
-    nodes = _collect(loss)
-    value = np.asarray(loss._value)
-    grads: dict = {id(loss): [loss, np.ones_like(value)]}
-    for node in nodes:
+    accumulate(sweep(tracer, [(loss, np.ones_like(np.asarray(loss._value)))], retain_graph))
+
+
+def sweep(tracer: Any, roots: list, retain_graph: bool = False) -> dict:
+    """Gradients of ``sum(root * seed)`` over ``roots = [(var, seed array)]``: ``{id: [var, grad]}``."""
+    grads: dict = {}
+    nodes: dict = {}
+    for var, seed in roots:
+        entry = grads.get(id(var))
+        if entry is None:
+            grads[id(var)] = [var, seed]
+        else:
+            entry[1] = _add(entry[1], seed)
+        for n in _collect(var):
+            nodes[id(n)] = n
+    for node in sorted(nodes.values(), key=lambda n: -n.seq):
         _node_backward(tracer, node, grads)
         if not retain_graph:
             _release(node)
+    return grads
+
+
+def accumulate(grads: dict) -> None:
+    """Add swept gradients onto the variables' ``.gradient()`` (parameters accumulate until cleared)."""
     for var, g in grads.values():
         if var.stop_gradient or g is None:
             continue
