@@ -154,7 +154,7 @@ class NoamDecay(LearningRateDecay):
 
 class LinearLrWarmup(LearningRateDecay):
     """Linear ramp from ``start_lr`` to ``end_lr`` over ``warmup_steps``, then ``learning_rate``
-    (a float or another schedule, which then advances)."""
+    (a float or another schedule, which advances on every step, warm-up included, as in Fluid)."""
 
     def __init__(self, learning_rate: Any, warmup_steps: int, start_lr: float, end_lr: float, begin: int = 1,
                  step: int = 1, dtype: str = "float32") -> None:
@@ -169,11 +169,10 @@ class LinearLrWarmup(LearningRateDecay):
         self.lr_ratio_before_warmup = (self.end_lr - self.start_lr) / warmup_steps
 
     def step(self) -> float:
+        base = self.learning_rate() if isinstance(self.learning_rate, LearningRateDecay) else self.learning_rate
         if self.step_num < self.warmup_steps:
             return self.lr_ratio_before_warmup * self.step_num + self.start_lr
-        if isinstance(self.learning_rate, LearningRateDecay):
-            return self.learning_rate()
-        return float(self.learning_rate)
+        return float(base)
 
     def state_dict(self) -> dict:
         d = super().state_dict()
