@@ -214,6 +214,7 @@ def check_activation(layer: str, act: Any) -> None:
 
 def _is_activation(d: Any) -> bool:
     return (d.input_names == ("X",) and d.output_names == ("Out",) and d.grad is not None
+            and not d.inputs[0].duplicable
             and not d.type.endswith("_grad") and d.type not in ("cast", "scale", "mean", "reshape2", "assign"))
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from oar.errors import FeedError, FetchError, describe_var
+from oar.errors import FeedError, FetchError, describe_var, where
+from oar.framework.callsite import user_callsite
 from oar.executor.plan import Plan
 from oar.framework.program import Program, default_main_program
 from oar.lod_tensor import LoDTensor
@@ -73,9 +74,11 @@ class Executor:
             feed = feed[0]
         if not isinstance(feed, Mapping):
             raise TypeError(f"Executor.run: feed must be a dict of name -> array, given {type(feed).__name__}")
-        fetch_names = _fetch_names(fetch_list, program)
-        block = program.global_block()
-        arrays, lods = _convert_feeds(feed, block, self)
+        try:
+            fetch_names = _fetch_names(fetch_list, program)
+            arrays, lods = _convert_feeds(feed, program.global_block(), self)
+        except (FeedError, FetchError) as exc:
+            raise type(exc)(f"{exc}{where(user_callsite())}") from None
         plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
         for reader in program._readers:
             reader._before_run(arrays, lods)
