@@ -189,7 +189,7 @@ def _run_grad_op(tracer: Any, desc: Any, env: dict) -> None:
         if not names:
             continue
         values[slot] = [env[n] for n in names] if dup else env[names[0]]
-    attrs = info.opdef.complete_attrs(desc.attrs)
+    attrs = info.complete(dict(desc.attrs))
     wanted = frozenset(s for s, ns in desc.outputs.items() if any(n != EMPTY_VAR for n in ns))
     res = tracer._call(info, values, attrs, wanted)
     for slot, dup in info.out_slots:

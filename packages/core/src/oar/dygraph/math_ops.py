@@ -16,7 +16,8 @@ from oar.framework.mode import _dygraph_tracer
 
 _SCALARS = (int, float, np.integer, np.floating)
 _COMPARE = frozenset(("less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal"))
-_ELEMENTWISE_ATTRS = {"axis": -1}
+_ELEMENTWISE_ATTRS = {"axis": -1}  # never mutated: the tracer completes attrs into a new dict
+_NO_ATTRS: dict = {}
 
 
 def scale(x: VarBase, factor: float, bias: float = 0.0) -> VarBase:
@@ -52,6 +53,6 @@ def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
 
         return matmul(a, b)
     out = VarBase(None)
-    attrs = {} if op_type in _COMPARE else dict(_ELEMENTWISE_ATTRS)
+    attrs = _NO_ATTRS if op_type in _COMPARE else _ELEMENTWISE_ATTRS
     tracer.trace_op(op_type, {"X": [a], "Y": [b]}, {"Out": [out]}, attrs)
     return out

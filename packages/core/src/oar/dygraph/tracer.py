@@ -36,9 +36,9 @@ class _Node:
 
 
 class _OpInfo:
-    """What the tracer resolves once per op type: definition, slots, grad maker."""
+    """What the tracer resolves once per op type: definition, slots, grad maker, kernels, attrs."""
 
-    __slots__ = ("opdef", "in_slots", "out_slots", "kernel_dtype", "maker", "kernels", "attr_names")
+    __slots__ = ("opdef", "in_slots", "out_slots", "kernel_dtype", "maker", "kernels", "attr_cache")
 
     def __init__(self, opdef: Any) -> None:
         self.opdef = opdef
@@ -47,7 +47,21 @@ class _OpInfo:
         self.kernel_dtype = opdef.kernel_dtype
         self.maker = opdef.grad
         self.kernels: dict = {}
-        self.attr_names = frozenset(opdef.attrs)
+        self.attr_cache: dict = {}
+
+    def complete(self, attrs: dict) -> dict:
+        """Defaults filled in and checked, cached per distinct hashable attrs (treat the result as frozen)."""
+        try:
+            key = tuple(attrs.items())
+            hash(key)
+        except TypeError:
+            return self.opdef.complete_attrs(attrs)
+        done = self.attr_cache.get(key)
+        if done is None:
+            done = self.opdef.complete_attrs(attrs)
+            if len(self.attr_cache) < 256:
+                self.attr_cache[key] = done
+        return done
 
 
 class Tracer:
@@ -101,14 +115,15 @@ class Tracer:
             info = self._infos[op_type] = _OpInfo(self._reg.ops.get(op_type))
         return info
 
-    def _kernel(self, info: _OpInfo, dtype: str | None) -> Any:
+    def _kernel(self, info: _OpInfo, dtype: Any) -> Any:
         entry = info.kernels.get(dtype)
         if entry is None:
-            entry = self._reg.kernels.lookup(info.opdef.type, self.device, dtype)
+            name = None if dtype is None else (dtype if isinstance(dtype, str) else np.dtype(dtype).name)
+            entry = self._reg.kernels.lookup(info.opdef.type, self.device, name)
             if entry is None:
                 have = sorted(self._reg.kernels.devices_for(info.opdef.type))
                 raise KernelNotFoundError(
-                    f"op '{info.opdef.type}' has no kernel for device '{self.device}' and dtype {dtype} "
+                    f"op '{info.opdef.type}' has no kernel for device '{self.device}' and dtype {name} "
                     f"(kernels exist for devices: {have or 'none'}); install a plugin that provides it, "
                     f"e.g. `pip install oar-kernels-{self.device}`"
                 )
@@ -116,7 +131,8 @@ class Tracer:
         return entry
 
     @staticmethod
-    def _dtype_of(info: _OpInfo, values: dict, attrs: dict) -> str | None:
+    def _dtype_of(info: _OpInfo, values: dict, attrs: dict) -> Any:
+        """The dtype that selects the kernel (a numpy dtype or a name), as the static Plan picks it."""
         kd = info.kernel_dtype
         if kd is not None and kd.startswith("attr:"):
             return attrs.get(kd[5:])
@@ -125,63 +141,87 @@ class Tracer:
             v = values.get(slot)
             if v is None:
                 continue
-            if isinstance(v, list):
+            if v.__class__ is list:
                 if not v:
                     continue
                 v = v[0]
+            if v.__class__ is np.ndarray:
+                return v.dtype
             if isinstance(v, SelectedRows):
-                return np.asarray(v.value()).dtype.name
+                return np.asarray(v.value()).dtype
             dt = getattr(v, "dtype", None)
             if dt is not None:
-                return dt.name if hasattr(dt, "name") else str(dt)
+                return dt
         d = attrs.get("dtype")
         return d if isinstance(d, str) else "float32"
 
-    def _call(self, info: _OpInfo, values: dict, attrs: dict, wanted: frozenset) -> dict:
+    def _call(self, info: _OpInfo, values: dict, attrs: dict, wanted: Any) -> dict:
         entry = self._kernel(info, self._dtype_of(info, values, attrs))
         if not entry.lod or not entry.selected_rows:
             for slot, v in values.items():
-                if type(v) is np.ndarray:
-                    continue
-                values[slot] = _adapt(v, entry)
+                if v.__class__ is not np.ndarray:
+                    values[slot] = _adapt(v, entry)
         try:
             if entry.wants_outputs:
-                return entry.kernel(values, attrs, wanted)
+                return entry.kernel(values, attrs, wanted if wanted.__class__ is frozenset
+                                    else frozenset(s for s, vs in wanted.items() if vs))
             return entry.kernel(values, attrs)
         except OarError:
             raise
         except Exception as exc:
-            shapes = ", ".join(f"{s}={list(np.shape(_plain(v)))}" for s, v in values.items()
-                               if not isinstance(v, list))
-            raise OpRuntimeError(
-                f"op '{info.opdef.type}' failed in dygraph mode: {type(exc).__name__}: {exc}; inputs: {shapes}"
-            ) from exc
+            raise _failure(info, values, exc) from exc
 
     def trace_op(self, type: str, inputs: dict, outputs: dict, attrs: dict, stop_gradient: bool = False) -> None:
         """Run ``type`` now on the inputs' values; record a tape node if a gradient may be needed."""
-        info = self._infos.get(type) or self._info(type)
-        attrs = info.opdef.complete_attrs(attrs)
+        info = self._infos.get(type)
+        if info is None:
+            info = self._info(type)
+        attrs = info.complete(attrs)
         values: dict = {}
         needs_grad = False
+        first = None
+        plain = True  # every input a bare ndarray: the fast kernel path applies
         for slot, dup in info.in_slots:
             vs = inputs.get(slot)
             if not vs:
                 continue
-            if not isinstance(vs, (list, tuple)):
-                vs = inputs[slot] = [vs]
-            for v in vs:
+            if vs.__class__ is not list:
+                vs = inputs[slot] = list(vs) if isinstance(vs, tuple) else [vs]
+            if dup:
+                values[slot] = [v._value for v in vs]
+                plain = False
+                for v in vs:
+                    if not v.stop_gradient:
+                        needs_grad = True
+            else:
+                v = vs[0]
+                x = values[slot] = v._value
+                if x.__class__ is not np.ndarray:
+                    plain = False
+                elif first is None:
+                    first = x
                 if not v.stop_gradient:
                     needs_grad = True
-            values[slot] = [v._value for v in vs] if dup else vs[0]._value
-        wanted = frozenset(s for s, _ in info.out_slots if outputs.get(s))
-        res = self._call(info, values, attrs, wanted)
+        if plain and first is not None and info.kernel_dtype is None:
+            entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
+            try:
+                if entry.wants_outputs:
+                    res = entry.kernel(values, attrs, frozenset(s for s, vs in outputs.items() if vs))
+                else:
+                    res = entry.kernel(values, attrs)
+            except OarError:
+                raise
+            except Exception as exc:
+                raise _failure(info, values, exc) from exc
+        else:
+            res = self._call(info, values, attrs, outputs)
         record = needs_grad and self._has_grad and info.maker is not None and not stop_gradient
         for slot, dup in info.out_slots:
             vs = outputs.get(slot)
             if not vs:
                 continue
-            if not isinstance(vs, (list, tuple)):
-                vs = outputs[slot] = [vs]
+            if vs.__class__ is not list:
+                vs = outputs[slot] = list(vs) if isinstance(vs, tuple) else [vs]
             r = res.get(slot)
             if dup:
                 for v, x in zip(vs, r or ()):
@@ -215,6 +255,13 @@ class Tracer:
         from oar.dygraph.backward import run_backward
 
         run_backward(self, loss, retain_graph)
+
+
+def _failure(info: _OpInfo, values: dict, exc: Exception) -> OpRuntimeError:
+    shapes = ", ".join(f"{s}={list(np.shape(_plain(v)))}" for s, v in values.items() if not isinstance(v, list))
+    return OpRuntimeError(
+        f"op '{info.opdef.type}' failed in dygraph mode: {type(exc).__name__}: {exc}; inputs: {shapes}"
+    )
 
 
 def _plain(v: Any) -> Any:

@@ -197,9 +197,7 @@ class VarBase:
 
     # --- operators ------------------------------------------------------------------------------
     def _binary(self, other: Any, op: str, reverse: bool = False) -> Any:
-        from oar.dygraph.math_ops import binary
-
-        return binary(self, other, op, reverse)
+        return _math_ops.binary(self, other, op, reverse)
 
     def __add__(self, o):
         return self._binary(o, "elementwise_add")
@@ -282,3 +280,6 @@ class ParamBase(VarBase):
         return "Parameter " + super().__str__()
 
     __repr__ = __str__
+
+
+from oar.dygraph import math_ops as _math_ops  # noqa: E402  (operators need VarBase defined first)
