@@ -18,13 +18,13 @@ _SCALARS = (int, float, np.integer, np.floating)
 _COMPARE = frozenset(("less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal"))
 _ELEMENTWISE_ATTRS = {"axis": -1}  # never mutated: the tracer completes attrs into a new dict
 _NO_ATTRS: dict = {}
+_completed: dict = {}  # op type -> its completed attrs for the operator path
 
 
 def scale(x: VarBase, factor: float, bias: float = 0.0) -> VarBase:
-    out = VarBase(None)
-    _dygraph_tracer().trace_op("scale", {"X": [x]}, {"Out": [out]},
-                               {"scale": float(factor), "bias": float(bias), "bias_after_scale": True})
-    return out
+    tracer = _dygraph_tracer()
+    attrs = tracer.complete_attrs("scale", {"scale": float(factor), "bias": float(bias), "bias_after_scale": True})
+    return tracer.trace_simple("scale", {"X": x}, attrs)
 
 
 def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
@@ -52,7 +52,8 @@ def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
         from oar.layers.math import matmul
 
         return matmul(a, b)
-    out = VarBase(None)
-    attrs = _NO_ATTRS if op_type in _COMPARE else _ELEMENTWISE_ATTRS
-    tracer.trace_op(op_type, {"X": [a], "Y": [b]}, {"Out": [out]}, attrs)
-    return out
+    attrs = _completed.get(op_type)
+    if attrs is None:
+        attrs = _completed[op_type] = tracer.complete_attrs(
+            op_type, _NO_ATTRS if op_type in _COMPARE else _ELEMENTWISE_ATTRS)
+    return tracer.trace_simple(op_type, {"X": a, "Y": b}, attrs)

@@ -20,6 +20,7 @@ from oar.errors import KernelNotFoundError, OarError, OpRuntimeError
 from oar.lod_tensor import LoDTensor, SelectedRows
 
 _FLOATS = frozenset(("float16", "float32", "float64"))
+_OUT = frozenset(("Out",))
 
 
 class _Node:
@@ -240,6 +241,44 @@ class Tracer:
                 for v in vs:
                     if not v.persistable:
                         v._node = node
+
+    def trace_simple(self, type: str, ins: dict, attrs: dict) -> VarBase:
+        """The operator fast path: single-variable input slots, one ``Out``, attrs already complete.
+
+        Same kernel, same tape node as :meth:`trace_op`, minus the generic slot handling.
+        """
+        info = self._infos.get(type)
+        if info is None:
+            info = self._info(type)
+        values = {}
+        needs_grad = False
+        first = None
+        for slot, v in ins.items():
+            x = values[slot] = v._value
+            if x.__class__ is not np.ndarray:
+                out = VarBase(None)
+                self.trace_op(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs)
+                return out
+            if first is None:
+                first = x
+            if not v.stop_gradient:
+                needs_grad = True
+        entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
+        try:
+            res = entry.kernel(values, attrs, _OUT) if entry.wants_outputs else entry.kernel(values, attrs)
+        except OarError:
+            raise
+        except Exception as exc:
+            raise _failure(info, values, exc) from exc
+        out = VarBase(res["Out"])
+        if needs_grad and self._has_grad and info.maker is not None:
+            out.stop_gradient = False
+            out._node = _Node(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs, next(self._seq))
+        return out
+
+    def complete_attrs(self, type: str, attrs: dict) -> dict:
+        info = self._infos.get(type) or self._info(type)
+        return info.complete(attrs)
 
     def run_op(self, type: str, inputs: dict, outputs: dict, attrs: dict | None = None) -> None:
         """Run an op eagerly without recording it (optimizer updates, initialisers)."""
