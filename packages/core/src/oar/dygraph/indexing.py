@@ -8,12 +8,16 @@ registered ``slice`` op is used (the same op static ``x[...]`` lowers to).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from oar.dygraph.varbase import VarBase, _host
 from oar.framework.mode import _dygraph_tracer
+
+
+_warned = False
 
 
 def _normalise(item: Any) -> tuple:
@@ -48,10 +52,14 @@ def _slice_op(tracer: Any, x: VarBase, item: tuple, shape: tuple) -> VarBase:
     from oar.plugins import registries
 
     if "slice" not in registries().ops or any(it is Ellipsis for it in item):
-        raise NotImplementedError(
-            f"indexing variable '{x.name}' with a gradient needs the 'slice' op; wrap the read in "
-            f"fluid.dygraph.no_grad() or use .detach() / .numpy() to read values"
-        )
+        global _warned
+        if not _warned:
+            _warned = True
+            warnings.warn(
+                f"indexing '{x.name}': the 'slice' op is not installed, so the result is a detached copy and "
+                f"no gradient flows through indexing (install the nn ops for differentiable indexing)",
+                stacklevel=3)
+        return VarBase(np.array(_host(x._value)[item]), stop_gradient=True)
     axes, starts, ends, decrease = [], [], [], []
     for axis, it in enumerate(item):
         if isinstance(it, int):

@@ -23,7 +23,7 @@ __all__ = ["Layer"]
 
 def _camel_to_snake(name: str) -> str:
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()  # Conv2D -> conv2d, BatchNorm -> batch_norm
 
 
 class Layer:
