@@ -144,3 +144,20 @@ def test_minimize_without_parameter_list_is_an_error():
         loss.backward()
         with pytest.raises(ValueError, match="parameter_list"):
             opt.minimize(loss)
+
+
+def test_traced_layer_runs_statically_with_equal_results():
+    imgs, _ = synthetic_mnist(6, seed=9)
+    with fluid.dygraph.guard():
+        model = MLP()
+        x = fluid.dygraph.to_variable(imgs)
+        out, traced = fluid.dygraph.TracedLayer.trace(model, inputs=[x])
+        assert [op.type for op in traced.program.global_block().ops][:2] == ["reshape2", "matmul"]
+        static_out = traced([imgs])[0]
+        np.testing.assert_allclose(static_out, out.numpy(), rtol=1e-6, atol=1e-7)
+        # parameters stay shared: after an update the traced program sees the new values
+        opt = fluid.optimizer.SGDOptimizer(learning_rate=0.5, parameter_list=model.parameters())
+        loss = fluid.layers.mean(model(x))
+        loss.backward()
+        opt.minimize(loss)
+        np.testing.assert_allclose(traced([imgs])[0], model(x).numpy(), rtol=1e-6, atol=1e-7)

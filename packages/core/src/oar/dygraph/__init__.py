@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from oar._facade import module_getattr
-from oar.dygraph import base, container, layers, learning_rate_scheduler, nn
+from oar.dygraph import base, container, jit, layers, learning_rate_scheduler, nn
 from oar.dygraph.base import (
     disable_dygraph,
     disable_imperative,
@@ -27,6 +27,7 @@ from oar.dygraph.base import (
     to_variable,
 )
 from oar.dygraph.container import LayerList, ParameterList, Sequential
+from oar.dygraph.jit import TracedLayer
 from oar.dygraph.layers import Layer
 from oar.dygraph.learning_rate_scheduler import (
     CosineDecay,
@@ -57,7 +58,7 @@ from oar.dygraph.varbase import ParamBase, VarBase
 
 # `import oar.fluid.dygraph.nn` and friends resolve to these modules
 for _name, _mod in {"": sys.modules[__name__], ".nn": nn, ".base": base, ".layers": layers,
-                    ".container": container, ".learning_rate_scheduler": learning_rate_scheduler}.items():
+                    ".container": container, ".learning_rate_scheduler": learning_rate_scheduler, ".jit": jit}.items():
     sys.modules[f"oar.fluid.dygraph{_name}"] = _mod
 
 __getattr__ = module_getattr("dygraph.")
@@ -67,5 +68,5 @@ __all__ = ["guard", "to_variable", "no_grad", "enable_dygraph", "disable_dygraph
            "Linear", "Conv2D", "Conv2DTranspose", "Pool2D", "BatchNorm", "LayerNorm", "Embedding", "Dropout",
            "GRUUnit", "PRelu", "LearningRateDecay", "PiecewiseDecay", "NaturalExpDecay", "ExponentialDecay",
            "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "NoamDecay", "LinearLrWarmup",
-           "ReduceLROnPlateau", "Tracer", "VarBase", "ParamBase", "nn", "base", "layers", "container",
+           "ReduceLROnPlateau", "TracedLayer", "Tracer", "VarBase", "ParamBase", "nn", "base", "layers", "container",
            "learning_rate_scheduler"]

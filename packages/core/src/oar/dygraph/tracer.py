@@ -78,6 +78,7 @@ class Tracer:
         self._seq = itertools.count()
         self._has_grad = True
         self._train_mode = True
+        self._recorder: list | None = None  # TracedLayer: every op traced, in order
         from oar.dygraph.eager_block import EagerBlock
 
         self.eager_block = EagerBlock(self)
@@ -241,6 +242,8 @@ class Tracer:
                 for v in vs:
                     if not v.persistable:
                         v._node = node
+        if self._recorder is not None:
+            self._recorder.append((type, inputs, outputs, attrs))
 
     def trace_simple(self, type: str, ins: dict, attrs: dict) -> VarBase:
         """The operator fast path: single-variable input slots, one ``Out``, attrs already complete.
@@ -271,6 +274,8 @@ class Tracer:
         except Exception as exc:
             raise _failure(info, values, exc) from exc
         out = VarBase(res["Out"])
+        if self._recorder is not None:
+            self._recorder.append((type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs))
         if needs_grad and self._has_grad and info.maker is not None:
             out.stop_gradient = False
             out._node = _Node(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs, next(self._seq))
