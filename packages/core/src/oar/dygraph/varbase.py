@@ -72,9 +72,11 @@ class VarBase:
         v = self._value
         if v is None:
             return []
+        if v.__class__ is np.ndarray:
+            return list(v.shape)
         if isinstance(v, SelectedRows):
-            return [v.height()] + list(v.value().shape[1:])
-        return list(v.shape)
+            return [v.height()] + list(np.shape(v.value())[1:])
+        return list(_host(v).shape)
 
     @property
     def dtype(self) -> str:
@@ -83,7 +85,7 @@ class VarBase:
             return convert_dtype(self._dtype) if self._dtype is not None else "float32"
         if isinstance(v, SelectedRows):
             return np.asarray(v.value()).dtype.name
-        return v.dtype.name
+        return _host(v).dtype.name
 
     @property
     def type(self) -> str:
@@ -263,7 +265,7 @@ class VarBase:
 class ParamBase(VarBase):
     """An eager parameter: persistable, trainable, with the ParamAttr's extras."""
 
-    __slots__ = ("trainable", "optimize_attr", "regularizer", "gradient_clip_attr", "do_model_average",
+    __slots__ = ("_trainable", "optimize_attr", "regularizer", "gradient_clip_attr", "do_model_average",
                  "is_distributed")
 
     def __init__(self, value: Any, name: str, trainable: bool = True, optimize_attr: dict | None = None,
@@ -275,6 +277,16 @@ class ParamBase(VarBase):
         self.gradient_clip_attr = gradient_clip_attr
         self.do_model_average = do_model_average
         self.is_distributed = False
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        """A frozen parameter stops gradients too (as in Fluid)."""
+        self._trainable = bool(value)
+        self.stop_gradient = not value
 
     def __str__(self) -> str:
         return "Parameter " + super().__str__()
