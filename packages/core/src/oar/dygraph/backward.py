@@ -189,7 +189,8 @@ def _run_grad_op(tracer: Any, desc: Any, env: dict) -> None:
         if not names:
             continue
         values[slot] = [env[n] for n in names] if dup else env[names[0]]
-    attrs = info.complete(dict(desc.attrs))
+    # kernels may keep private state in their attrs ('@...'); it is not the grad op's business
+    attrs = info.complete({k: v for k, v in desc.attrs.items() if not k.startswith("@")})
     wanted = frozenset(s for s, ns in desc.outputs.items() if any(n != EMPTY_VAR for n in ns))
     res = tracer._call(info, values, attrs, wanted)
     for slot, dup in info.out_slots:

@@ -70,13 +70,12 @@ def dygraph_minimize(opt: Any, loss: VarBase, parameter_list: Any = None, no_gra
     params_grads.sort(key=lambda pg: pg[0].name)
     block = tracer.eager_block
     with no_grad():
-        from oar import clip as _clip
         from oar.regularizer import append_regularization_ops
 
         if opt._grad_clip is not None:
-            params_grads = opt._grad_clip(params_grads)
+            params_grads = _clip(opt._grad_clip, params_grads)
         else:
-            params_grads = _clip.append_gradient_clip_ops(params_grads)
+            params_grads = _per_param_clip(params_grads)
         params_grads = append_regularization_ops(params_grads, opt.regularization)
         _set_lr_var(opt)
         opt._create_accumulators(block, [p for p, g in params_grads if g is not None])
@@ -85,6 +84,28 @@ def dygraph_minimize(opt: Any, loss: VarBase, parameter_list: Any = None, no_gra
                 opt._append_optimize_op(block, pg)
         opt._finish_update(block, params_grads)
     return [], params_grads
+
+
+def _clip(clip: Any, params_grads: list) -> list:
+    """Run a clip's op-appending implementation on the eager block (its ops run at once)."""
+    fn = getattr(clip, "_static_clip", None) or clip
+    return fn(params_grads)
+
+
+def _per_param_clip(params_grads: list) -> list:
+    """``ParamAttr(gradient_clip=...)`` / ``set_gradient_clip``: each clip on its own parameters."""
+    groups: dict = {}
+    for p, g in params_grads:
+        c = getattr(p, "gradient_clip_attr", None)
+        if c is not None and g is not None:
+            groups.setdefault(id(c), (c, []))[1].append((p, g))
+    if not groups:
+        return params_grads
+    replaced = {}
+    for c, group in groups.values():
+        for p, g in _clip(c, group):
+            replaced[p.name] = g
+    return [(p, replaced.get(p.name, g)) for p, g in params_grads]
 
 
 def scaled_lr(opt: Any, param: Any) -> VarBase:
