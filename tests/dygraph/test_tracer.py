@@ -154,3 +154,18 @@ def test_kernel_failure_names_the_op():
         a, b = _var(np.ones((2, 3))), _var(np.ones((4, 5)))
         with pytest.raises(OarError, match="elementwise_add"):
             fluid.layers.elementwise_add(a, b)
+
+
+@pytest.mark.skipif("slice" not in __import__("oar.plugins", fromlist=["registries"]).registries().ops,
+                    reason="the slice op is not installed yet")
+def test_indexing_carries_gradient_through_slice():
+    with fluid.dygraph.guard():
+        w = _var(np.arange(24).reshape(2, 3, 4))
+        k = w[1][2]
+        assert k.shape == [4] and not k.stop_gradient
+        part = w[:, 1:3]
+        assert part.shape == [2, 2, 4]
+        fluid.layers.mean(k * k).backward()
+        want = np.zeros((2, 3, 4), "float32")
+        want[1, 2] = np.arange(20, 24) / 2.0
+        np.testing.assert_allclose(w.gradient(), want)
