@@ -169,3 +169,22 @@ def test_indexing_carries_gradient_through_slice():
         want = np.zeros((2, 3, 4), "float32")
         want[1, 2] = np.arange(20, 24) / 2.0
         np.testing.assert_allclose(w.gradient(), want)
+
+
+def test_dygraph_grad_returns_without_accumulating():
+    with fluid.dygraph.guard():
+        x = _var([1.0, 2.0, 3.0])
+        y = x * x
+        (gx,) = fluid.dygraph.grad(y, x, grad_outputs=[np.array([1.0, 1.0, 2.0], "float32")])
+        np.testing.assert_allclose(gx.numpy(), [2.0, 4.0, 12.0])
+        assert x.gradient() is None
+        z = _var([1.0])
+        with pytest.raises(OarError, match="allow_unused"):
+            fluid.dygraph.grad(fluid.layers.mean(x * 2.0), [x, z])
+        w = x * 3.0
+        gx, gz = fluid.dygraph.grad(fluid.layers.mean(w), [x, z], allow_unused=True)
+        assert gz is None and np.allclose(gx.numpy(), 1.0)
+        strategy = fluid.dygraph.BackwardStrategy()
+        strategy.sort_sum_gradient = True
+        fluid.layers.mean(x * x).backward(strategy)
+        np.testing.assert_allclose(x.gradient(), np.array([2.0, 4.0, 6.0]) / 3, rtol=1e-6)

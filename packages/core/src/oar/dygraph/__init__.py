@@ -16,6 +16,8 @@ import sys
 from oar._facade import module_getattr
 from oar.dygraph import base, container, jit, layers, learning_rate_scheduler, nn
 from oar.dygraph.base import (
+    BackwardStrategy,
+    grad,
     disable_dygraph,
     disable_imperative,
     enable_dygraph,
@@ -63,7 +65,7 @@ for _name, _mod in {"": sys.modules[__name__], ".nn": nn, ".base": base, ".layer
 
 __getattr__ = module_getattr("dygraph.")
 
-__all__ = ["guard", "to_variable", "no_grad", "enable_dygraph", "disable_dygraph", "enabled", "in_dygraph_mode",
+__all__ = ["guard", "to_variable", "no_grad", "grad", "BackwardStrategy", "enable_dygraph", "disable_dygraph", "enabled", "in_dygraph_mode",
            "enable_imperative", "disable_imperative", "Layer", "Sequential", "LayerList", "ParameterList",
            "Linear", "Conv2D", "Conv2DTranspose", "Pool2D", "BatchNorm", "LayerNorm", "Embedding", "Dropout",
            "GRUUnit", "PRelu", "LearningRateDecay", "PiecewiseDecay", "NaturalExpDecay", "ExponentialDecay",

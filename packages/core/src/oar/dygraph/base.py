@@ -21,7 +21,7 @@ from oar.framework.mode import _dygraph_tracer, _set_tracer, in_dygraph_mode
 from oar.framework.program import Program, program_guard
 from oar.lod_tensor import LoDTensor
 
-__all__ = ["guard", "to_variable", "no_grad", "enable_dygraph", "disable_dygraph", "enabled",
+__all__ = ["guard", "to_variable", "no_grad", "grad", "BackwardStrategy", "enable_dygraph", "disable_dygraph", "enabled",
            "in_dygraph_mode", "enable_imperative", "disable_imperative"]
 
 
@@ -126,3 +126,67 @@ class no_grad:
                 return func(*args, **kwargs)
 
         return wrapper
+
+
+class BackwardStrategy:
+    """Fluid 1.7-1.8's backward options. ``sort_sum_gradient`` sums a variable's gradient pieces in
+    tape order; oar always does (pieces are added as the reverse sweep meets them), so both settings
+    give the same, deterministic result."""
+
+    def __init__(self) -> None:
+        self.sort_sum_gradient = False
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool = False,
+         no_grad_vars: Any = None, backward_strategy: Any = None) -> list:
+    """Gradients of ``sum(outputs * grad_outputs)`` w.r.t. ``inputs``, returned (not accumulated
+    into ``.gradient()``). ``create_graph=True`` (higher-order gradients) is not supported."""
+    from oar.dygraph.backward import sweep
+    from oar.errors import OarError
+
+    tracer = _dygraph_tracer()
+    if tracer is None:
+        raise RuntimeError("fluid.dygraph.grad: only available in dygraph mode")
+    if create_graph:
+        raise NotImplementedError("fluid.dygraph.grad: create_graph=True (higher-order gradients) is not "
+                                  "supported by oar's tracer")
+    if not only_inputs:
+        raise NotImplementedError("fluid.dygraph.grad: only_inputs=False is not supported (as in Fluid 1.8)")
+    outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outs)
+    elif not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs]
+    if len(grad_outputs) != len(outs):
+        raise ValueError(f"fluid.dygraph.grad: {len(grad_outputs)} grad_outputs for {len(outs)} outputs")
+    roots = []
+    for o, g in zip(outs, grad_outputs):
+        if o.stop_gradient:
+            raise OarError(f"fluid.dygraph.grad: output '{o.name}' has stop_gradient=True")
+        seed = np.ones_like(np.asarray(o._value)) if g is None else np.asarray(
+            g.numpy() if isinstance(g, VarBase) else g, dtype=o.dtype)
+        roots.append((o, seed))
+    blocked = []
+    for v in no_grad_vars or ():
+        if not v.stop_gradient:
+            v.stop_gradient = True
+            blocked.append(v)
+    try:
+        grads = sweep(tracer, roots, retain_graph=bool(retain_graph))
+    finally:
+        for v in blocked:
+            v.stop_gradient = False
+    result = []
+    for v in ins:
+        entry = grads.get(id(v))
+        if entry is None or entry[1] is None:
+            if not allow_unused:
+                raise OarError(f"fluid.dygraph.grad: input '{v.name}' is not reachable from the outputs; "
+                               f"pass allow_unused=True to get None for it")
+            result.append(None)
+            continue
+        g = entry[1]
+        result.append(VarBase(g.to_dense() if hasattr(g, "to_dense") else np.array(g), stop_gradient=True))
+    return result
