@@ -39,8 +39,6 @@ from oar.places import (
 )
 from oar.scope import Scope, global_scope, scope_guard
 from oar.memory import memory_optimize, release_memory
-from oar import dygraph
-from oar.dygraph import disable_dygraph, enable_dygraph, enable_imperative, disable_imperative
 
 param_attr = sys.modules["oar.framework.param_attr"]
 executor = sys.modules["oar.executor"]
@@ -64,6 +62,11 @@ __all__ = [
     "Parameter", "LoDTensor", "Tensor", "create_lod_tensor", "create_random_int_lodtensor",
     "CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "cpu_places", "cuda_places", "is_compiled_with_cuda",
     "Scope", "global_scope", "scope_guard", "in_dygraph_mode", "data", "memory_optimize",
-    "release_memory", "dygraph", "enable_dygraph", "disable_dygraph", "enable_imperative",
-    "disable_imperative",
+    "release_memory",
 ]
+
+# fluid.dygraph (imperative mode)
+from oar import dygraph  # noqa: E402
+from oar.dygraph import disable_dygraph, disable_imperative, enable_dygraph, enable_imperative  # noqa: E402
+
+__all__ += ["dygraph", "enable_dygraph", "disable_dygraph", "enable_imperative", "disable_imperative"]
