@@ -76,9 +76,11 @@ class Executor:
         fetch_names = _fetch_names(fetch_list, program)
         block = program.global_block()
         arrays, lods = _convert_feeds(feed, block, self)
-        plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
+        # non-iterable readers add their batch before the plan is chosen, so the
+        # variables they feed count as feeds (not as scope inputs) in the plan
         for reader in program._readers:
             reader._before_run(arrays, lods)
+        plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
         return plan.run(arrays, lods, scope, return_numpy)
 
     def _plan(self, program: Program, feed_names: tuple, fetch_names: tuple) -> Plan:
