@@ -18,14 +18,14 @@ from oar.lod_tensor import LoDTensor, lengths_to_offsets
 class FieldSpec:
     """What one data layer accepts: name, dtype, per-batch shape, lod level."""
 
-    __slots__ = ("name", "dtype", "shape", "lod_level", "var", "sample_shape", "sample_size")
+    __slots__ = ("name", "dtype", "shape", "lod_level", "sample_shape", "sample_size")
 
     def __init__(self, var: Any) -> None:
         if isinstance(var, str):
             raise TypeError(f"feed_list items must be data Variables, given the string '{var}'")
         if not hasattr(var, "name") or not hasattr(var, "dtype"):
             raise TypeError(f"feed_list items must be data Variables, given {type(var).__name__}")
-        self.var = var
+        # no reference to the Variable: worker threads hold specs, and must not keep the program alive
         self.name = var.name
         self.dtype = np.dtype(var.dtype or "float32")
         self.shape = list(var.shape) if var.shape is not None else None
