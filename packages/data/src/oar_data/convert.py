@@ -109,8 +109,11 @@ def _dense_field(spec: FieldSpec, samples: Sequence, i: int, what: str) -> np.nd
                     f"({a.size} values), but {spec.describe()} expects per-sample shape "
                     f"{spec.sample_shape} ({spec.sample_size} values)"
                 )
-        shapes = sorted({tuple(np.shape(v)) for v in values})
-        raise ShapeError(f"{what}: the samples of field '{spec.name}' have different shapes {shapes}")
+        if spec.sample_size is None:
+            shapes = sorted({tuple(np.shape(v)) for v in values})
+            raise ShapeError(f"{what}: the samples of field '{spec.name}' have different shapes {shapes}")
+        # every sample has the right number of values, in differing layouts (e.g. (6,) and (2, 3))
+        arr = np.stack([np.asarray(v, dtype=spec.dtype).reshape(spec.sample_shape) for v in values])
     arr = arr.astype(spec.dtype, copy=False)
     if spec.sample_size is not None and spec.shape is not None:
         arr = arr.reshape([len(values)] + spec.sample_shape)
