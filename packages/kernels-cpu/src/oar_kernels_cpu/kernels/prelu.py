@@ -1,0 +1,34 @@
+"""numpy kernels for prelu."""
+
+from __future__ import annotations
+
+import numpy as np
+from oar.ops.prelu import alpha_shape
+
+from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels._util import reduce_to
+
+
+def _alpha(x, alpha, mode):
+    return alpha.reshape(alpha_shape(x.shape, mode))
+
+
+@kernel("prelu", FLOATS)
+def prelu(inputs, attrs):
+    x = inputs["X"]
+    a = _alpha(x, inputs["Alpha"], attrs["mode"])
+    return {"Out": np.where(x > 0, x, a * x)}
+
+
+@kernel("prelu_grad", FLOATS, wants_outputs=True)
+def prelu_grad(inputs, attrs, wanted):
+    x, alpha, d = inputs["X"], inputs["Alpha"], inputs["Out@GRAD"]
+    a = _alpha(x, alpha, attrs["mode"])
+    pos = x > 0
+    out = {}
+    if "X@GRAD" in wanted:
+        out["X@GRAD"] = np.where(pos, d, a * d)
+    if "Alpha@GRAD" in wanted:
+        ga = np.where(pos, 0, x * d)
+        out["Alpha@GRAD"] = reduce_to(ga, a.shape).reshape(alpha.shape)
+    return out
