@@ -21,10 +21,11 @@ from oar.registry import OpDef
 # --- test-only ops --------------------------------------------------------------------------------
 
 
+TEST_OPS = ("_perf_two_out", "_perf_split2", "_perf_raise", "_perf_concat")
+
+
 def _register_test_ops() -> None:
     reg = registries()
-    if "_perf_two_out" in reg.ops:
-        return
     reg.ops.register_op(OpDef("_perf_two_out", ["X"], ["A", "B?"]))
     reg.ops.register_op(OpDef("_perf_split2", ["X"], ["Out*"]))
     reg.ops.register_op(OpDef("_perf_raise", ["X"], ["Out"], {}))
@@ -52,9 +53,21 @@ def _register_test_ops() -> None:
     reg.kernels.register_kernel("_perf_concat", "cpu", None, concat)
 
 
+def _unregister_test_ops() -> None:
+    reg = registries()
+    for t in TEST_OPS:
+        reg.ops._ops.pop(t, None)
+        reg.ops._owner.pop(t, None)
+        reg.kernels._entries.pop((t, "cpu", None), None)
+    reg.kernels._cache.clear()
+
+
 @pytest.fixture
 def test_ops():
+    """Ops that exist only during one test (other tests check every registered op)."""
     _register_test_ops()
+    yield
+    _unregister_test_ops()
 
 
 def _var(block, name, shape, dtype="float32"):
