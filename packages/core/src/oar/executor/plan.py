@@ -8,6 +8,7 @@ flat loop over tuples with one dict of values for the whole run.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from oar.errors import (
     describe_var,
     where,
 )
-from oar.executor.stepgen import make_step_fn
+from oar.executor.stepgen import StepFailed, make_run_fns, make_step_fn
 from oar.framework.dtypes import VarType
 from oar.lod_tensor import LoDTensor, SelectedRows
 from oar.registry import EMPTY_VAR
@@ -81,12 +82,8 @@ class Plan:
         self.persistable = persistable
         # LoD kernels need the generic loop (LoD wrapping and propagation)
         self.has_lod_ops = any(s[FLAGS][0] for s in self.steps)
-        # one generated function per step for runs without LoD (see stepgen)
-        self.step_fns = tuple(
-            make_step_fn(s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS],
-                         _donatable(s))
-            for s in self.steps
-        )
+        # runs without LoD go through generated straight-line code (see stepgen)
+        self.run_fns = make_run_fns([_step_args(s) for s in self.steps])
 
     def _all_vars(self) -> dict:
         out: dict = {}
@@ -168,17 +165,14 @@ class Plan:
         if self.has_lod_ops or lods:
             self._run_generic(env, lods)
         else:
-            i = -1
+            failed = None
             try:
-                for i, step_fn in enumerate(self.step_fns):  # noqa: B007 - i names the failing op
-                    step_fn(env)
-            except OarError as exc:
-                new = self._with_callsite(exc, self.steps[i])
-                if new is exc:
-                    raise
-                raise new from exc
-            except Exception as exc:
-                raise self._kernel_failure(self.steps[i], env, exc) from exc
+                for run_fn in self.run_fns:
+                    run_fn(env)
+            except StepFailed as exc:
+                failed = exc
+            if failed is not None:  # raised outside the handler: no StepFailed in the chain
+                self._raise_step_error(failed.__cause__, self.steps[failed.index], env)
         for name in self.write_back:
             value = env.get(name)
             if value is None:
@@ -238,6 +232,19 @@ class Plan:
             raise new from exc
         except Exception as exc:
             raise self._kernel_failure(step, env, exc) from exc
+
+    @functools.cached_property
+    def step_fns(self) -> tuple:
+        """One generated function per op (the fused ``run_fns`` do the same work); for tests and tools."""
+        return tuple(make_step_fn(*_step_args(s)) for s in self.steps)
+
+    def _raise_step_error(self, exc: Exception, step: Any, env: dict) -> None:
+        if isinstance(exc, OarError):
+            new = self._with_callsite(exc, step)
+            if new is exc:
+                raise exc
+            raise new from exc
+        raise self._kernel_failure(step, env, exc) from exc
 
     @staticmethod
     def _with_callsite(exc: Exception, step: Any) -> Exception:
@@ -302,6 +309,11 @@ class Plan:
             f"op '{op.type}' failed on {self.device.name}: {type(exc).__name__}: {exc}; inputs: {shapes}"
             f"{where(op.callsite)}"
         )
+
+
+def _step_args(s: tuple) -> tuple:
+    """``stepgen.make_step_fn``'s arguments for a compiled step."""
+    return (s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS], _donatable(s))
 
 
 def _donatable(step: tuple) -> tuple:
