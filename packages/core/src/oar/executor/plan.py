@@ -9,6 +9,7 @@ flat loop over tuples with one dict of values for the whole run.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from oar.errors import (
     describe_var,
     where,
 )
-from oar.executor.stepgen import StepFailed, make_run_fns, make_step_fn
+from oar.executor.stepgen import MIN_DONATED_BYTES, StepFailed, make_run_fns, make_step_fn
 from oar.framework.dtypes import VarType
 from oar.lod_tensor import LoDTensor, SelectedRows
 from oar.registry import EMPTY_VAR
@@ -83,7 +84,7 @@ class Plan:
         # LoD kernels need the generic loop (LoD wrapping and propagation)
         self.has_lod_ops = any(s[FLAGS][0] for s in self.steps)
         # runs without LoD go through generated straight-line code (see stepgen)
-        self.run_fns = make_run_fns([_step_args(s) for s in self.steps])
+        self.run_fns = make_run_fns([_step_args(s, block) for s in self.steps])
 
     def _all_vars(self) -> dict:
         out: dict = {}
@@ -236,7 +237,7 @@ class Plan:
     @functools.cached_property
     def step_fns(self) -> tuple:
         """One generated function per op (the fused ``run_fns`` do the same work); for tests and tools."""
-        return tuple(make_step_fn(*_step_args(s)) for s in self.steps)
+        return tuple(make_step_fn(*_step_args(s, self.block)) for s in self.steps)
 
     def _raise_step_error(self, exc: Exception, step: Any, env: dict) -> None:
         if isinstance(exc, OarError):
@@ -311,16 +312,18 @@ class Plan:
         )
 
 
-def _step_args(s: tuple) -> tuple:
+def _step_args(s: tuple, block: Any) -> tuple:
     """``stepgen.make_step_fn``'s arguments for a compiled step."""
-    return (s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS], _donatable(s))
+    return (s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS],
+            _donatable(s, block))
 
 
-def _donatable(step: tuple) -> tuple:
+def _donatable(step: tuple, block: Any = None) -> tuple:
     """Input slots of an ``inplace`` kernel whose variable dies at this op.
 
     Frees never hold fed, fetched or persistable names. A name read twice by the
-    op, or also written by it, is not offered. Whether the array is really
+    op, or also written by it, is not offered, nor one whose declared shape is
+    fully known and too small to be worth it. Whether the array is really
     unshared is checked at run time (stepgen).
     """
     if not step[FLAGS][3] or not step[FREES]:
@@ -330,8 +333,20 @@ def _donatable(step: tuple) -> tuple:
     writes = set(op.output_arg_names)
     return tuple(
         s for s, n in step[INS]
-        if n in step[FREES] and reads.count(n) == 1 and n not in writes
+        if n in step[FREES] and reads.count(n) == 1 and n not in writes and not _known_small(block, n)
     )
+
+
+def _known_small(block: Any, name: str) -> bool:
+    var = block._find_var_recursive(name) if block is not None else None
+    shape = getattr(var, "shape", None)
+    if shape is None or any(d is None or d < 0 for d in shape):
+        return False
+    try:
+        itemsize = np.dtype(var.dtype).itemsize
+    except TypeError:
+        return False
+    return math.prod(shape) * itemsize < MIN_DONATED_BYTES
 
 
 def _is_eof(exc: Exception) -> bool:
