@@ -6,7 +6,7 @@ from typing import Any
 
 from oar.errors import ShapeError
 from oar.layer_helper import LayerHelper
-from oar.layers._conv_args import check_bool, image_input, pair, paddings
+from oar.layers._conv_args import check_bool, image_input, paddings, pair
 
 __all__ = ["conv2d", "conv2d_transpose"]
 

@@ -15,11 +15,11 @@ from numpy.lib.stride_tricks import as_strided
 
 def pad_nchw(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
     """Pad H and W by ``(top, bottom, left, right)``; returns ``x`` itself when nothing is padded."""
-    t, b, l, r = pads
-    if not (t or b or l or r):
+    top, bottom, left, right = pads
+    if not (top or bottom or left or right):
         return x
-    out = np.full(x.shape[:2] + (x.shape[2] + t + b, x.shape[3] + l + r), value, dtype=x.dtype)
-    out[:, :, t:t + x.shape[2], l:l + x.shape[3]] = x
+    out = np.full(x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right), value, dtype=x.dtype)
+    out[:, :, top:top + x.shape[2], left:left + x.shape[3]] = x
     return out
 
 
@@ -70,5 +70,5 @@ def col2im(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
 
 def crop_to_nchw(img_cnhw: np.ndarray, pads, hw) -> np.ndarray:
     """``(C, N, Hp, Wp)`` padded image -> contiguous ``(N, C, H, W)`` without the padding."""
-    t, _, l, _ = pads
-    return np.ascontiguousarray(img_cnhw[:, :, t:t + hw[0], l:l + hw[1]].transpose(1, 0, 2, 3))
+    top, _, left, _ = pads
+    return np.ascontiguousarray(img_cnhw[:, :, top:top + hw[0], left:left + hw[1]].transpose(1, 0, 2, 3))

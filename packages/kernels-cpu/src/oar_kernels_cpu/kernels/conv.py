@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-
 from oar.ops.conv import resolve_paddings
+
 from oar_kernels_cpu.kernels import FLOATS, kernel
-from oar_kernels_cpu.kernels._im2col import col2im, col2im_batched, crop_to_nchw, im2col, im2col_batched, pad_nchw
+from oar_kernels_cpu.kernels._im2col import (
+    col2im,
+    col2im_batched,
+    crop_to_nchw,
+    im2col,
+    im2col_batched,
+    pad_nchw,
+)
 
 
 def _to_nchw(x, attrs):

@@ -10,8 +10,8 @@ over batch and channels; adaptive outputs are small, e.g. 1x1 or 7x7).
 from __future__ import annotations
 
 import numpy as np
-
 from oar.ops.pool import pool_geometry
+
 from oar_kernels_cpu.kernels import FLOATS, kernel
 from oar_kernels_cpu.kernels._im2col import pad_nchw, windows
 
