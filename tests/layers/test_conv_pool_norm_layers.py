@@ -79,6 +79,7 @@ def test_conv2d_transpose_sizes(prog):
     (lambda x: fluid.layers.batch_norm(x, data_layout="NCDHW"), "data_layout"),
     (lambda x: fluid.layers.layer_norm(x, begin_norm_axis=4), "begin_norm_axis"),
     (lambda x: fluid.layers.dropout(x, 1.2), "dropout_prob"),
+    (lambda x: fluid.layers.lrn(x, n=4), "odd"),
     (lambda x: fluid.layers.dropout(x, 0.5, dropout_implementation="scale"), "dropout_implementation"),
     (lambda x: fluid.layers.image_resize(x), "out_shape"),
     (lambda x: fluid.layers.image_resize(x, [4, 4], resample="CUBIC"), "resample"),
