@@ -38,9 +38,17 @@ def cases():
     return collect_cases()
 
 
+def _installed_plugins() -> set:
+    """Plugins that came from an installed distribution (not ones tests registered by hand)."""
+    from oar.plugins import plugin_infos
+
+    return {p.name for p in plugin_infos() if p.distribution != "(registered by hand)" and not p.error}
+
+
 def _forward_ops() -> dict:
     ops = registries().ops
-    return {t: ops.get(t) for t in ops.types() if not t.endswith("_grad")}
+    installed = _installed_plugins()
+    return {t: ops.get(t) for t in ops.types() if not t.endswith("_grad") and ops.owner(t) in installed}
 
 
 def _is_generated_grad(op_type: str) -> bool:

@@ -7,8 +7,10 @@ two parameters of the same shape still differ.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import zlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -146,7 +148,50 @@ class NumpyArrayInitializer(Initializer):
         return {"class": "NumpyArrayInitializer", "shape": list(self.value.shape)}
 
 
+class Bilinear(Initializer):
+    """Bilinear-upsampling kernel for a ``conv2d_transpose`` filter of shape [C, C_in, K, K].
+
+    Every (out, in) channel pair gets ``(1 - |x/f - c|) * (1 - |y/f - c|)`` with
+    ``f = ceil(K/2)``, ``c = (2f - 1 - f % 2) / (2f)``. Fluid 1.8.5 under Python 3
+    computes the row index with true division and so fills a skewed kernel;
+    this one is the symmetric bilinear kernel Fluid intends (and 1.5 under Python 2 gave).
+    """
+
+    def __call__(self, var, block):
+        shape = list(var.shape)
+        if len(shape) != 4:
+            raise ValueError(f"Bilinear initializer: '{var.name}' must be 4-D [C_out, C_in, K, K], given {shape}")
+        if shape[2] != shape[3]:
+            raise ValueError(f"Bilinear initializer: '{var.name}' needs a square kernel, given {shape[2]}x{shape[3]}")
+        size = shape[3]
+        f = math.ceil(size / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        axis = 1 - np.abs(np.arange(size) / f - c)
+        weight = np.broadcast_to(np.outer(axis, axis), shape).astype(np.float32)
+        return NumpyArrayInitializer(weight)(var, block)
+
+
+def force_init_on_cpu() -> bool:
+    """Fluid 1.5's flag for initialising on the CPU; oar initialises with numpy, so always False."""
+    return _force_init_on_cpu
+
+
+_force_init_on_cpu = False
+
+
+@contextlib.contextmanager
+def init_on_cpu() -> Iterator[None]:
+    """Fluid 1.5's ``with init_on_cpu():`` (accepted; initialisers already run with numpy on the host)."""
+    global _force_init_on_cpu
+    old, _force_init_on_cpu = _force_init_on_cpu, True
+    try:
+        yield
+    finally:
+        _force_init_on_cpu = old
+
+
 ConstantInitializer = Constant
+BilinearInitializer = Bilinear
 UniformInitializer = Uniform
 NormalInitializer = Normal
 TruncatedNormalInitializer = TruncatedNormal
@@ -155,4 +200,5 @@ MSRAInitializer = MSRA
 
 __all__ = ["Initializer", "Constant", "Uniform", "Normal", "TruncatedNormal", "Xavier", "MSRA",
            "NumpyArrayInitializer", "ConstantInitializer", "UniformInitializer", "NormalInitializer",
-           "TruncatedNormalInitializer", "XavierInitializer", "MSRAInitializer"]
+           "TruncatedNormalInitializer", "XavierInitializer", "MSRAInitializer", "Bilinear", "BilinearInitializer",
+           "force_init_on_cpu", "init_on_cpu"]

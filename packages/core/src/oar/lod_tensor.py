@@ -47,7 +47,10 @@ class LoDTensor:
             raise ValueError("this LoDTensor holds no data yet (call set() or run the program that fills it)")
         if not isinstance(a, np.ndarray):
             a = a.get() if hasattr(a, "get") else np.asarray(a)
-        return a.astype(dtype) if dtype is not None else a
+        if dtype is not None:
+            return a.astype(dtype, copy=bool(copy))
+        # numpy 2 asks for copy=True from np.array(t): honour it, or the caller aliases our storage
+        return a.copy() if copy else a
 
     def shape(self) -> list:
         return [] if self._array is None else list(self._array.shape)

@@ -71,8 +71,19 @@ __all__ = [
     "release_memory",
 ]
 
+# fluid.embedding / fluid.one_hot: the _v2 ops (ids of any shape)
+from oar.layers.embedding import embedding_v2 as embedding  # noqa: E402
+from oar.layers.embedding import one_hot_v2 as one_hot  # noqa: E402
+
+__all__ += ["embedding", "one_hot"]
 # fluid.nets (conv/pool blocks, glu, attention)
 from oar import nets  # noqa: E402
 
 sys.modules[f"{__name__}.nets"] = nets
 __all__ += ["nets"]
+
+# fluid.dygraph (imperative mode)
+from oar import dygraph  # noqa: E402
+from oar.dygraph import disable_dygraph, disable_imperative, enable_dygraph, enable_imperative  # noqa: E402
+
+__all__ += ["dygraph", "enable_dygraph", "disable_dygraph", "enable_imperative", "disable_imperative"]

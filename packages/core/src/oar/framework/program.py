@@ -178,6 +178,12 @@ class Program:
         return p
 
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        """The program as text, block by block; ``with_details`` adds stop_gradient and lod_level."""
+        if not isinstance(throw_on_error, bool) or not isinstance(with_details, bool):
+            raise TypeError(
+                f"Program.to_string: throw_on_error and with_details must be bools, given "
+                f"{type(throw_on_error).__name__} and {type(with_details).__name__}"
+            )
         return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)
 
     def __str__(self) -> str:
@@ -198,7 +204,7 @@ def _strip_training_ops(p: Program) -> None:
         keep = []
         for op in b.ops:
             role = int(op.attrs.get("op_role", 0))
-            if role & (OpRole.Backward | OpRole.Optimize):  # incl. the loss-grad fill (Backward|Loss)
+            if role & _TRAINING_ROLES:  # as Fluid: backward (incl. the loss-grad fill), optimize, LR schedule
                 continue
             if "is_test" in op.attrs or ("is_test" in ops_reg.get(op.type).attrs if op.type in ops_reg else False):
                 op.attrs["is_test"] = True

@@ -31,11 +31,13 @@ def adam(inputs, attrs):
     b1p, b2p = inputs["Beta1Pow"], inputs["Beta2Pow"]
     b1 = float(inputs["Beta1Tensor"].reshape(-1)[0]) if inputs.get("Beta1Tensor") is not None else attrs["beta1"]
     b2 = float(inputs["Beta2Tensor"].reshape(-1)[0]) if inputs.get("Beta2Tensor") is not None else attrs["beta2"]
+    # Fluid keeps float attrs in float32: (1 - 0.999f) differs from 0.001 in the 5th digit
+    b1, b2 = float(np.float32(b1)), float(np.float32(b2))
     eps = attrs["epsilon"]
     lr = float(inputs["LearningRate"].reshape(-1)[0])
     b1pow, b2pow = float(b1p.reshape(-1)[0]), float(b2p.reshape(-1)[0])
     lr_t = lr * math.sqrt(1 - b2pow) / (1 - b1pow)
-    eps_t = eps * math.sqrt(1 - b2pow)
+    eps_t = eps  # Fluid 1.8: p -= lr_t * m1 / (sqrt(m2) + epsilon), epsilon unscaled
     if isinstance(g, SelectedRows):
         g = g.to_dense() if not attrs["lazy_mode"] else g
     if isinstance(g, SelectedRows):  # lazy mode: only the rows present move

@@ -1,0 +1,118 @@
+"""LR schedules: values over steps against their formulas; one step per exe.run (seed 002's FAQ)."""
+
+import math
+
+import numpy as np
+import pytest
+from oar import fluid
+
+L = fluid.layers
+STEPS = 12
+
+
+def ref_poly(t, lr, n, end, power, cycle):
+    if cycle:
+        n = n * max(1, math.ceil(t / n))
+    else:
+        t = min(t, n)
+    return (lr - end) * (1 - t / n) ** power + end
+
+
+def ref_piecewise(t, bounds, values):
+    for b, v in zip(bounds, values):
+        if t < b:
+            return v
+    return values[-1]
+
+
+SCHEDULES = {
+    "exponential": (lambda: L.exponential_decay(0.1, 3, 0.5), lambda t: 0.1 * 0.5 ** (t / 3)),
+    "exponential_staircase": (lambda: L.exponential_decay(0.1, 3, 0.5, staircase=True),
+                              lambda t: 0.1 * 0.5 ** (t // 3)),
+    "natural_exp": (lambda: L.natural_exp_decay(0.1, 3, 0.5), lambda t: 0.1 * math.exp(-0.5 * t / 3)),
+    "natural_exp_staircase": (lambda: L.natural_exp_decay(0.1, 3, 0.5, True),
+                              lambda t: 0.1 * math.exp(-0.5 * (t // 3))),
+    "inverse_time": (lambda: L.inverse_time_decay(0.1, 3, 0.5), lambda t: 0.1 / (1 + 0.5 * t / 3)),
+    "inverse_time_staircase": (lambda: L.inverse_time_decay(0.1, 3, 0.5, True),
+                               lambda t: 0.1 / (1 + 0.5 * (t // 3))),
+    "polynomial": (lambda: L.polynomial_decay(0.1, 4, 0.01, 2.0), lambda t: ref_poly(t, 0.1, 4, 0.01, 2.0, False)),
+    "polynomial_cycle": (lambda: L.polynomial_decay(0.1, 4, 0.01, 1.0, cycle=True),
+                         lambda t: ref_poly(t, 0.1, 4, 0.01, 1.0, True)),
+    "piecewise": (lambda: L.piecewise_decay([2, 5], [1.0, 0.5, 0.1]),
+                  lambda t: ref_piecewise(t, [2, 5], [1.0, 0.5, 0.1])),
+    "cosine": (lambda: L.cosine_decay(0.1, 2, 5), lambda t: 0.1 * 0.5 * (math.cos((t // 2) * math.pi / 5) + 1)),
+    "noam": (lambda: L.noam_decay(16, 3, 2.0),
+             lambda t: 2.0 * 16 ** -0.5 * min((t + 1) ** -0.5, (t + 1) * 3 ** -1.5)),
+    "warmup": (lambda: L.linear_lr_warmup(0.1, 3, 0.0, 0.2), lambda t: 0.2 * t / 3 if t < 3 else 0.1),
+    "warmup_of_schedule": (lambda: L.linear_lr_warmup(L.exponential_decay(0.1, 3, 0.5), 3, 0.01, 0.05),
+                           lambda t: 0.01 + 0.04 * t / 3 if t < 3 else 0.1 * 0.5 ** (t / 3)),
+}
+
+
+def run_schedule(make, steps=STEPS):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        lr = make()
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    return main, [float(exe.run(main, fetch_list=[lr], scope=scope)[0].reshape(-1)[0]) for _ in range(steps)]
+
+
+@pytest.mark.parametrize("name", list(SCHEDULES))
+def test_schedule_values_follow_the_formula(name):
+    make, ref = SCHEDULES[name]
+    main, got = run_schedule(make)
+    np.testing.assert_allclose(got, [ref(t) for t in range(STEPS)], rtol=1e-5, atol=1e-8)
+    ops = main.global_block().ops
+    assert ops[0].type == "increment" and ops[0].input("X") == ["@LR_DECAY_COUNTER@"]
+    assert all(op.attr("op_role") == 16 for op in ops), "schedule ops carry op_role LRSched"
+
+
+def test_step_advances_once_per_run_with_an_optimizer():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data("x", [3])
+        loss = fluid.layers.mean(fluid.layers.fc(x, 2))
+        lr = L.piecewise_decay([3], [0.5, 0.25])
+        lr2 = L.exponential_decay(1.0, 1, 0.5)  # shares the counter: still one increment
+        fluid.optimizer.SGD(lr).minimize(loss)
+    assert [op.type for op in main.global_block().ops].count("increment") == 1
+    test_prog = main.clone(for_test=True)
+    assert not any(op.type in ("increment", "sgd") or op.attr("op_role") for op in test_prog.global_block().ops)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    feed = {"x": np.ones((2, 3), "float32")}
+    seen = []
+    for _ in range(5):
+        exe.run(test_prog, feed=feed, scope=scope)  # evaluation does not advance the step
+        seen.append(exe.run(main, feed=feed, fetch_list=[lr, lr2, "@LR_DECAY_COUNTER@"], scope=scope))
+    np.testing.assert_allclose([s[0][0] for s in seen], [0.5, 0.5, 0.5, 0.25, 0.25])
+    np.testing.assert_allclose([s[1][0] for s in seen], [1.0, 0.5, 0.25, 0.125, 0.0625])
+    assert [int(s[2][0]) for s in seen] == [0, 1, 2, 3, 4]
+    counter = main.global_block().var("@LR_DECAY_COUNTER@")
+    assert counter.persistable and counter.dtype == "int64"
+
+
+def test_autoincreased_step_counter_begins_and_steps():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        c = L.autoincreased_step_counter("my_counter", begin=5, step=2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    # as Fluid 1.8.5: the counter starts at begin - 1 and each run adds step first
+    assert [int(exe.run(main, fetch_list=[c], scope=scope)[0][0]) for _ in range(3)] == [6, 8, 10]
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: L.piecewise_decay([1, 2], [0.1]), "len\\(values\\) must be len\\(boundaries\\) \\+ 1"),
+    (lambda: L.piecewise_decay([3, 2], [0.3, 0.2, 0.1]), "increasing order"),
+    (lambda: L.exponential_decay(0.1, 0, 0.5), "decay_steps must be a number > 0"),
+    (lambda: L.cosine_decay(0.1, 10, 0), "epochs must be a number > 0"),
+    (lambda: L.exponential_decay("0.1", 10, 0.5), "learning_rate must be a float or a Variable"),
+])
+def test_bad_schedule_arguments(make, match):
+    with fluid.program_guard(fluid.Program(), fluid.Program()), pytest.raises((ValueError, TypeError), match=match):
+        make()

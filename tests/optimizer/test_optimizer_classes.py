@@ -1,0 +1,171 @@
+"""Each optimizer class over several minimize steps against the numpy reference of its update.
+
+Problem: loss = mean((x @ W - y)**2), W initialised from a numpy array, so the
+gradient is known in closed form and each step's W can be predicted.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from oar import fluid
+
+_spec = importlib.util.spec_from_file_location("_optimizer_refs", Path(__file__).with_name("_refs.py"))
+_refs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_refs)
+REFS = _refs.REFS
+
+rng = np.random.default_rng(3)
+W0 = rng.uniform(-1, 1, (3, 2)).astype("float32")
+X = rng.uniform(-1, 1, (4, 3)).astype("float32")
+Y = rng.uniform(-1, 1, (4, 2)).astype("float32")
+O = fluid.optimizer
+
+
+def grad_of(w):
+    return X.astype("float64").T @ (2 * (X @ w - Y) / Y.size)
+
+
+def build(opt, param_attr=None):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data("x", [3])
+        y = fluid.layers.data("y", [2])
+        attr = param_attr or fluid.ParamAttr(name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0))
+        pred = fluid.layers.fc(x, 2, param_attr=attr, bias_attr=False)
+        loss = fluid.layers.mean(fluid.layers.square(pred - y))
+        opt.minimize(loss)
+    return main, startup
+
+
+def run_steps(opt, steps=4, param_attr=None):
+    main, startup = build(opt, param_attr)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    out = []
+    for _ in range(steps):
+        exe.run(main, feed={"x": X, "y": Y}, scope=scope)
+        out.append(np.array(scope.find_var("w").value))
+    return out, main
+
+
+def zeros():
+    return np.zeros_like(W0, dtype="float64")
+
+
+# name: (optimizer, op type, initial state, attrs of the reference, lr, after-step hook on the state)
+SPECS = {
+    "Momentum": (lambda: O.Momentum(0.1, 0.9), "momentum", lambda: {"Velocity": zeros()}, {"mu": 0.9}, 0.1),
+    "Nesterov": (lambda: O.MomentumOptimizer(0.1, 0.9, use_nesterov=True), "momentum",
+                 lambda: {"Velocity": zeros()}, {"mu": 0.9, "use_nesterov": True}, 0.1),
+    "LarsMomentum": (lambda: O.LarsMomentum(0.1, 0.9, lars_coeff=0.01), "lars_momentum",
+                     lambda: {"Velocity": zeros()}, {"mu": 0.9, "lars_coeff": 0.01}, 0.1),
+    "Adagrad": (lambda: O.Adagrad(0.1, initial_accumulator_value=0.1), "adagrad",
+                lambda: {"Moment": zeros() + 0.1}, {}, 0.1),
+    "DecayedAdagrad": (lambda: O.DecayedAdagrad(0.1, decay=0.9), "decayed_adagrad", lambda: {"Moment": zeros()},
+                       {"decay": 0.9}, 0.1),
+    "RMSProp": (lambda: O.RMSProp(0.01), "rmsprop",
+                lambda: {"Moment": zeros(), "MeanSquare": zeros(), "MeanGrad": zeros()},
+                {"decay": 0.95, "epsilon": 1e-6}, 0.01),
+    "RMSPropCentered": (lambda: O.RMSPropOptimizer(0.01, centered=True, momentum=0.5), "rmsprop",
+                        lambda: {"Moment": zeros(), "MeanSquare": zeros(), "MeanGrad": zeros()},
+                        {"decay": 0.95, "epsilon": 1e-6, "momentum": 0.5, "centered": True}, 0.01),
+    "Adamax": (lambda: O.Adamax(0.1), "adamax",
+               lambda: {"Moment": zeros(), "InfNorm": zeros(), "Beta1Pow": np.array([0.9])}, {}, 0.1),
+    "Adadelta": (lambda: O.Adadelta(0.1, rho=0.9), "adadelta",
+                 lambda: {"AvgSquaredGrad": zeros(), "AvgSquaredUpdate": zeros()}, {"rho": 0.9}, None),
+    "Ftrl": (lambda: O.Ftrl(0.1, l1=0.01, l2=0.02), "ftrl",
+             lambda: {"SquaredAccumulator": zeros(), "LinearAccumulator": zeros()}, {"l1": 0.01, "l2": 0.02}, 0.1),
+    "Lamb": (lambda: O.Lamb(0.1), "lamb",
+             lambda: {"Moment1": zeros(), "Moment2": zeros(), "Beta1Pow": np.array([0.9]),
+                      "Beta2Pow": np.array([0.999])}, {}, 0.1),
+    "Adam": (lambda: O.Adam(0.1), "adam",
+             lambda: {"Moment1": zeros(), "Moment2": zeros(), "Beta1Pow": np.array([0.9]),
+                      "Beta2Pow": np.array([0.999])}, {}, 0.1),
+}
+_OUT_TO_IN = {"SquaredAccumOut": "SquaredAccumulator", "LinearAccumOut": "LinearAccumulator"}
+
+
+def reference(op, state, attrs, lr, steps=4, l2=0.0):
+    w = W0.astype("float64")
+    traj = []
+    for _ in range(steps):
+        ins = {"Param": w, "Grad": grad_of(w) + l2 * w, **state}
+        if lr is not None:
+            ins["LearningRate"] = np.array([lr])
+        out = REFS[op](**ins, **attrs)
+        w = out.pop("ParamOut")
+        for slot, v in out.items():
+            state[_OUT_TO_IN.get(slot, slot[:-3])] = v
+        if op == "adamax":
+            state["Beta1Pow"] = state["Beta1Pow"] * 0.9
+        traj.append(w)
+    return traj
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_optimizer_steps_match_reference(name):
+    make, op, state, attrs, lr = SPECS[name]
+    got, main = run_steps(make())
+    expected = reference(op, state(), attrs, lr)
+    for i, (g, e) in enumerate(zip(got, expected)):
+        np.testing.assert_allclose(g, e, rtol=2e-4, atol=2e-6, err_msg=f"{name}: step {i + 1}")
+    assert any(o.type == op for o in main.global_block().ops)
+    assert np.abs(got[-1] - W0).max() > 1e-3  # the parameter really moved
+
+
+def test_fluid_aliases_are_the_classes():
+    for short in ["Momentum", "LarsMomentum", "Adagrad", "DecayedAdagrad", "RMSProp", "Adamax", "Adadelta",
+                  "Ftrl", "Lamb"]:
+        assert getattr(O, short + "Optimizer") is getattr(O, short)
+
+
+def test_update_ops_carry_optimize_role_and_fluid_attrs():
+    main, _ = build(O.RMSProp(0.01, centered=True))
+    op = next(o for o in main.global_block().ops if o.type == "rmsprop")
+    assert op.attr("op_role") == 2
+    assert op.attr("centered") is True and op.attr("decay") == 0.95
+    assert op.input("Param") == op.output("ParamOut") == ["w"]
+
+
+def test_lamb_excludes_parameters_from_weight_decay():
+    main, _ = build(O.Lamb(0.1, exclude_from_weight_decay_fn=lambda p: p.name == "w"))
+    op = next(o for o in main.global_block().ops if o.type == "lamb")
+    assert op.attr("weight_decay") == 0.0
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: O.Momentum(0.1, momentum="a"), "momentum must be a float"),
+    (lambda: O.RMSProp(0.1, rho=1.5), "rho must be in"),
+    (lambda: O.Adamax(0.1, beta1=1.0), "beta1 must be in"),
+    (lambda: O.DecayedAdagrad(0.1, decay=-0.1), "decay must be in"),
+    (lambda: O.Ftrl(0.1, l1=-1.0), "l1 must be in"),
+    (lambda: O.Adagrad("fast"), "learning_rate must be a float"),
+])
+def test_bad_arguments_are_refused(make, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        make()
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_optimizer_applies_its_regularization(name):
+    make, op, state, attrs, lr = SPECS[name]
+    opt = make()
+    reg = fluid.regularizer.L2Decay(0.5)
+    opt.regularization = reg
+    got, _ = run_steps(opt, steps=2)
+    expected = reference(op, state(), attrs, lr, steps=2, l2=0.5)
+    for i, (g, e) in enumerate(zip(got, expected)):
+        np.testing.assert_allclose(g, e, rtol=2e-4, atol=2e-6, err_msg=f"{name}+L2Decay: step {i + 1}")
+
+
+def test_constructors_take_regularization():
+    reg = fluid.regularizer.L1Decay(0.1)
+    for make in [lambda: O.Momentum(0.1, 0.9, regularization=reg), lambda: O.Adagrad(0.1, regularization=reg),
+                 lambda: O.RMSProp(0.1, regularization=reg), lambda: O.Adamax(0.1, regularization=reg),
+                 lambda: O.Adadelta(0.1, regularization=reg), lambda: O.DecayedAdagrad(0.1, regularization=reg),
+                 lambda: O.Ftrl(0.1, regularization=reg), lambda: O.Lamb(0.1, regularization=reg),
+                 lambda: O.LarsMomentum(0.1, 0.9, regularization=reg)]:
+        assert make().regularization is reg
