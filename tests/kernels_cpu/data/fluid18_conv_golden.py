@@ -43,6 +43,12 @@ def build(fluid):
             L.batch_norm(xh, data_layout="NHWC"),
             L.adaptive_pool2d(x, [3, 4], "max"),
             L.adaptive_pool2d(x, [3, 4], "max", require_index=True)[1],
+            L.resize_bilinear(x, out_shape=[5, 11], align_corners=False, align_mode=0),
+            L.resize_bilinear(x, scale=1.5),
+            L.resize_nearest(x, out_shape=[12, 5], align_corners=False),
+            L.image_resize(xh, out_shape=[4, 9], resample="NEAREST", data_format="NHWC"),
+            L.pool2d(x, 3, "avg", 2, pool_padding=1, ceil_mode=True, exclusive=False),
+            L.adaptive_pool2d(x, [3, 5], "avg"),
         ]
     return main, startup, {"x": xv, "xh": xhv}, outs
 
