@@ -77,12 +77,6 @@ def test_attention_shape_errors(prog):
         fluid.nets.scaled_dot_product_attention(fluid.data("q2", [None, 8]), k, k)
 
 
-needs_split = pytest.mark.skipif(not hasattr(fluid.layers, "split"), reason="fluid.layers.split not merged yet")
-needs_transpose = pytest.mark.skipif(not hasattr(fluid.layers, "transpose"),
-                                     reason="fluid.layers.transpose not merged yet")
-
-
-@needs_split
 def test_glu_numbers(prog):
     main, startup = prog
     x = fluid.data("x", [None, 6, 4])
@@ -98,7 +92,6 @@ def test_glu_odd_dim_refused(prog):
         fluid.nets.glu(fluid.data("x", [None, 5]), dim=-1)
 
 
-@needs_transpose
 def test_attention_multi_head_numbers(prog):
     main, startup = prog
     rng = np.random.default_rng(2)
@@ -120,7 +113,6 @@ def test_attention_multi_head_numbers(prog):
     np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, 5, 4), rtol=1e-4, atol=1e-5)
 
 
-@needs_transpose
 def test_attention_op_sequence_matches_fluid(prog):
     main, _ = prog
     q, k, v = fluid.data("q", [None, 5, 8]), fluid.data("k", [None, 6, 8]), fluid.data("v", [None, 6, 4])
