@@ -50,25 +50,3 @@ def col2im_batched(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
         for j in range(kw):
             out[:, :, hs, j * d[1]:j * d[1] + s[1] * (ow - 1) + 1:s[1]] += cols[:, :, i, j]
     return out
-
-
-def col2im(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
-    """Sum columns ``(C, KH, KW, N, OH, OW)`` back into a padded image ``(C, N, Hp, Wp)``.
-
-    One vectorised add per filter tap (KH*KW adds of whole-batch arrays).
-    """
-    c, kh, kw, n, oh, ow = cols.shape
-    out = np.zeros((c, n) + tuple(padded_hw), dtype=cols.dtype)
-    for i in range(kh):
-        h0 = i * d[0]
-        hs = slice(h0, h0 + s[0] * (oh - 1) + 1, s[0])
-        for j in range(kw):
-            w0 = j * d[1]
-            out[:, :, hs, w0:w0 + s[1] * (ow - 1) + 1:s[1]] += cols[:, i, j]
-    return out
-
-
-def crop_to_nchw(img_cnhw: np.ndarray, pads, hw) -> np.ndarray:
-    """``(C, N, Hp, Wp)`` padded image -> contiguous ``(N, C, H, W)`` without the padding."""
-    top, _, left, _ = pads
-    return np.ascontiguousarray(img_cnhw[:, :, top:top + hw[0], left:left + hw[1]].transpose(1, 0, 2, 3))
