@@ -169,3 +169,26 @@ def test_dropout_seed_from_program_random_seed(prog):
     fluid.layers.dropout(x, 0.3)
     op = main.global_block().ops[0]
     assert op.attrs["fix_seed"] and op.attrs["seed"] == 33
+
+
+def test_resize_sizes_from_variables(prog):
+    main, startup = prog
+    x = fluid.data("x", [2, 3, 4, 6])
+    size = fluid.data("size", [2], "int32")
+    scale = fluid.data("scale", [1], "float32")
+    h = fluid.layers.fill_constant([1], "int32", 5)
+    by_tensor = fluid.layers.resize_bilinear(x, out_shape=size)
+    by_list = fluid.layers.resize_nearest(x, out_shape=[h, 9])
+    by_scale = fluid.layers.resize_bilinear(x, scale=scale)
+    actual = fluid.layers.resize_nearest(x, out_shape=[1, 1], actual_shape=size)
+    assert by_tensor.shape == (2, 3, -1, -1)
+    ops = [op for op in main.global_block().ops if op.type.endswith("_interp")]
+    assert [sorted(k for k, v in op.inputs.items() if v) for op in ops] == [
+        ["OutSize", "X"], ["SizeTensor", "X"], ["Scale", "X"], ["OutSize", "X"]]
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    xv = np.random.default_rng(0).random((2, 3, 4, 6)).astype("float32")
+    outs = exe.run(main, feed={"x": xv, "size": np.array([7, 3], "int32"), "scale": np.array([0.5], "float32")},
+                   fetch_list=[by_tensor, by_list, by_scale, actual], scope=scope)
+    assert [o.shape for o in outs] == [(2, 3, 7, 3), (2, 3, 5, 9), (2, 3, 2, 3), (2, 3, 7, 3)]
