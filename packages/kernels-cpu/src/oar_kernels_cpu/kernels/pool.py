@@ -126,15 +126,20 @@ def _max_grad_tiled(x, y, dy, k):
 
     Each window's first maximum in row-major order keeps its hit; later ties are
     cleared by a running "taken" mask, then one multiply writes the gradient.
+    ``y`` and ``dy`` are repeated along W first so both whole-array passes run
+    over contiguous rows instead of broadcasting over the window width.
     """
     n, c, oh, ow = y.shape
-    hit = x.reshape(n, c, oh, k[0], ow, k[1]) == y[:, :, :, None, :, None]
-    taken = hit[:, :, :, 0, :, 0].copy()
+    w = x.shape[3]
+    hit = x.reshape(n, c, oh, k[0], w) == np.repeat(y, k[1], axis=3)[:, :, :, None, :]
+    taps = hit.reshape(n, c, oh, k[0], ow, k[1])
+    taken = taps[:, :, :, 0, :, 0].copy()
     for i, j in _taps(k)[1:]:
-        h = hit[:, :, :, i, :, j]
+        h = taps[:, :, :, i, :, j]
         h &= ~taken
         taken |= h
-    return np.multiply(hit, dy[:, :, :, None, :, None], dtype=x.dtype).reshape(x.shape)
+    dx = np.multiply(hit, np.repeat(dy, k[1], axis=3)[:, :, :, None, :], dtype=x.dtype)
+    return dx.reshape(x.shape)
 
 
 def _max_grad_regular(x, y, dy, geo):
