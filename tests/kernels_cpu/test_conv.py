@@ -102,6 +102,8 @@ CASES = [
     OpCase("conv2d_transpose", {"Input": r(1, 4, 2, 2), "Filter": r(4, 1, 3, 3)},
            {"strides": [2, 2], "groups": 2, "output_size": [6, 5]}, ref=conv_t_ref, grad=G,
            name="groups_output_size"),
+    OpCase("depthwise_conv2d_transpose", {"Input": r(1, 3, 3, 3), "Filter": r(3, 1, 3, 3)},
+           {"strides": [2, 2], "groups": 3, "paddings": [1, 1]}, ref=conv_t_ref, grad=G, name="depthwise"),
 ]
 
 

@@ -53,6 +53,14 @@ def test_depthwise_when_cudnn_off(prog):
     assert _ops(main)[0] == "depthwise_conv2d" and _ops(main)[2] == "conv2d"
 
 
+def test_depthwise_transpose_when_cudnn_off(prog):
+    main, _ = prog
+    x = fluid.data("x", [None, 4, 8, 8])
+    fluid.layers.conv2d_transpose(x, 4, filter_size=3, groups=4, use_cudnn=False)
+    fluid.layers.conv2d_transpose(x, 4, filter_size=3, groups=4)
+    assert _ops(main) == ["depthwise_conv2d_transpose", "elementwise_add", "conv2d_transpose", "elementwise_add"]
+
+
 def test_conv2d_transpose_sizes(prog):
     x = fluid.data("x", [None, 4, 8, 8])
     assert fluid.layers.conv2d_transpose(x, 3, filter_size=3, stride=2).shape == (-1, 3, 17, 17)

@@ -105,6 +105,7 @@ def _transpose_geometry(x, w, attrs):
     return pads, d, tuple(full), padded
 
 
+@kernel("depthwise_conv2d_transpose", FLOATS)
 @kernel("conv2d_transpose", FLOATS)
 def conv2d_transpose(inputs, attrs):
     x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
@@ -118,6 +119,7 @@ def conv2d_transpose(inputs, attrs):
     return {"Output": _from_nchw(y[:, :, pads[0]:pads[0] + full[0], pads[2]:pads[2] + full[1]], attrs)}
 
 
+@kernel("depthwise_conv2d_transpose_grad", FLOATS, wants_outputs=True)
 @kernel("conv2d_transpose_grad", FLOATS, wants_outputs=True)
 def conv2d_transpose_grad(inputs, attrs, wanted):
     x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
