@@ -43,11 +43,19 @@ def adam(inputs, attrs):
         m2[rows] = b2 * m2[rows] + (1 - b2) * gv * gv
         p[rows] -= lr_t * m1[rows] / (np.sqrt(m2[rows]) + eps_t)
     else:
+        # one scratch array for the whole update (the grad itself is never written)
+        t = np.multiply(g, 1 - b1)
         m1 *= b1
-        m1 += (1 - b1) * g
+        m1 += t
+        np.multiply(g, g, out=t)
+        t *= 1 - b2
         m2 *= b2
-        m2 += (1 - b2) * (g * g)
-        p -= (lr_t * m1) / (np.sqrt(m2) + eps_t)
+        m2 += t
+        np.sqrt(m2, out=t)
+        t += eps_t
+        np.divide(m1, t, out=t)
+        t *= lr_t
+        p -= t
     b1p *= b1
     b2p *= b2
     return {"ParamOut": p, "Moment1Out": m1, "Moment2Out": m2, "Beta1PowOut": b1p, "Beta2PowOut": b2p}
