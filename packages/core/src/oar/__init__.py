@@ -16,7 +16,12 @@ from oar.plugins import registries
 registries()
 install_alias_finder()
 
-from oar.framework.program import Program, default_main_program, default_startup_program, program_guard  # noqa: E402
+from oar.framework.program import (  # noqa: E402
+    Program,
+    default_main_program,
+    default_startup_program,
+    program_guard,
+)
 from oar.lod_tensor import LoDTensor, SelectedRows, create_lod_tensor  # noqa: E402
 from oar.places import CPUPlace, CUDAPlace  # noqa: E402
 from oar.scope import Scope, global_scope, scope_guard  # noqa: E402

@@ -82,8 +82,8 @@ class _GradBuilder:
         return target
 
     def _append(self, type_: str, inputs: dict, outputs: dict, attrs: dict, callsite=None) -> Any:
-        # grad makers copy the forward op's attrs; its op_role must not override Backward
-        attrs = {k: v for k, v in attrs.items() if k != "op_role"}
+        # grad makers copy the forward op's attrs: the grad op's role must be the current (backward) one
+        attrs = {**attrs, "op_role": self.block.program._current_role}
         op = self.block.append_op(type_, inputs, outputs, attrs, infer=False, callsite=callsite)
         opdef = self.ops_reg.get(type_)
         hook = getattr(opdef, "infer_var_type", None)

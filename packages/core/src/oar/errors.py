@@ -68,6 +68,18 @@ def describe_var(name: str, meta: Any = None) -> str:
     return f"'{name}' (shape {list(meta.shape)}, dtype {meta.dtype})"
 
 
+def at_user_line() -> str:
+    """The user's line calling into oar right now (for errors raised outside an op), or ''."""
+    from oar.framework.callsite import user_callsite
+
+    site = user_callsite()
+    if not site:
+        return ""
+    filename, lineno, func, text = site
+    line = f" [{text.strip()}]" if text else ""
+    return f"\n  called at {filename}:{lineno} in {func}{line}"
+
+
 def where(callsite: Any) -> str:
     """The user's source line as ``file:line``, or an empty string."""
     if not callsite:

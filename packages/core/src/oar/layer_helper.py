@@ -11,7 +11,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from oar.errors import OarError, ShapeError
+from oar.errors import OarError, ShapeError, at_user_line
 from oar.framework import unique_name
 from oar.framework.mode import _dygraph_tracer
 from oar.framework.param_attr import ParamAttr
@@ -33,7 +33,7 @@ def check_variable(layer: str, arg: str, value: Any, allow_list: bool = False) -
         return
     if not is_variable(value):
         want = "a Variable or a list of Variables" if allow_list else "a Variable"
-        raise TypeError(f"{layer}: argument '{arg}' must be {want}, given {type(value).__name__}")
+        raise TypeError(f"{layer}: argument '{arg}' must be {want}, given {type(value).__name__}{at_user_line()}")
 
 
 class LayerHelper:
@@ -130,7 +130,7 @@ class LayerHelper:
                 raise ShapeError(
                     f"layer '{self.layer_type}': parameter '{attr.name}' is shared by name but this layer "
                     f"needs shape {shape} dtype {_dtype(dtype)}, and it already has shape "
-                    f"{list(existing.shape)} dtype {existing.dtype}"
+                    f"{list(existing.shape)} dtype {existing.dtype}{at_user_line()}"
                 )
             return existing
         kwargs = attr._to_kwargs()
@@ -204,12 +204,12 @@ def check_activation(layer: str, act: Any) -> None:
     from oar.plugins import registries
 
     if not isinstance(act, str):
-        raise TypeError(f"{layer}: act must be a str naming an activation, given {type(act).__name__}")
+        raise TypeError(f"{layer}: act must be a str naming an activation, given {type(act).__name__}{at_user_line()}")
     ops = registries().ops
     if act in ops and _is_activation(ops.get(act)):
         return
     known = sorted(t for t in ops.types() if _is_activation(ops.get(t)))
-    raise ValueError(f"{layer}: unknown activation '{act}'; known activations: {known}")
+    raise ValueError(f"{layer}: unknown activation '{act}'; known activations: {known}{at_user_line()}")
 
 
 def _is_activation(d: Any) -> bool:

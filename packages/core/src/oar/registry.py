@@ -14,6 +14,7 @@ import attrs
 
 from oar.errors import AttrError, RegistryError
 
+
 class _Required:
     def __repr__(self) -> str:
         return "REQUIRED"
@@ -375,6 +376,10 @@ class KernelEntry:
     ``wants_outputs``: called as ``kernel(inputs, attrs, wanted)`` where
     ``wanted`` is the frozenset of output slots the program uses, so a grad
     kernel can skip gradients nobody reads.
+    ``inplace``: also called with ``donated=frozenset(input slots)`` naming inputs
+    whose arrays nothing else references after this op (the executor checks);
+    the kernel may overwrite them, e.g. return ``np.maximum(x, 0, out=x)``.
+    Callers that pass no ``donated`` (dygraph, tests) donate nothing.
     """
 
     op_type: str
@@ -386,6 +391,7 @@ class KernelEntry:
     lod: bool = False
     selected_rows: bool = False
     wants_outputs: bool = False
+    inplace: bool = False
 
 
 class KernelRegistry:
@@ -408,6 +414,7 @@ class KernelRegistry:
         lod: bool = False,
         selected_rows: bool = False,
         wants_outputs: bool = False,
+        inplace: bool = False,
     ) -> None:
         """Register ``kernel(inputs, attrs) -> {slot: array}`` for an op on a device.
 
@@ -432,7 +439,7 @@ class KernelRegistry:
                     )
             bucket.append(
                 KernelEntry(op_type, device, dt, kernel, priority, self.current_plugin,
-                            lod, selected_rows, wants_outputs)
+                            lod, selected_rows, wants_outputs, inplace)
             )
             bucket.sort(key=lambda e: -e.priority)
         self._cache.clear()

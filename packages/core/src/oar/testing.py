@@ -60,7 +60,7 @@ def _build(case: OpCase, wrt: Sequence[str] = ()) -> tuple:
             values = value if isinstance(value, (list, tuple)) else [value]
             vs = []
             for i, arr in enumerate(values):
-                arr = np.asarray(arr)
+                arr = np.array(arr)  # a copy: in-place kernels (sgd, adam) must not change the case
                 name = f"{slot.lower()}_{i}"
                 v = block.create_var(name=name, shape=arr.shape, dtype=arr.dtype.name, is_data=True,
                                      stop_gradient=slot not in wrt, lod_level=1 if name in case.lod else 0)

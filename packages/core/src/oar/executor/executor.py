@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -9,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from oar.errors import FeedError, FetchError, describe_var, where
-from oar.framework.callsite import user_callsite
 from oar.executor.plan import Plan
+from oar.framework.callsite import user_callsite
 from oar.framework.program import Program, default_main_program
 from oar.lod_tensor import LoDTensor
 from oar.places import CPUPlace, Place, resolve_device
@@ -159,7 +160,7 @@ def _as_array(name: str, value: Any, var: Any) -> np.ndarray:
             arr = np.asarray(value, dtype=var.dtype)
         except (TypeError, ValueError) as exc:
             raise FeedError(f"Executor.run: cannot turn the value fed to '{name}' into a {var.dtype} array: {exc}") from None
-    if var.dtype is not None and arr.dtype.name != var.dtype:
+    if var.dtype is not None and arr.dtype != _np_dtype(var.dtype) and arr.dtype.name != var.dtype:
         raise FeedError(
             f"Executor.run: feed '{name}' expects dtype {var.dtype} (declared by its data layer), "
             f"given an array of dtype {arr.dtype.name}; convert it with .astype('{var.dtype}')"
@@ -167,16 +168,29 @@ def _as_array(name: str, value: Any, var: Any) -> np.ndarray:
     return arr
 
 
+@functools.cache
+def _np_dtype(name: str) -> Any:
+    """``np.dtype(name)``, cached: comparing dtype objects is much cheaper than ``dtype.name``."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return None
+
+
 def _check_feed_shape(name: str, arr: np.ndarray, var: Any) -> np.ndarray:
     shape = var.shape
     if shape is None:
         return arr
-    declared = list(shape)
-    given = list(arr.shape)
-    if len(declared) == len(given):
-        if all(d < 0 or d == g for d, g in zip(declared, given)):
+    given = arr.shape
+    if len(shape) == len(given):
+        for d, g in zip(shape, given):
+            if d >= 0 and d != g:
+                break
+        else:
             return arr
-    elif not var.need_check_feed and declared and given:
+    declared = list(shape)
+    given = list(given)
+    if len(declared) != len(given) and not var.need_check_feed and declared and given:
         # fluid.layers.data accepts trailing dims that flatten to the declared ones
         # (the seed feeds (1, 4, 1) to a [-1, 4] input); reshape to the declared rank.
         lead_ok = declared[0] < 0 or declared[0] == given[0]

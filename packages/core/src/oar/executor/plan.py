@@ -20,6 +20,7 @@ from oar.errors import (
     describe_var,
     where,
 )
+from oar.executor.stepgen import make_step_fn
 from oar.framework.dtypes import VarType
 from oar.lod_tensor import LoDTensor, SelectedRows
 from oar.registry import EMPTY_VAR
@@ -61,6 +62,9 @@ class Plan:
                 last_use[n] = i
             steps.append(self._compile_op(op, opdef, reg))
         self.scope_inputs = tuple(scope_inputs)
+        # a fed array that an op writes (in place, like sgd's ParamOut) is copied first:
+        # feeding never changes the caller's array, as in Fluid
+        self.copy_feeds = tuple(n for n in feed_names if n in produced)
         persistable = {n for n, v in self._all_vars().items() if v.persistable}
         keep = set(fetch_names) | persistable
         frees: dict = {}
@@ -75,7 +79,14 @@ class Plan:
         self.write_back = tuple(sorted(n for n in produced if n in persistable))
         self.fetch_from_scope = tuple(n for n in fetch_names if n not in produced and n not in feed_names)
         self.persistable = persistable
-        self.has_lod_ops = any(s[LOD] for s in self.steps)
+        # LoD kernels need the generic loop (LoD wrapping and propagation)
+        self.has_lod_ops = any(s[FLAGS][0] for s in self.steps)
+        # one generated function per step for runs without LoD (see stepgen)
+        self.step_fns = tuple(
+            make_step_fn(s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS],
+                         _donatable(s))
+            for s in self.steps
+        )
 
     def _all_vars(self) -> dict:
         out: dict = {}
@@ -134,13 +145,15 @@ class Plan:
             n for _, n in singles
             if (v := self.block._find_var_recursive(n)) is not None and v.type == VarType.SELECTED_ROWS
         ) if not entry.selected_rows else ()
-        flags = (entry.lod, entry.wants_outputs, densify)
+        flags = (entry.lod, entry.wants_outputs, densify, entry.inplace)
         return [entry.kernel, tuple(singles), tuple(dups), dict(op.attrs), tuple(outs), (),
                 frozenset(wanted), op, tuple(lod_pairs), flags]
 
     # --- running ---------------------------------------------------------------------------------
     def run(self, feeds: dict, feed_lods: dict, scope: Any, return_numpy: bool) -> list:
         env = dict(feeds)
+        for name in self.copy_feeds:
+            env[name] = env[name].copy()
         lods = dict(feed_lods)
         for name in self.scope_inputs:
             sv = scope.find_var(name)
@@ -152,7 +165,40 @@ class Plan:
             if value is None:
                 raise self._uninitialized(name)
             env[name] = value
-        track_lod = self.has_lod_ops or bool(lods)
+        if self.has_lod_ops or lods:
+            self._run_generic(env, lods)
+        else:
+            i = -1
+            try:
+                for i, step_fn in enumerate(self.step_fns):  # noqa: B007 - i names the failing op
+                    step_fn(env)
+            except OarError as exc:
+                new = self._with_callsite(exc, self.steps[i])
+                if new is exc:
+                    raise
+                raise new from exc
+            except Exception as exc:
+                raise self._kernel_failure(self.steps[i], env, exc) from exc
+        for name in self.write_back:
+            value = env.get(name)
+            if value is None:
+                continue
+            sv = scope.var(name)
+            cur = sv.value
+            if isinstance(value, SelectedRows):
+                sv.value = value
+            elif isinstance(cur, LoDTensor):
+                if cur._array is not value:
+                    cur._array = value
+                if name in lods:
+                    cur._lod = lods[name]
+            else:
+                sv.value = LoDTensor(value, lods.get(name))
+        return self._fetch(env, lods, scope, return_numpy)
+
+    def _run_generic(self, env: dict, lods: dict) -> None:
+        """The general loop: LoD wrapping, unwrapping and propagation for every op."""
+        track_lod = True
         step = None
         try:
             for step in self.steps:
@@ -186,26 +232,18 @@ class Plan:
                     for n in frees:
                         env.pop(n, None)
         except OarError as exc:
-            if step is not None and "created at" not in str(exc) and not _is_eof(exc):
-                raise type(exc)(f"{exc}{where(step[OP].callsite)}") from exc
-            raise
+            new = self._with_callsite(exc, step)
+            if new is exc:
+                raise
+            raise new from exc
         except Exception as exc:
             raise self._kernel_failure(step, env, exc) from exc
-        for name in self.write_back:
-            value = env.get(name)
-            if value is None:
-                continue
-            sv = scope.var(name)
-            cur = sv.value
-            if isinstance(value, SelectedRows):
-                sv.value = value
-            elif isinstance(cur, LoDTensor):
-                cur._array = value
-                if name in lods:
-                    cur._lod = lods[name]
-            else:
-                sv.value = LoDTensor(value, lods.get(name))
-        return self._fetch(env, lods, scope, return_numpy)
+
+    @staticmethod
+    def _with_callsite(exc: Exception, step: Any) -> Exception:
+        if step is not None and "created at" not in str(exc) and not _is_eof(exc):
+            return type(exc)(f"{exc}{where(step[OP].callsite)}")
+        return exc
 
     def _fetch(self, env, lods, scope, return_numpy) -> list:
         results = []
@@ -264,6 +302,24 @@ class Plan:
             f"op '{op.type}' failed on {self.device.name}: {type(exc).__name__}: {exc}; inputs: {shapes}"
             f"{where(op.callsite)}"
         )
+
+
+def _donatable(step: tuple) -> tuple:
+    """Input slots of an ``inplace`` kernel whose variable dies at this op.
+
+    Frees never hold fed, fetched or persistable names. A name read twice by the
+    op, or also written by it, is not offered. Whether the array is really
+    unshared is checked at run time (stepgen).
+    """
+    if not step[FLAGS][3] or not step[FREES]:
+        return ()
+    op = step[OP]
+    reads = op.input_arg_names
+    writes = set(op.output_arg_names)
+    return tuple(
+        s for s, n in step[INS]
+        if n in step[FREES] and reads.count(n) == 1 and n not in writes
+    )
 
 
 def _is_eof(exc: Exception) -> bool:

@@ -14,7 +14,13 @@ from oar import backward, clip, initializer, layer_helper, layers, optimizer, re
 from oar import framework as framework
 from oar._facade import module_getattr
 from oar.backward import append_backward, gradients
-from oar.executor import BuildStrategy, CompiledProgram, ExecutionStrategy, Executor, ParallelExecutor
+from oar.executor import (
+    BuildStrategy,
+    CompiledProgram,
+    ExecutionStrategy,
+    Executor,
+    ParallelExecutor,
+)
 from oar.fluid import compiler, contrib, core, io
 from oar.framework import unique_name
 from oar.framework.mode import in_dygraph_mode
@@ -29,6 +35,7 @@ from oar.framework.program import (
 from oar.framework.variable import Parameter, Variable
 from oar.layers.io import fluid_data as data
 from oar.lod_tensor import LoDTensor, Tensor, create_lod_tensor, create_random_int_lodtensor
+from oar.memory import memory_optimize, release_memory
 from oar.places import (
     CPUPlace,
     CUDAPinnedPlace,
@@ -38,7 +45,6 @@ from oar.places import (
     is_compiled_with_cuda,
 )
 from oar.scope import Scope, global_scope, scope_guard
-from oar.memory import memory_optimize, release_memory
 
 param_attr = sys.modules["oar.framework.param_attr"]
 executor = sys.modules["oar.executor"]
@@ -64,3 +70,14 @@ __all__ = [
     "Scope", "global_scope", "scope_guard", "in_dygraph_mode", "data", "memory_optimize",
     "release_memory",
 ]
+
+# fluid.embedding / fluid.one_hot: the _v2 ops (ids of any shape)
+from oar.layers.embedding import embedding_v2 as embedding  # noqa: E402
+from oar.layers.embedding import one_hot_v2 as one_hot  # noqa: E402
+
+__all__ += ["embedding", "one_hot"]
+# fluid.nets (conv/pool blocks, glu, attention)
+from oar import nets  # noqa: E402
+
+sys.modules[f"{__name__}.nets"] = nets
+__all__ += ["nets"]

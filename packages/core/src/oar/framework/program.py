@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Iterator
-from typing import Any
 
 from oar.framework.block import Block
 from oar.framework.operator import Operator, OpRole

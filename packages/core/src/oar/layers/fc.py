@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import ShapeError
+from oar.errors import ShapeError, at_user_line
 from oar.layer_helper import LayerHelper
 
 __all__ = ["fc"]
@@ -19,7 +19,7 @@ def fc(input: Any, size: int, num_flatten_dims: int = 1, param_attr: Any = None,
     """
     helper = LayerHelper("fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     if not isinstance(size, int) or size <= 0:
-        raise ValueError(f"fc: size must be a positive int, given {size!r}")
+        raise ValueError(f"fc: size must be a positive int, given {size!r}{at_user_line()}")
     inputs = helper.multiple_input()
     dtype = helper.input_dtype()
     if act is not None:
@@ -27,19 +27,19 @@ def fc(input: Any, size: int, num_flatten_dims: int = 1, param_attr: Any = None,
 
         check_activation("fc", act["type"] if isinstance(act, dict) else act)
     mul_results = []
-    for i, (x, attr) in enumerate(zip(inputs, helper.param_attr_list(len(inputs)))):
+    for x, attr in zip(inputs, helper.param_attr_list(len(inputs))):
         shape = list(x.shape)
         if not 1 <= num_flatten_dims < len(shape):
             raise ShapeError(
                 f"fc: num_flatten_dims={num_flatten_dims} must be in [1, {len(shape) - 1}] for input "
-                f"'{x.name}' of shape {shape}"
+                f"'{x.name}' of shape {shape}{at_user_line()}"
             )
         cols = 1
         for d in shape[num_flatten_dims:]:
             if d < 0:
                 raise ShapeError(
                     f"fc: input '{x.name}' of shape {shape} has an unknown dim after num_flatten_dims="
-                    f"{num_flatten_dims}; fc needs those dims to size its weight"
+                    f"{num_flatten_dims}; fc needs those dims to size its weight{at_user_line()}"
                 )
             cols *= d
         w = helper.create_parameter(attr, [cols, size], dtype)

@@ -29,7 +29,11 @@ def _grad_sum(g):
 
 
 def _grad_scale(g):
-    return [GradOpDesc("scale", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")},
+    # d(x * s + b)/dx = s, where s comes from ScaleTensor when one is given (as in Fluid)
+    ins = {"X": g.output_grad("Out")}
+    if g.input("ScaleTensor"):
+        ins["ScaleTensor"] = g.input("ScaleTensor")
+    return [GradOpDesc("scale", ins, {"Out": g.input_grad("X")},
                        {"scale": g.attrs["scale"], "bias": 0.0, "bias_after_scale": True})]
 
 

@@ -18,7 +18,7 @@ def _infer_topk(ins, attrs):
 
 
 def _infer_accuracy(ins, attrs):
-    out, idx, label = ins["Out"], ins["Indices"], ins["Label"]
+    idx, label = ins["Indices"], ins["Label"]
     if label.dtype not in ("int64", "int32"):
         raise TypeError(f"Label must be int64 class ids, given {label.dtype}")
     if len(label.shape) != 2 or (label.shape[1] != 1 and label.shape[1] >= 0):

@@ -163,7 +163,7 @@ class Optimizer:
 
 
 def _is_lr_schedule(obj: Any) -> bool:
-    return hasattr(obj, "step") and hasattr(obj, "__call__")
+    return hasattr(obj, "step") and callable(obj)
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ def reduce_to(g: np.ndarray, shape: tuple) -> np.ndarray:
     axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if b == 1 and a != 1)
     if axes:
         g = g.sum(axis=axes, keepdims=True)
-    return g.reshape(shape)
+    return g if g.shape == tuple(shape) else g.reshape(shape)
 
 
 def as_dtype(a, dtype):

@@ -21,7 +21,14 @@ def _softplus(x):
     return np.logaddexp(0, x).astype(x.dtype, copy=False)
 
 
-_unary("relu", lambda x: np.maximum(x, 0))
+
+
+@kernel("relu", FLOATS, inplace=True)
+def relu(inputs, attrs, donated=frozenset()):
+    x = inputs["X"]
+    return {"Out": np.maximum(x, 0, out=x if "X" in donated else None)}
+
+
 _unary("sigmoid", _sigmoid)
 _unary("tanh", np.tanh)
 _unary("exp", np.exp)
@@ -50,7 +57,14 @@ def _grad_x(op_type, fn, dtypes=FLOATS):
     )
 
 
-_grad_out("relu", lambda y, d: d * (y > 0))
+
+
+@kernel("relu_grad", FLOATS, inplace=True)
+def relu_grad(inputs, attrs, donated=frozenset()):
+    y, d = inputs["Out"], inputs["Out@GRAD"]
+    return {"X@GRAD": np.multiply(d, y > 0, out=d if "Out@GRAD" in donated else None)}
+
+
 _grad_out("sigmoid", lambda y, d: d * y * (1 - y))
 _grad_out("tanh", lambda y, d: d * (1 - y * y))
 _grad_out("exp", lambda y, d: d * y)

@@ -1,4 +1,4 @@
-"""numpy kernels for clip and clip_by_norm (dense; SelectedRows inputs arrive densified)."""
+"""numpy kernels for clip, clip_by_norm and norm."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from oar_kernels_cpu.kernels import FLOATS, kernel
 def _bounds(inputs, attrs):
     lo = float(np.asarray(inputs["Min"]).reshape(-1)[0]) if inputs.get("Min") is not None else attrs["min"]
     hi = float(np.asarray(inputs["Max"]).reshape(-1)[0]) if inputs.get("Max") is not None else attrs["max"]
+    if lo > hi:
+        raise ValueError(f"clip: min {lo} exceeds max {hi}")
     return lo, hi
 
 
@@ -33,3 +35,31 @@ def clip_by_norm(inputs, attrs):
     norm = float(np.sqrt(np.vdot(x, x)))
     m = attrs["max_norm"]
     return {"Out": x * x.dtype.type(m / norm) if norm > m else x.copy()}
+
+
+@kernel("clip_by_norm_grad", FLOATS)
+def clip_by_norm_grad(inputs, attrs):
+    x, d = inputs["X"], inputs["Out@GRAD"]
+    norm = float(np.sqrt(np.vdot(x, x)))
+    m = attrs["max_norm"]
+    if norm <= m:
+        return {"X@GRAD": d.copy()}
+    # out = m x / |x|:  d out = m/|x| (d - x <x, d> / |x|^2)
+    dx = (m / norm) * (d - x * (float(np.vdot(x, d)) / (norm * norm)))
+    return {"X@GRAD": dx.astype(x.dtype, copy=False)}
+
+
+@kernel("norm", FLOATS)
+def norm(inputs, attrs):
+    x = inputs["X"]
+    axis = attrs["axis"] % x.ndim
+    n = np.sqrt(np.square(x).sum(axis=axis, keepdims=True) + x.dtype.type(attrs["epsilon"]))
+    return {"Out": x / n, "Norm": n}
+
+
+@kernel("norm_grad", FLOATS)
+def norm_grad(inputs, attrs):
+    x, n, d = inputs["X"], inputs["Norm"], inputs["Out@GRAD"]
+    axis = attrs["axis"] % x.ndim
+    y = x / n
+    return {"X@GRAD": (d - y * (d * y).sum(axis=axis, keepdims=True)) / n}

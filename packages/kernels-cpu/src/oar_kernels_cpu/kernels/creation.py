@@ -25,7 +25,9 @@ def _shape(inputs, attrs):
 def fill_constant(inputs, attrs):
     value = attrs["str_value"] or attrs["value"]
     value = float(value) if isinstance(value, str) else value
-    return {"Out": np.full(_shape(inputs, attrs), value, dtype=attrs["dtype"])}
+    out = np.empty(_shape(inputs, attrs), dtype=attrs["dtype"])
+    out.fill(value)
+    return {"Out": out}
 
 
 @kernel("fill_constant_batch_size_like")

@@ -19,19 +19,39 @@ _FORWARD = {
 }
 
 
+def _fits(small: np.ndarray, big: np.ndarray) -> bool:
+    """Whether broadcasting ``small`` against ``big`` gives ``big``'s shape."""
+    return small.ndim <= big.ndim and all(
+        s == 1 or s == b for s, b in zip(small.shape[::-1], big.shape[::-1])
+    )
+
+
+def _out_buffer(x, y, donated):
+    """A donated operand that can hold the result (same dtype, the broadcast shape), or None."""
+    if x.dtype != y.dtype:
+        return None
+    if "X" in donated and (x.shape == y.shape or _fits(y, x)):
+        return x
+    if "Y" in donated and (x.shape == y.shape or _fits(x, y)):
+        return y
+    return None
+
+
 def _make_forward(ufunc):
-    def forward(inputs, attrs):
+    def forward(inputs, attrs, donated=frozenset()):
         x = inputs["X"]
         y = inputs["Y"]
         if x.shape != y.shape:
             x, y = align_y(x, y, attrs["axis"])
+        if donated:
+            return {"Out": ufunc(x, y, out=_out_buffer(x, y, donated))}
         return {"Out": ufunc(x, y)}
 
     return forward
 
 
 for _name, _ufunc in _FORWARD.items():
-    kernel(_name)(_make_forward(_ufunc))
+    kernel(_name, inplace=True)(_make_forward(_ufunc))
 
 
 @kernel("elementwise_div")
@@ -54,9 +74,11 @@ def _grad(local):
         dx, dy = local(x, y, inputs.get("Out"), dout, "X@GRAD" in wanted, "Y@GRAD" in wanted)
         out = {}
         if dx is not None:
-            out["X@GRAD"] = reduce_to(dx, x.shape).reshape(x0.shape)
+            dx = reduce_to(dx, x.shape)
+            out["X@GRAD"] = dx if dx.shape == x0.shape else dx.reshape(x0.shape)
         if dy is not None:
-            out["Y@GRAD"] = reduce_to(dy, y.shape).reshape(y0.shape)
+            dy = reduce_to(dy, y.shape)
+            out["Y@GRAD"] = dy if dy.shape == y0.shape else dy.reshape(y0.shape)
         return out
 
     return grad

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
@@ -9,7 +11,9 @@ from oar_kernels_cpu.kernels._util import reduce_to
 
 
 def _flat(a, n):
-    return a.reshape(int(np.prod(a.shape[:n], dtype=np.int64)), -1)
+    if a.ndim == 2 and n == 1:
+        return a
+    return a.reshape(math.prod(a.shape[:n]), -1)
 
 
 @kernel("mul", FLOATS)
@@ -30,10 +34,15 @@ def mul_grad(inputs, attrs, wanted):
     d2 = d.reshape(x2.shape[0], y2.shape[1])
     out = {}
     if "X@GRAD" in wanted:
-        out["X@GRAD"] = (d2 @ y2.T).reshape(x.shape)
+        out["X@GRAD"] = _shaped(d2 @ y2.T, x.shape)
     if "Y@GRAD" in wanted:
-        out["Y@GRAD"] = (x2.T @ d2).reshape(y.shape)
+        out["Y@GRAD"] = _shaped(x2.T @ d2, y.shape)
     return out
+
+
+def _shaped(a, shape):
+    # a fresh result keeps owning its buffer (no view), so later ops may reuse it in place
+    return a if a.shape == shape else a.reshape(shape)
 
 
 def _t(a):

@@ -10,12 +10,15 @@ from oar.lod_tensor import SelectedRows
 from oar_kernels_cpu.kernels import FLOATS, kernel
 
 
-@kernel("sgd", FLOATS, selected_rows=True)
-def sgd(inputs, attrs):
+@kernel("sgd", FLOATS, selected_rows=True, inplace=True)
+def sgd(inputs, attrs, donated=frozenset()):
     p, g = inputs["Param"], inputs["Grad"]
     lr = inputs["LearningRate"].reshape(-1)[0]
     if isinstance(g, SelectedRows):
         np.subtract.at(p, g.row_array, lr * np.asarray(g.value))
+    elif "Grad" in donated and g.shape == p.shape and g.dtype == p.dtype:
+        g *= lr  # the gradient dies here: scale it in place instead of allocating lr * g
+        p -= g
     else:
         p -= lr * g
     return {"ParamOut": p}

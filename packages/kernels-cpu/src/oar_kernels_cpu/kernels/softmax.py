@@ -7,19 +7,23 @@ import numpy as np
 from oar_kernels_cpu.kernels import FLOATS, kernel
 
 
-def softmax_array(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
+def softmax_array(x: np.ndarray, axis: int = -1, inplace: bool = False) -> np.ndarray:
+    """Softmax along ``axis``; with ``inplace`` the result overwrites ``x``."""
+    e = np.subtract(x, x.max(axis=axis, keepdims=True), out=x if inplace else None)
+    np.exp(e, out=e)
     e /= e.sum(axis=axis, keepdims=True)
     return e
 
 
-@kernel("softmax", FLOATS)
-def softmax(inputs, attrs):
-    return {"Out": softmax_array(inputs["X"], attrs["axis"])}
+@kernel("softmax", FLOATS, inplace=True)
+def softmax(inputs, attrs, donated=frozenset()):
+    return {"Out": softmax_array(inputs["X"], attrs["axis"], "X" in donated)}
 
 
-@kernel("softmax_grad", FLOATS)
-def softmax_grad(inputs, attrs):
+@kernel("softmax_grad", FLOATS, inplace=True)
+def softmax_grad(inputs, attrs, donated=frozenset()):
     y, d = inputs["Out"], inputs["Out@GRAD"]
-    axis = attrs["axis"]
-    return {"X@GRAD": y * (d - (d * y).sum(axis=axis, keepdims=True))}
+    dot = (d * y).sum(axis=attrs["axis"], keepdims=True)
+    dx = np.subtract(d, dot, out=d if "Out@GRAD" in donated else None)
+    dx *= y
+    return {"X@GRAD": dx}

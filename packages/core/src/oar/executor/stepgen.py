@@ -1,0 +1,137 @@
+"""Turning a compiled plan step into one small straight-line Python function.
+
+Per-op Python overhead decides small-model speed. A generic loop over step
+tuples pays, per op, for unpacking the tuple, building the inputs dict in a
+comprehension (a frame of its own), checking flags and looping over outputs.
+Every one of those facts is fixed when the plan is compiled, so for each step
+we generate (once, with ``exec``, as ``attrs`` and ``dataclasses`` do) a
+function that does only the work left::
+
+    def step(env):
+        res = fn({'X': env['x'], 'Y': env['w']}, attrs)
+        v = res['Out']
+        if v is not None:
+            env['fc_0.tmp_0'] = v
+        env.pop('x@GRAD', None)
+
+Kernels registered with ``inplace=True`` may reuse an input's buffer for an
+output. The plan names the candidates (inputs that die at this op and are
+neither fed, fetched nor persistable); the generated code donates one only
+if, at run time, nothing else references the array (its reference count is
+the baseline measured below, so no other variable, view or user holds it) and
+it owns its writeable memory -- the test CPython's own temporary elision uses.
+
+Variable names are embedded with ``repr``, so any string is safe. Steps with
+rarer needs (LoD kernels, SelectedRows densifying, duplicable outputs) get a
+closure that runs the generic code for that one step; the plan falls back to
+its generic loop when LoD is present at all (see ``Plan.run``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from oar.lod_tensor import SelectedRows
+from oar.registry import EMPTY_VAR
+
+# below this size a fresh allocation is cheaper than the checks that donation needs
+MIN_DONATED_BYTES = 16384
+
+
+def _exec(lines: list, namespace: dict, label: str) -> Callable:
+    exec(compile("\n".join(lines), f"<oar plan step {label}>", "exec"), namespace)
+    return namespace["step"]
+
+
+def _refcount_baseline() -> int:
+    """sys.getrefcount of an array held only by ``env``, in exactly the generated code's shape."""
+    probe = _exec(["def step(env):", "    a0 = env['x']", "    return _rc(a0)"],
+                  {"_rc": sys.getrefcount}, "probe")
+    return probe({"x": np.empty(1)})
+
+
+_RC_BASELINE = _refcount_baseline()
+
+
+def make_step_fn(fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: tuple,
+                 frees: tuple, wanted: frozenset, flags: tuple, donatable: tuple = ()) -> Callable:
+    """A function ``step(env)`` that runs one compiled op against the value dict ``env``.
+
+    Behaves exactly like one iteration of the plan's generic loop when no LoD
+    is tracked: same inputs, same tolerance of ``None`` outputs, same frees.
+    ``donatable`` lists the input slots of an ``inplace`` kernel that may be
+    donated (see the module docstring); empty for other kernels.
+    """
+    lod, wants_outputs, densify = flags[:3]
+    if lod or densify or any(dup for _s, _n, dup in outs):
+        return _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags)
+    lines = ["def step(env):"]
+    namespace = {"_fn": fn, "_attrs": attrs, "_wanted": wanted}
+    items = []
+    for i, (s, n) in enumerate(singles):
+        if s in donatable:
+            lines.append(f"    a{i} = env[{n!r}]")
+            items.append(f"{s!r}: a{i}")
+        else:
+            items.append(f"{s!r}: env[{n!r}]")
+    items += [f"{s!r}: [" + ", ".join(f"env[{n!r}]" for n in ns) + "]" for s, ns in dups]
+    extra = ", _wanted" if wants_outputs else ""
+    if donatable:
+        # cheap tests first: most arrays in small programs are held elsewhere or tiny
+        namespace.update(_rc=sys.getrefcount, _base=_RC_BASELINE, _nd=np.ndarray,
+                         _min=MIN_DONATED_BYTES)
+        lines.append("    donated = None")
+        for i, (s, _n) in enumerate(singles):
+            if s in donatable:
+                namespace[f"_d{i}"] = frozenset((s,))
+                lines += [
+                    f"    if (type(a{i}) is _nd and a{i}.nbytes >= _min and _rc(a{i}) == _base"
+                    f" and a{i}.base is None and a{i}.flags.writeable):",
+                    f"        donated = _d{i} if donated is None else donated | _d{i}",
+                ]
+        # the inputs dict is built after the checks: it holds references too
+        lines += ["    ins = {" + ", ".join(items) + "}",
+                  "    if donated is None:",
+                  f"        res = _fn(ins, _attrs{extra})",
+                  "    else:",
+                  f"        res = _fn(ins, _attrs{extra}, donated=donated)"]
+    else:
+        lines.append("    res = _fn({" + ", ".join(items) + "}, _attrs" + extra + ")")
+    for s, n, _dup in outs:
+        if n == EMPTY_VAR:
+            continue
+        get = f"res.get({s!r})" if wants_outputs else f"res[{s!r}]"
+        lines += [f"    v = {get}", "    if v is not None:", f"        env[{n!r}] = v"]
+    for n in frees:
+        lines.append(f"    env.pop({n!r}, None)")
+    return _exec(lines, namespace, getattr(fn, "__name__", "kernel"))
+
+
+def _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags) -> Callable:
+    _lod, wants_outputs, densify = flags[:3]
+
+    def step(env: dict) -> None:
+        inputs = {s: env[n] for s, n in singles}
+        for s, ns in dups:
+            inputs[s] = [env[n] for n in ns]
+        if densify:
+            for s, n in singles:
+                if n in densify and isinstance(inputs[s], SelectedRows):
+                    inputs[s] = inputs[s].to_dense()
+        res = fn(inputs, attrs, wanted) if wants_outputs else fn(inputs, attrs)
+        for s, n, dup in outs:
+            if dup:
+                for name, v in zip(n, res[s]):
+                    if name != EMPTY_VAR:
+                        env[name] = v
+            elif n != EMPTY_VAR:
+                v = res.get(s) if wants_outputs else res[s]
+                if v is not None:
+                    env[n] = v
+        for n in frees:
+            env.pop(n, None)
+
+    return step

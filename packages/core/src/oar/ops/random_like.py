@@ -1,0 +1,61 @@
+"""Random ops sized from another tensor or sampling from it: uniform/gaussian_random_batch_size_like,
+sampling_id."""
+
+from __future__ import annotations
+
+from oar.framework.dtypes import convert_dtype
+from oar.ops._infer import check_float, meta
+from oar.registry import Attr, OpDef
+
+
+def _dtype_check(v):
+    try:
+        convert_dtype(v)
+    except TypeError as exc:
+        return str(exc)
+    return None
+
+
+def _infer_like(ins, attrs):
+    shape = list(attrs["shape"])
+    src = ins["Input"].shape
+    i, o = attrs["input_dim_idx"], attrs["output_dim_idx"]
+    if not 0 <= i < len(src):
+        raise ValueError(f"input_dim_idx {i} is out of range for Input of rank {len(src)}")
+    if not 0 <= o < len(shape):
+        raise ValueError(f"output_dim_idx {o} is out of range for shape {shape}")
+    shape[o] = src[i]
+    return {"Out": meta(shape, convert_dtype(attrs["dtype"]))}
+
+
+def _infer_sampling(ins, attrs):
+    check_float(ins, "X")
+    x = ins["X"]
+    if len(x.shape) != 2:
+        raise ValueError(f"X must be [batch, classes] probabilities, given shape {list(x.shape)}")
+    if attrs["min"] >= attrs["max"]:
+        raise ValueError(f"min {attrs['min']} must be less than max {attrs['max']}")
+    return {"Out": meta([x.shape[0]], "int64")}
+
+
+def _like_attrs() -> dict:
+    return {"shape": Attr(list), "input_dim_idx": Attr(int, 0), "output_dim_idx": Attr(int, 0),
+            "seed": Attr(int, 0), "dtype": Attr(str, "float32", _dtype_check)}
+
+
+def register(registry) -> None:
+    registry.register_op(OpDef(
+        "uniform_random_batch_size_like", ["Input"], ["Out"],
+        {**_like_attrs(), "min": Attr(float, -1.0), "max": Attr(float, 1.0), "diag_num": Attr(int, 0),
+         "diag_step": Attr(int, 0), "diag_val": Attr(float, 1.0)},
+        infer_shape=_infer_like, kernel_dtype="attr:dtype",
+    ))
+    registry.register_op(OpDef(
+        "gaussian_random_batch_size_like", ["Input"], ["Out"],
+        {**_like_attrs(), "mean": Attr(float, 0.0), "std": Attr(float, 1.0)},
+        infer_shape=_infer_like, kernel_dtype="attr:dtype",
+    ))
+    registry.register_op(OpDef(
+        "sampling_id", ["X"], ["Out"], {"min": Attr(float, 0.0), "max": Attr(float, 1.0), "seed": Attr(int, 0)},
+        infer_shape=_infer_sampling,
+    ))

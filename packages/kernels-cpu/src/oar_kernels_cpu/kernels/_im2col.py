@@ -1,0 +1,74 @@
+"""im2col / col2im on strided views: the building blocks of conv and pool kernels.
+
+Two column layouts: per image ``(N, C, KH, KW, OH, OW)`` (:func:`im2col_batched`,
+the natural order of the window view, so the copy is cheapest and a batched
+GEMM writes NCHW directly), and whole batch ``(C, KH, KW, N, OH, OW)``
+(:func:`im2col`) where the filter gradient is one GEMM with a transposed
+operand (free for BLAS).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+def pad_nchw(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
+    """Pad H and W by ``(top, bottom, left, right)``; returns ``x`` itself when nothing is padded."""
+    t, b, l, r = pads
+    if not (t or b or l or r):
+        return x
+    out = np.full(x.shape[:2] + (x.shape[2] + t + b, x.shape[3] + l + r), value, dtype=x.dtype)
+    out[:, :, t:t + x.shape[2], l:l + x.shape[3]] = x
+    return out
+
+
+def windows(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
+    """Read-only view ``(N, C, KH, KW, OH, OW)`` of every filter tap over every output position."""
+    n, c = xp.shape[:2]
+    sn, sc, sh, sw = xp.strides
+    return as_strided(xp, (n, c, k[0], k[1], out_hw[0], out_hw[1]),
+                      (sn, sc, sh * d[0], sw * d[1], sh * s[0], sw * s[1]), writeable=False)
+
+
+def im2col(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
+    """The column matrix ``(C, KH, KW, N, OH, OW)`` (one contiguous copy)."""
+    return np.ascontiguousarray(windows(xp, k, s, d, out_hw).transpose(1, 2, 3, 0, 4, 5))
+
+
+def im2col_batched(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
+    """The column tensor ``(N, C, KH, KW, OH, OW)`` (one contiguous copy of the window view)."""
+    return np.ascontiguousarray(windows(xp, k, s, d, out_hw))
+
+
+def col2im_batched(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
+    """Sum columns ``(N, C, KH, KW, OH, OW)`` into a padded image ``(N, C, Hp, Wp)``, one add per tap."""
+    n, c, kh, kw, oh, ow = cols.shape
+    out = np.zeros((n, c) + tuple(padded_hw), dtype=cols.dtype)
+    for i in range(kh):
+        hs = slice(i * d[0], i * d[0] + s[0] * (oh - 1) + 1, s[0])
+        for j in range(kw):
+            out[:, :, hs, j * d[1]:j * d[1] + s[1] * (ow - 1) + 1:s[1]] += cols[:, :, i, j]
+    return out
+
+
+def col2im(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
+    """Sum columns ``(C, KH, KW, N, OH, OW)`` back into a padded image ``(C, N, Hp, Wp)``.
+
+    One vectorised add per filter tap (KH*KW adds of whole-batch arrays).
+    """
+    c, kh, kw, n, oh, ow = cols.shape
+    out = np.zeros((c, n) + tuple(padded_hw), dtype=cols.dtype)
+    for i in range(kh):
+        h0 = i * d[0]
+        hs = slice(h0, h0 + s[0] * (oh - 1) + 1, s[0])
+        for j in range(kw):
+            w0 = j * d[1]
+            out[:, :, hs, w0:w0 + s[1] * (ow - 1) + 1:s[1]] += cols[:, i, j]
+    return out
+
+
+def crop_to_nchw(img_cnhw: np.ndarray, pads, hw) -> np.ndarray:
+    """``(C, N, Hp, Wp)`` padded image -> contiguous ``(N, C, H, W)`` without the padding."""
+    t, _, l, _ = pads
+    return np.ascontiguousarray(img_cnhw[:, :, t:t + hw[0], l:l + hw[1]].transpose(1, 0, 2, 3))

@@ -1,0 +1,140 @@
+"""numpy kernels for conv2d, depthwise_conv2d and conv2d_transpose: im2col + one GEMM each way."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar.ops.conv import resolve_paddings
+from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels._im2col import col2im, col2im_batched, crop_to_nchw, im2col, im2col_batched, pad_nchw
+
+
+def _to_nchw(x, attrs):
+    return x.transpose(0, 3, 1, 2) if attrs["data_format"] == "NHWC" else x
+
+
+def _from_nchw(y, attrs):
+    return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs["data_format"] == "NHWC" else y
+
+
+def _geometry(x, w, attrs):
+    """Paddings, dilations and output size of a forward convolution of ``x`` (NCHW) by ``w``."""
+    k = w.shape[2:]
+    s = attrs["strides"]
+    pads, d = resolve_paddings(attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], k, s,
+                               attrs["dilations"])
+    oh = (x.shape[2] + pads[0] + pads[1] - (d[0] * (k[0] - 1) + 1)) // s[0] + 1
+    ow = (x.shape[3] + pads[2] + pads[3] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
+    return pads, d, (oh, ow)
+
+
+def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
+    """Convolve NCHW ``x`` with ``w_mat`` (G, O/G, C/G*KH*KW): one batched GEMM, output already NCHW."""
+    n, c = x.shape[:2]
+    g = w_mat.shape[0]
+    cols = im2col_batched(pad_nchw(x, pads), k, s, d, out_hw)
+    cols = cols.reshape(n, g, -1, out_hw[0] * out_hw[1])
+    out = np.matmul(w_mat, cols)  # (N, G, O/G, OH*OW)
+    return out.reshape(n, g * w_mat.shape[1], out_hw[0], out_hw[1])
+
+
+def _conv(inputs, attrs):
+    x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
+    g = attrs["groups"]
+    pads, d, out_hw = _geometry(x, w, attrs)
+    y = conv_nchw(x, w.reshape(g, w.shape[0] // g, -1), w.shape[2:], attrs["strides"], d, pads, out_hw)
+    return {"Output": _from_nchw(y, attrs)}
+
+
+def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
+    """dW = dy (O, N*L) @ cols^T per group: one GEMM over the whole batch."""
+    n, oc = x.shape[0], w.shape[0]
+    cols = im2col(pad_nchw(x, pads), w.shape[2:], s, d, out_hw).reshape(g, -1, n * out_hw[0] * out_hw[1])
+    dy_g = np.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(g, oc // g, -1)
+    return np.matmul(dy_g, cols.transpose(0, 2, 1)).reshape(w.shape)
+
+
+def _input_grad(x_shape, dy, w, g, s, d, pads):
+    """dX. Stride 1: a convolution of the padded dy with the flipped, transposed filter
+    (im2col + GEMM). Otherwise: batched GEMM to columns, then col2im."""
+    n, c, h, wd = x_shape
+    oc, cg, kh, kw = w.shape
+    og = oc // g
+    full = [d[0] * (kh - 1), d[0] * (kh - 1), d[1] * (kw - 1), d[1] * (kw - 1)]
+    back = [f - p for f, p in zip(full, pads)]
+    if tuple(s) == (1, 1) and min(back) >= 0:
+        wf = w.reshape(g, og, cg, kh, kw)[:, :, :, ::-1, ::-1].transpose(0, 2, 1, 3, 4)
+        wf = np.ascontiguousarray(wf).reshape(g, cg, og * kh * kw)
+        return conv_nchw(dy, wf, (kh, kw), (1, 1), d, back, (h, wd))
+    oh, ow = dy.shape[2:]
+    dcols = np.matmul(w.reshape(g, og, -1).transpose(0, 2, 1), dy.reshape(n, g, og, oh * ow))
+    dcols = dcols.reshape(n, c, kh, kw, oh, ow)
+    hp = (h + pads[0] + pads[1], wd + pads[2] + pads[3])
+    dxp = col2im_batched(dcols, hp, s, d)
+    return dxp[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + wd]
+
+
+def _conv_grad(inputs, attrs, wanted):
+    x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
+    dy = _to_nchw(inputs["Output@GRAD"], attrs)
+    g, s = attrs["groups"], attrs["strides"]
+    pads, d, out_hw = _geometry(x, w, attrs)
+    res = {}
+    if "Filter@GRAD" in wanted:
+        res["Filter@GRAD"] = _filter_grad(x, dy, w, g, s, d, pads, out_hw)
+    if "Input@GRAD" in wanted:
+        res["Input@GRAD"] = _from_nchw(_input_grad(x.shape, dy, w, g, s, d, pads), attrs)
+    return res
+
+
+for _name in ("conv2d", "depthwise_conv2d"):
+    kernel(_name, FLOATS)(_conv)
+    kernel(_name + "_grad", FLOATS, wants_outputs=True)(_conv_grad)
+
+
+def _transpose_geometry(x, w, attrs):
+    k = w.shape[2:]
+    s = attrs["strides"]
+    pads, d = resolve_paddings(attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], k, s,
+                               attrs["dilations"])
+    full = [(x.shape[2] - 1) * s[0] - pads[0] - pads[1] + d[0] * (k[0] - 1) + 1,
+            (x.shape[3] - 1) * s[1] - pads[2] - pads[3] + d[1] * (k[1] - 1) + 1]
+    if attrs["output_size"]:
+        full = list(attrs["output_size"])
+    padded = (full[0] + pads[0] + pads[1], full[1] + pads[2] + pads[3])
+    return pads, d, tuple(full), padded
+
+
+@kernel("conv2d_transpose", FLOATS)
+def conv2d_transpose(inputs, attrs):
+    x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
+    g = attrs["groups"]
+    n, ci, h, wd = x.shape
+    pads, d, full, padded = _transpose_geometry(x, w, attrs)
+    x_g = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).reshape(g, ci // g, n * h * wd)
+    w_g = w.reshape(g, ci // g, -1)
+    cols = np.matmul(w_g.transpose(0, 2, 1), x_g)  # (G, Og*KH*KW, N*H*W)
+    oc = w.shape[1] * g
+    cols = cols.reshape((oc,) + w.shape[2:] + (n, h, wd))
+    y = crop_to_nchw(col2im(cols, padded, attrs["strides"], d), pads, full)
+    return {"Output": _from_nchw(y, attrs)}
+
+
+@kernel("conv2d_transpose_grad", FLOATS, wants_outputs=True)
+def conv2d_transpose_grad(inputs, attrs, wanted):
+    x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
+    dy = _to_nchw(inputs["Output@GRAD"], attrs)
+    g = attrs["groups"]
+    n, ci, h, wd = x.shape
+    pads, d, full, padded = _transpose_geometry(x, w, attrs)
+    dyp = pad_nchw(dy, (pads[0], padded[0] - full[0] - pads[0], pads[2], padded[1] - full[1] - pads[2]))
+    dcols = im2col(dyp, w.shape[2:], attrs["strides"], d, (h, wd)).reshape(g, -1, n * h * wd)
+    w_g = w.reshape(g, ci // g, -1)
+    res = {}
+    if "Input@GRAD" in wanted:
+        dx = np.matmul(w_g, dcols).reshape(ci, n, h, wd).transpose(1, 0, 2, 3)
+        res["Input@GRAD"] = _from_nchw(np.ascontiguousarray(dx), attrs)
+    if "Filter@GRAD" in wanted:
+        x_g = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).reshape(g, ci // g, n * h * wd)
+        res["Filter@GRAD"] = np.matmul(x_g, dcols.transpose(0, 2, 1)).reshape(w.shape)
+    return res

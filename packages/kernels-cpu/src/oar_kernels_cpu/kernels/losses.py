@@ -1,0 +1,208 @@
+"""numpy kernels for the logit and regression losses of ``oar.ops.losses``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import FLOATS, kernel
+
+
+def _check_ids(lab: np.ndarray, n: int, ignore: int, op: str) -> None:
+    bad = ((lab < 0) | (lab >= n)) & (lab != ignore)
+    if bad.any():
+        raise ValueError(f"{op}: Label holds class ids {lab[bad][:5].tolist()} outside [0, {n})")
+
+
+@kernel("softmax_with_cross_entropy", FLOATS)
+def softmax_with_cross_entropy(inputs, attrs):
+    x, label = inputs["Logits"], inputs["Label"]
+    axis = attrs["axis"] % x.ndim
+    xl = np.moveaxis(x, axis, -1)
+    z = xl - xl.max(axis=-1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    logp = z - lse
+    soft = np.exp(logp)
+    if attrs["soft_label"]:
+        lab = np.moveaxis(label, axis, -1)
+        loss = -(lab * logp).sum(axis=-1, keepdims=True)
+    else:
+        lab = np.moveaxis(label, axis, -1).astype(np.int64, copy=False)
+        ignore = attrs["ignore_index"]
+        _check_ids(lab, xl.shape[-1], ignore, "softmax_with_cross_entropy")
+        keep = lab != ignore
+        picked = np.take_along_axis(logp, np.where(keep, lab, 0), axis=-1)
+        loss = np.where(keep, -picked, 0).astype(x.dtype, copy=False)
+    return {"Softmax": np.moveaxis(soft, -1, axis), "Loss": np.moveaxis(loss, -1, axis)}
+
+
+@kernel("softmax_with_cross_entropy_grad", FLOATS)
+def softmax_with_cross_entropy_grad(inputs, attrs):
+    sm, label, d = inputs["Softmax"], inputs["Label"], inputs["Loss@GRAD"]
+    axis = attrs["axis"] % sm.ndim
+    if attrs["soft_label"]:
+        return {"Logits@GRAD": (sm - label) * d}
+    lab = label.astype(np.int64, copy=False)
+    keep = lab != attrs["ignore_index"]
+    dx = sm.copy()
+    hot = np.take_along_axis(dx, np.where(keep, lab, 0), axis=axis)
+    np.put_along_axis(dx, np.where(keep, lab, 0), hot - keep, axis=axis)
+    dx *= np.where(keep, d, 0)
+    return {"Logits@GRAD": dx}
+
+
+def _sce_mask(x, label, attrs):
+    keep = label != attrs["ignore_index"]
+    scale = 1.0
+    if attrs["normalize"]:
+        scale = 1.0 / max(int(keep.sum()), 1)
+    return keep, scale
+
+
+@kernel("sigmoid_cross_entropy_with_logits", FLOATS)
+def sigmoid_cross_entropy_with_logits(inputs, attrs):
+    x, z = inputs["X"], inputs["Label"]
+    keep, scale = _sce_mask(x, z, attrs)
+    out = np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
+    out = np.where(keep, out, 0) * scale
+    return {"Out": out.astype(x.dtype, copy=False)}
+
+
+@kernel("sigmoid_cross_entropy_with_logits_grad", FLOATS)
+def sigmoid_cross_entropy_with_logits_grad(inputs, attrs):
+    x, z, d = inputs["X"], inputs["Label"], inputs["Out@GRAD"]
+    keep, scale = _sce_mask(x, z, attrs)
+    sig = np.exp(-np.logaddexp(0, -x))
+    dx = np.where(keep, (sig - z) * d, 0) * scale
+    return {"X@GRAD": dx.astype(x.dtype, copy=False)}
+
+
+@kernel("log_loss", FLOATS)
+def log_loss(inputs, attrs):
+    p, y = inputs["Predicted"], inputs["Labels"]
+    eps = attrs["epsilon"]
+    return {"Loss": -y * np.log(p + eps) - (1 - y) * np.log(1 - p + eps)}
+
+
+@kernel("log_loss_grad", FLOATS)
+def log_loss_grad(inputs, attrs):
+    p, y, d = inputs["Predicted"], inputs["Labels"], inputs["Loss@GRAD"]
+    eps = attrs["epsilon"]
+    return {"Predicted@GRAD": d * (-y / (p + eps) + (1 - y) / (1 - p + eps))}
+
+
+@kernel("huber_loss", FLOATS)
+def huber_loss(inputs, attrs):
+    r = inputs["Y"] - inputs["X"]
+    delta = attrs["delta"]
+    a = np.abs(r)
+    out = np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta)).astype(r.dtype, copy=False)
+    return {"Residual": r, "Out": out}
+
+
+@kernel("huber_loss_grad", FLOATS, wants_outputs=True)
+def huber_loss_grad(inputs, attrs, wanted):
+    r, d = inputs["Residual"], inputs["Out@GRAD"]
+    delta = attrs["delta"]
+    dy = d * np.clip(r, -delta, delta)  # r inside [-delta, delta], else delta * sign(r)
+    out = {}
+    if "Y@GRAD" in wanted:
+        out["Y@GRAD"] = dy
+    if "X@GRAD" in wanted:
+        out["X@GRAD"] = -dy
+    return out
+
+
+@kernel("smooth_l1_loss", FLOATS)
+def smooth_l1_loss(inputs, attrs):
+    x, y = inputs["X"], inputs["Y"]
+    diff = x - y
+    if inputs.get("InsideWeight") is not None:
+        diff = diff * inputs["InsideWeight"]
+    s2 = attrs["sigma"] ** 2
+    a = np.abs(diff)
+    val = np.where(a < 1.0 / s2, 0.5 * s2 * diff * diff, a - 0.5 / s2)
+    if inputs.get("OutsideWeight") is not None:
+        val = val * inputs["OutsideWeight"]
+    out = val.reshape(x.shape[0], -1).sum(axis=1, keepdims=True).astype(x.dtype, copy=False)
+    return {"Diff": diff, "Out": out}
+
+
+@kernel("smooth_l1_loss_grad", FLOATS, wants_outputs=True)
+def smooth_l1_loss_grad(inputs, attrs, wanted):
+    diff, d = inputs["Diff"], inputs["Out@GRAD"]
+    s2 = attrs["sigma"] ** 2
+    g = np.where(np.abs(diff) < 1.0 / s2, s2 * diff, np.sign(diff))
+    g = g * d.reshape((-1,) + (1,) * (diff.ndim - 1))
+    if inputs.get("OutsideWeight") is not None:
+        g = g * inputs["OutsideWeight"]
+    if inputs.get("InsideWeight") is not None:
+        g = g * inputs["InsideWeight"]
+    g = g.astype(diff.dtype, copy=False)
+    out = {}
+    if "X@GRAD" in wanted:
+        out["X@GRAD"] = g
+    if "Y@GRAD" in wanted:
+        out["Y@GRAD"] = -g
+    return out
+
+
+def _bpr_parts(x, label):
+    n = x.shape[-1]
+    x2 = x.reshape(-1, n)
+    lab = label.reshape(-1).astype(np.int64, copy=False)
+    _check_ids(lab, n, -(2**62), "bpr_loss")
+    pos = x2[np.arange(x2.shape[0]), lab][:, None]
+    diff = pos - x2  # [rows, n]; the label column is 0 and is excluded below
+    others = np.ones_like(x2, dtype=bool)
+    others[np.arange(x2.shape[0]), lab] = False
+    return x2, lab, diff, others
+
+
+@kernel("bpr_loss", FLOATS)
+def bpr_loss(inputs, attrs):
+    x = inputs["X"]
+    _, _, diff, others = _bpr_parts(x, inputs["Label"])
+    n = x.shape[-1]
+    logsig = -np.logaddexp(0, -diff)
+    y = -(np.where(others, logsig, 0).sum(axis=1)) / (n - 1)
+    return {"Y": y.reshape(x.shape[:-1] + (1,)).astype(x.dtype, copy=False)}
+
+
+@kernel("bpr_loss_grad", FLOATS)
+def bpr_loss_grad(inputs, attrs):
+    x, d = inputs["X"], inputs["Y@GRAD"]
+    x2, lab, diff, others = _bpr_parts(x, inputs["Label"])
+    n = x.shape[-1]
+    # d/d diff of -log(sigmoid(diff)) is -(1 - sigmoid(diff)) = -sigmoid(-diff)
+    g = np.where(others, -np.exp(-np.logaddexp(0, diff)), 0) * (d.reshape(-1, 1) / (n - 1))
+    dx = -g
+    dx[np.arange(x2.shape[0]), lab] = g.sum(axis=1)
+    return {"X@GRAD": dx.reshape(x.shape).astype(x.dtype, copy=False)}
+
+
+def _kl_scale(x, reduction):
+    return {"none": 1.0, "sum": 1.0, "mean": 1.0 / max(x.size, 1),
+            "batchmean": 1.0 / max(x.shape[0] if x.ndim else 1, 1)}[reduction]
+
+
+@kernel("kldiv_loss", FLOATS)
+def kldiv_loss(inputs, attrs):
+    x, t = inputs["X"], inputs["Target"]
+    pos = t > 0
+    loss = np.where(pos, t * (np.log(np.where(pos, t, 1)) - x), 0).astype(x.dtype, copy=False)
+    red = attrs["reduction"]
+    if red == "none":
+        return {"Loss": loss}
+    return {"Loss": np.asarray([loss.sum() * _kl_scale(x, red)], dtype=x.dtype)}
+
+
+@kernel("kldiv_loss_grad", FLOATS)
+def kldiv_loss_grad(inputs, attrs):
+    x, t, d = inputs["X"], inputs["Target"], inputs["Loss@GRAD"]
+    red = attrs["reduction"]
+    dx = np.where(t > 0, -t, 0)
+    if red == "none":
+        dx = dx * d
+    else:
+        dx = dx * (d.reshape(-1)[0] * _kl_scale(x, red))
+    return {"X@GRAD": dx.astype(x.dtype, copy=False)}

@@ -1,0 +1,225 @@
+"""numpy kernels for pool2d and max_pool2d_with_index.
+
+Regular windows go through a strided view of the padded input with one
+vectorised reduction step per window tap (KH*KW whole-batch operations).
+Adaptive windows that divide the input evenly are regular windows; uneven
+adaptive windows are reduced one output cell at a time (each cell vectorised
+over batch and channels; adaptive outputs are small, e.g. 1x1 or 7x7).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar.ops.pool import pool_geometry
+from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels._im2col import pad_nchw, windows
+
+
+def _nchw(x, attrs):
+    return x.transpose(0, 3, 1, 2) if attrs.get("data_format") == "NHWC" else x
+
+
+def _back(y, attrs):
+    return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs.get("data_format") == "NHWC" else y
+
+
+def _regular(hw, attrs):
+    """Geometry as a regular strided pool: (k, s, pads incl. ceil-mode overhang, out_hw), or None."""
+    k, s, pads, out = pool_geometry(hw, attrs)
+    if attrs.get("adaptive") and not attrs.get("global_pooling"):
+        if hw[0] % out[0] or hw[1] % out[1]:
+            return None
+        k = s = (hw[0] // out[0], hw[1] // out[1])
+    pads = list(pads)
+    for ax, (size, kk, st, o) in enumerate(zip(hw, k, s, out)):
+        need = (o - 1) * st + kk - (size + pads[2 * ax] + pads[2 * ax + 1])
+        if need > 0:
+            pads[2 * ax + 1] += need
+    return tuple(k), tuple(s), tuple(pads), tuple(out)
+
+
+def _taps(k):
+    return [(i, j) for i in range(k[0]) for j in range(k[1])]
+
+
+def _tap_slice(i, j, s, out):
+    return (slice(None), slice(None), slice(i, i + s[0] * (out[0] - 1) + 1, s[0]),
+            slice(j, j + s[1] * (out[1] - 1) + 1, s[1]))
+
+
+def _count(hw, k, s, pads, out, exclusive, dtype):
+    """Divisor of each output cell: real pixels in the window (exclusive) or kh*kw."""
+    if not exclusive:
+        return np.asarray(k[0] * k[1], dtype)
+    counts = []
+    for ax in range(2):
+        start = np.arange(out[ax]) * s[ax] - pads[2 * ax]
+        end = np.minimum(start + k[ax], hw[ax])
+        counts.append(end - np.maximum(start, 0))
+    return np.outer(counts[0], counts[1]).astype(dtype)
+
+
+def _adaptive_bounds(size, out):
+    i = np.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _pool_regular(x, attrs, geo):
+    k, s, pads, out = geo
+    is_max = attrs.get("pooling_type", "max") == "max"
+    fill = -np.inf if is_max else 0.0
+    win = windows(pad_nchw(x, pads, fill), k, s, (1, 1), out)
+    y = win[:, :, 0, 0].copy()
+    for i, j in _taps(k)[1:]:
+        if is_max:
+            np.maximum(y, win[:, :, i, j], out=y)
+        else:
+            y += win[:, :, i, j]
+    if not is_max:
+        exclusive = attrs.get("exclusive", True) or attrs.get("adaptive", False)
+        y /= _count(x.shape[2:], k, s, pads, out, exclusive, x.dtype)
+    return y
+
+
+def _pool_adaptive(x, attrs):
+    out = tuple(attrs["ksize"])
+    hs, he = _adaptive_bounds(x.shape[2], out[0])
+    ws, we = _adaptive_bounds(x.shape[3], out[1])
+    y = np.empty(x.shape[:2] + out, x.dtype)
+    is_max = attrs.get("pooling_type", "max") == "max"
+    for a in range(out[0]):
+        for b in range(out[1]):
+            cell = x[:, :, hs[a]:he[a], ws[b]:we[b]]
+            y[:, :, a, b] = cell.max(axis=(2, 3)) if is_max else cell.mean(axis=(2, 3))
+    return y
+
+
+@kernel("pool2d", FLOATS)
+def pool2d(inputs, attrs):
+    x = _nchw(inputs["X"], attrs)
+    geo = _regular(x.shape[2:], attrs)
+    y = _pool_regular(x, attrs, geo) if geo is not None else _pool_adaptive(x, attrs)
+    return {"Out": _back(y, attrs)}
+
+
+def _max_grad_tiled(x, y, dy, k):
+    """Non-overlapping windows that tile ``x`` exactly: one float compare, bool-only tap passes.
+
+    Each window's first maximum in row-major order keeps its hit; later ties are
+    cleared by a running "taken" mask, then one multiply writes the gradient.
+    """
+    n, c, oh, ow = y.shape
+    hit = x.reshape(n, c, oh, k[0], ow, k[1]) == y[:, :, :, None, :, None]
+    taken = hit[:, :, :, 0, :, 0].copy()
+    for i, j in _taps(k)[1:]:
+        h = hit[:, :, :, i, :, j]
+        h &= ~taken
+        taken |= h
+    return np.multiply(hit, dy[:, :, :, None, :, None], dtype=x.dtype).reshape(x.shape)
+
+
+def _max_grad_regular(x, y, dy, geo):
+    """Route each output gradient to the first maximum of its window (Fluid's tie rule)."""
+    k, s, pads, out = geo
+    xp = pad_nchw(x, pads, -np.inf)
+    win = windows(xp, k, s, (1, 1), out)
+    dxp = np.zeros(xp.shape, x.dtype)
+    taken = np.zeros(y.shape, bool)
+    for i, j in _taps(k):
+        hit = win[:, :, i, j] == y
+        hit &= ~taken
+        taken |= hit
+        dxp[_tap_slice(i, j, s, out)] += np.where(hit, dy, 0)
+    return dxp
+
+
+def _avg_grad_regular(x, dy, attrs, geo):
+    k, s, pads, out = geo
+    exclusive = attrs.get("exclusive", True) or attrs.get("adaptive", False)
+    share = dy / _count(x.shape[2:], k, s, pads, out, exclusive, x.dtype)
+    hp = (x.shape[2] + pads[0] + pads[1], x.shape[3] + pads[2] + pads[3])
+    dxp = np.zeros(x.shape[:2] + hp, x.dtype)
+    for i, j in _taps(k):
+        dxp[_tap_slice(i, j, s, out)] += share
+    return dxp
+
+
+def _grad_adaptive(x, dy, attrs):
+    out = tuple(attrs["ksize"])
+    hs, he = _adaptive_bounds(x.shape[2], out[0])
+    ws, we = _adaptive_bounds(x.shape[3], out[1])
+    dx = np.zeros_like(x)
+    is_max = attrs.get("pooling_type", "max") == "max"
+    n, c = x.shape[:2]
+    for a in range(out[0]):
+        for b in range(out[1]):
+            cell = x[:, :, hs[a]:he[a], ws[b]:we[b]]
+            g = dy[:, :, a, b][:, :, None, None]
+            if is_max:
+                flat = cell.reshape(n, c, -1)
+                hit = np.zeros_like(flat)
+                np.put_along_axis(hit, flat.argmax(axis=2)[:, :, None], 1, axis=2)
+                dx[:, :, hs[a]:he[a], ws[b]:we[b]] += hit.reshape(cell.shape) * g
+            else:
+                dx[:, :, hs[a]:he[a], ws[b]:we[b]] += g / cell[0, 0].size
+    return dx
+
+
+@kernel("pool2d_grad", FLOATS)
+def pool2d_grad(inputs, attrs):
+    x, dy = _nchw(inputs["X"], attrs), _nchw(inputs["Out@GRAD"], attrs)
+    geo = _regular(x.shape[2:], attrs)
+    if geo is None:
+        return {"X@GRAD": _back(_grad_adaptive(x, dy, attrs), attrs)}
+    pads = geo[2]
+    if attrs.get("pooling_type", "max") == "max":
+        y = _nchw(inputs["Out"], attrs)
+        k, s = geo[0], geo[1]
+        if tuple(k) == tuple(s) and not any(pads) and x.shape[2:] == (y.shape[2] * k[0], y.shape[3] * k[1]):
+            return {"X@GRAD": _back(_max_grad_tiled(x, y, dy, k), attrs)}
+        dxp = _max_grad_regular(x, y, dy, geo)
+    else:
+        dxp = _avg_grad_regular(x, dy, attrs, geo)
+    dx = dxp[:, :, pads[0]:pads[0] + x.shape[2], pads[2]:pads[2] + x.shape[3]]
+    return {"X@GRAD": _back(np.ascontiguousarray(dx), attrs)}
+
+
+@kernel("max_pool2d_with_index", FLOATS)
+def max_pool2d_with_index(inputs, attrs):
+    x = inputs["X"]
+    n, c, h, w = x.shape
+    attrs = dict(attrs, pooling_type="max")
+    y = pool2d({"X": x}, attrs)["Out"]
+    geo = _regular((h, w), attrs)
+    if geo is None:
+        mask = np.empty(y.shape, np.int32)
+        out = tuple(attrs["ksize"])
+        hs, he = _adaptive_bounds(h, out[0])
+        ws, we = _adaptive_bounds(w, out[1])
+        for a in range(out[0]):
+            for b in range(out[1]):
+                cell = x[:, :, hs[a]:he[a], ws[b]:we[b]]
+                arg = cell.reshape(n, c, -1).argmax(axis=2)
+                cw = we[b] - ws[b]
+                mask[:, :, a, b] = (hs[a] + arg // cw) * w + ws[b] + arg % cw
+        return {"Out": y, "Mask": mask}
+    k, s, pads, out = geo
+    win = windows(pad_nchw(x, pads, -np.inf), k, s, (1, 1), out)
+    mask = np.full(y.shape, -1, np.int64)
+    rows = np.arange(out[0])[:, None] * s[0] - pads[0]
+    cols = np.arange(out[1])[None, :] * s[1] - pads[2]
+    for i, j in reversed(_taps(k)):
+        hit = win[:, :, i, j] == y
+        mask = np.where(hit, (rows + i) * w + cols + j, mask)
+    return {"Out": y, "Mask": mask.astype(np.int32)}
+
+
+@kernel("max_pool2d_with_index_grad", FLOATS)
+def max_pool2d_with_index_grad(inputs, attrs):
+    x, mask, dy = inputs["X"], inputs["Mask"], inputs["Out@GRAD"]
+    n, c, h, w = x.shape
+    dx = np.zeros((n * c, h * w), x.dtype)
+    base = (np.arange(n * c) * (h * w))[:, None]
+    np.add.at(dx.reshape(-1), (mask.reshape(n * c, -1) + base).reshape(-1), dy.reshape(-1))
+    return {"X@GRAD": dx.reshape(x.shape)}

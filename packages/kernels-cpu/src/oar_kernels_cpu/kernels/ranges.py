@@ -1,0 +1,38 @@
+"""numpy kernels for shape, range, linspace and increment."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import kernel
+
+
+def _scalar(a):
+    return np.asarray(a).reshape(-1)[0]
+
+
+@kernel("shape")
+def shape(inputs, attrs):
+    return {"Out": np.asarray(np.shape(inputs["Input"]), dtype=np.int32)}
+
+
+@kernel("range")
+def range_(inputs, attrs):
+    start, end, step = (_scalar(inputs[k]) for k in ("Start", "End", "Step"))
+    if step == 0:
+        raise ValueError("range: Step must not be 0")
+    return {"Out": np.arange(start, end, step, dtype=np.asarray(inputs["Start"]).dtype)}
+
+
+@kernel("linspace")
+def linspace(inputs, attrs):
+    start, stop, num = _scalar(inputs["Start"]), _scalar(inputs["Stop"]), int(_scalar(inputs["Num"]))
+    if num < 1:
+        raise ValueError(f"linspace: Num must be >= 1, given {num}")
+    return {"Out": np.linspace(start, stop, num, dtype=np.asarray(inputs["Start"]).dtype)}
+
+
+@kernel("increment")
+def increment(inputs, attrs):
+    x = inputs["X"]
+    return {"Out": (x + attrs["step"]).astype(x.dtype, copy=False)}

@@ -1,0 +1,44 @@
+"""numpy kernels for margin_rank_loss and rank_loss."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import FLOATS, kernel
+
+
+@kernel("margin_rank_loss", FLOATS)
+def margin_rank_loss(inputs, attrs):
+    x1, x2, label = inputs["X1"], inputs["X2"], inputs["Label"]
+    out = np.maximum(0, -label * (x1 - x2) + x1.dtype.type(attrs["margin"]))
+    return {"Out": out, "Activated": (out > 0).astype(x1.dtype)}
+
+
+@kernel("margin_rank_loss_grad", FLOATS, wants_outputs=True)
+def margin_rank_loss_grad(inputs, attrs, wanted):
+    g = -inputs["Label"] * inputs["Activated"] * inputs["Out@GRAD"]
+    res = {}
+    if "X1@GRAD" in wanted:
+        res["X1@GRAD"] = g
+    if "X2@GRAD" in wanted:
+        res["X2@GRAD"] = -g
+    return res
+
+
+@kernel("rank_loss", FLOATS)
+def rank_loss(inputs, attrs):
+    diff = inputs["Left"] - inputs["Right"]
+    return {"Out": np.logaddexp(0, diff).astype(diff.dtype, copy=False) - inputs["Label"] * diff}
+
+
+@kernel("rank_loss_grad", FLOATS, wants_outputs=True)
+def rank_loss_grad(inputs, attrs, wanted):
+    diff = inputs["Left"] - inputs["Right"]
+    g = (np.exp(-np.logaddexp(0, -diff)) - inputs["Label"]) * inputs["Out@GRAD"]
+    g = g.astype(diff.dtype, copy=False)
+    res = {}
+    if "Left@GRAD" in wanted:
+        res["Left@GRAD"] = g
+    if "Right@GRAD" in wanted:
+        res["Right@GRAD"] = -g
+    return res

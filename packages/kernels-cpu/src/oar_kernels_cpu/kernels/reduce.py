@@ -1,0 +1,83 @@
+"""numpy kernels for reduce_* and their gradients (dout broadcast back over the reduced dims)."""
+
+from __future__ import annotations
+
+import numpy as np
+from oar.ops.reduce import reduced_dims
+
+from oar_kernels_cpu.kernels import NUMERIC, kernel
+
+
+def _axes(x, attrs) -> tuple:
+    return tuple(reduced_dims(x.shape, attrs))
+
+
+def _reducer(fn):
+    def forward(inputs, attrs):
+        x = inputs["X"]
+        axes = _axes(x, attrs)
+        out = fn(x, axis=axes, keepdims=attrs["keep_dim"])
+        out = np.asarray(out)
+        if out.dtype != x.dtype:
+            out = out.astype(x.dtype)
+        if out.ndim == 0:
+            out = out.reshape(1)
+        return {"Out": out}
+
+    return forward
+
+
+for _name, _fn in {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max,
+                   "reduce_min": np.min, "reduce_prod": np.prod}.items():
+    kernel(_name, NUMERIC)(_reducer(_fn))
+for _name, _fn in {"reduce_all": np.all, "reduce_any": np.any}.items():
+    kernel(_name, ("bool",))(_reducer(_fn))
+
+
+def _kept(a, x, axes):
+    """``a`` (a reduced result) reshaped so it broadcasts against ``x``."""
+    return a.reshape([1 if i in axes else d for i, d in enumerate(x.shape)])
+
+
+@kernel("reduce_sum_grad", NUMERIC)
+def reduce_sum_grad(inputs, attrs):
+    x, d = inputs["X"], inputs["Out@GRAD"]
+    axes = _axes(x, attrs)
+    return {"X@GRAD": np.broadcast_to(_kept(d, x, axes), x.shape).copy()}
+
+
+@kernel("reduce_mean_grad", NUMERIC)
+def reduce_mean_grad(inputs, attrs):
+    x, d = inputs["X"], inputs["Out@GRAD"]
+    axes = _axes(x, attrs)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    g = _kept(d, x, axes) / max(n, 1)
+    return {"X@GRAD": np.broadcast_to(g, x.shape).astype(x.dtype)}
+
+
+def _extreme_grad(inputs, attrs):
+    x, out, d = inputs["X"], inputs["Out"], inputs["Out@GRAD"]
+    axes = _axes(x, attrs)
+    hit = x == _kept(out, x, axes)
+    return {"X@GRAD": (hit * _kept(d, x, axes)).astype(x.dtype, copy=False)}
+
+
+kernel("reduce_max_grad", NUMERIC)(_extreme_grad)
+kernel("reduce_min_grad", NUMERIC)(_extreme_grad)
+
+
+@kernel("reduce_prod_grad", NUMERIC)
+def reduce_prod_grad(inputs, attrs):
+    """d prod / d x_i is the product of the others: exclusive cumprods from both ends (zeros are fine)."""
+    x, d = inputs["X"], inputs["Out@GRAD"]
+    axes = _axes(x, attrs)
+    rest = [i for i in range(x.ndim) if i not in axes]
+    perm = rest + list(axes)
+    xt = x.transpose(perm)
+    lead = xt.shape[: len(rest)]
+    flat = xt.reshape(lead + (-1,))
+    ones = np.ones(lead + (1,), dtype=x.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (left * right).reshape(xt.shape).transpose(np.argsort(perm))
+    return {"X@GRAD": (others * _kept(d, x, axes)).astype(x.dtype, copy=False)}
