@@ -4,23 +4,23 @@ import numpy as np
 import pytest
 from oar import fluid
 
-O = fluid.optimizer
+OPT = fluid.optimizer
 rng = np.random.default_rng(3)
 W0 = rng.uniform(-1, 1, (3, 2)).astype("float32")
 X = rng.uniform(-1, 1, (4, 3)).astype("float32")
 Y = rng.uniform(-1, 1, (4, 2)).astype("float32")
 
 MAKERS = {
-    "Momentum": lambda pl: O.Momentum(0.1, 0.9, use_nesterov=True, parameter_list=pl),
-    "LarsMomentum": lambda pl: O.LarsMomentum(0.1, 0.9, lars_coeff=0.05, parameter_list=pl),
-    "Adagrad": lambda pl: O.Adagrad(0.1, parameter_list=pl),
-    "DecayedAdagrad": lambda pl: O.DecayedAdagrad(0.1, parameter_list=pl),
-    "RMSProp": lambda pl: O.RMSProp(0.01, centered=True, momentum=0.3, parameter_list=pl),
-    "Adamax": lambda pl: O.Adamax(0.1, parameter_list=pl),
-    "Adadelta": lambda pl: O.Adadelta(0.1, parameter_list=pl),
-    "Ftrl": lambda pl: O.Ftrl(0.1, l1=0.01, l2=0.01, parameter_list=pl),
-    "Lamb": lambda pl: O.Lamb(0.1, parameter_list=pl),
-    "SGD+L2+global_norm_clip": lambda pl: O.SGD(0.1, parameter_list=pl, regularization=fluid.regularizer.L2Decay(0.1),
+    "Momentum": lambda pl: OPT.Momentum(0.1, 0.9, use_nesterov=True, parameter_list=pl),
+    "LarsMomentum": lambda pl: OPT.LarsMomentum(0.1, 0.9, lars_coeff=0.05, parameter_list=pl),
+    "Adagrad": lambda pl: OPT.Adagrad(0.1, parameter_list=pl),
+    "DecayedAdagrad": lambda pl: OPT.DecayedAdagrad(0.1, parameter_list=pl),
+    "RMSProp": lambda pl: OPT.RMSProp(0.01, centered=True, momentum=0.3, parameter_list=pl),
+    "Adamax": lambda pl: OPT.Adamax(0.1, parameter_list=pl),
+    "Adadelta": lambda pl: OPT.Adadelta(0.1, parameter_list=pl),
+    "Ftrl": lambda pl: OPT.Ftrl(0.1, l1=0.01, l2=0.01, parameter_list=pl),
+    "Lamb": lambda pl: OPT.Lamb(0.1, parameter_list=pl),
+    "SGD+L2+global_norm_clip": lambda pl: OPT.SGD(0.1, parameter_list=pl, regularization=fluid.regularizer.L2Decay(0.1),
                                                 grad_clip=fluid.clip.GradientClipByGlobalNorm(0.05)),
 }
 
