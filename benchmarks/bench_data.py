@@ -7,7 +7,7 @@ column) is the same N_BATCHES steps with the data already in memory, i.e.
 n·C = n·max(R, C); "sync" feeds by hand from the same reader, n·(R + C).
 Target: oar (non-iterable PyReader) / floor <= 1.15.
 
-``xmap_numpy_mapper`` / ``xmap_python_mapper``: one step() = mapping 32
+``xmap_numpy_mapper`` / ``xmap_python_mapper``: one step() = mapping 24
 samples with a CPU-bound mapper; "oar" is ``xmap_readers`` with 2 worker
 threads, the "numpy" column the same mapper applied serially
 (``map_readers``). oar/numpy = 1 / speedup. The numpy mapper releases the GIL
@@ -142,13 +142,13 @@ def pyreader_iterable_epoch():
 
 
 # --- xmap_readers ---------------------------------------------------------------------------------
-N_SAMPLES = 32
-_M = _rng.uniform(-1, 1, (192, 192)).astype(np.float32)
+N_SAMPLES = 24
+_M = _rng.uniform(-1, 1, (384, 384)).astype(np.float32)
 
 
 def numpy_mapper(i):
     a = _M * (1 + i * 1e-3)
-    for _ in range(6):
+    for _ in range(4):
         a = np.tanh(a @ a.T * 1e-2)
     return float(a.sum())
 

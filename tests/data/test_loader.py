@@ -120,7 +120,7 @@ def test_iterable_several_places(nplaces, expected_steps, no_leaks):
 
 
 def test_return_list():
-    main, startup, image_label = fluid.Program(), fluid.Program(), None
+    main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         image = fluid.layers.data(name="image", dtype="float32", shape=[784])
         label = fluid.layers.data(name="label", dtype="int64", shape=[1])
@@ -217,7 +217,7 @@ def test_train_test_pair_shares_parameters(no_leaks):
 
 
 def broken_reader():
-    for i in range(5):
+    for _i in range(5):
         yield np.zeros(784, "float32"), np.array([1], "int64")
     raise IndexError("sample 5 is broken")
 

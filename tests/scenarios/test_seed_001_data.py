@@ -21,7 +21,6 @@ import re
 import struct
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
