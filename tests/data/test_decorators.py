@@ -7,6 +7,8 @@ import numpy as np
 import oar
 import pytest
 
+pytest.importorskip("oar_data")
+
 R = oar.reader
 
 

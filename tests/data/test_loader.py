@@ -8,6 +8,8 @@ import oar
 import pytest
 from oar import fluid
 
+pytest.importorskip("oar_data")
+
 N_SAMPLES = 100
 BATCH = 32
 

@@ -431,6 +431,7 @@ for epoch in range(2):
 
 @pytest.mark.parametrize("iterable", [True, False])
 def test_train_and_test_with_pyreader(iterable, mnist_home):
+    pytest.importorskip("six")  # the seed's sample imports it
     step1 = port(with_loss(TRAIN_STEP1))
     if not iterable:
         step1 = step1.replace("ITERABLE = True", "ITERABLE = False")
