@@ -157,3 +157,40 @@ def test_bad_idx_file_is_reported(home, monkeypatch):
     write_idx_labels(d / "bad.gz", list(range(20)))
     with pytest.raises(RuntimeError, match="not an idx image file"):
         mnist.read_idx_images(str(d / "bad.gz"))
+
+
+IMDB_DOCS = {
+    "aclImdb/train/pos/0_9.txt": b"A great movie! Great acting, great story.\n",
+    "aclImdb/train/pos/1_8.txt": b"I loved it. Loved the music; the story was fine.\r\n",
+    "aclImdb/train/neg/0_2.txt": b"Terrible movie. The acting was bad, bad, bad.",
+    "aclImdb/test/pos/0_10.txt": b"great great fun",
+    "aclImdb/test/neg/0_1.txt": b"Bad. <br /><br />Not fun at all... the end",
+    "aclImdb/train/unsup/0_0.txt": b"unlabelled text great",
+    "aclImdb/README": b"readme great",
+}
+
+
+def test_imdb_from_a_made_tarball(home, monkeypatch):
+    """Expected values checked with Fluid 1.8.5's paddle.dataset.imdb on the same archive."""
+    import re
+
+    import oar.dataset.imdb as imdb
+
+    path = home / "imdb" / "imdb%2FaclImdb_v1.tar.gz"
+    path.parent.mkdir()
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in IMDB_DOCS.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    monkeypatch.setattr(imdb, "MD5", _md5(path))
+    wd = imdb.build_dict(re.compile(r"aclImdb/((train)|(test))/((pos)|(neg))/.*\.txt$"), 0)
+    assert [w for w, _ in sorted(wd.items(), key=lambda x: x[1])][:6] == [b"great", b"bad", b"the", b"acting", b"br", b"fun"]
+    assert wd["<unk>"] == len(wd) - 1 == 20 and b"unlabelled" not in wd and b"readme" not in wd
+    assert list(imdb.train(wd)()) == [([10, 0, 7, 0, 3, 0, 8], 0), ([15, 6, 16, 6, 2, 17, 2, 8, 9, 14], 0),
+                                      ([19, 7, 2, 3, 9, 1, 1, 1], 1)]
+    assert list(imdb.test(wd)()) == [([0, 0, 5], 0), ([1, 4, 4, 18, 5, 12, 11, 2, 13], 1)]
+    # the real cutoff (150) keeps none of these words: everything maps to <unk>
+    small = imdb.word_dict()
+    assert small == {"<unk>": 0}
+    assert list(imdb.test(small)())[0] == ([0, 0, 0], 0)
