@@ -194,3 +194,35 @@ def test_imdb_from_a_made_tarball(home, monkeypatch):
     small = imdb.word_dict()
     assert small == {"<unk>": 0}
     assert list(imdb.test(small)())[0] == ([0, 0, 0], 0)
+
+
+def test_uci_housing_through_shuffle_batch_and_datafeeder(home, monkeypatch):
+    """The data part of the seed's dist_train.py: uci_housing -> shuffle -> batch -> DataFeeder -> exe.run."""
+    import oar
+    import oar.dataset.uci_housing as uci
+    from oar import fluid
+
+    rng = np.random.default_rng(2)
+    path = home / "uci_housing" / "housing.data"
+    path.parent.mkdir()
+    path.write_text("\n".join(" ".join(f"{v:.3f}" for v in row) for row in rng.uniform(0, 10, (50, 14))))
+    monkeypatch.setattr(uci, "MD5", _md5(path))
+    train_reader = oar.batch(oar.reader.shuffle(oar.dataset.uci_housing.train(), buf_size=500), batch_size=8)
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        y = fluid.layers.data(name="y", shape=[1], dtype="float32")
+        x = fluid.layers.data(name="x", shape=[13], dtype="float32")
+        avg_loss = fluid.layers.mean(fluid.layers.square_error_cost(input=fluid.layers.fc(input=x, size=1), label=y))
+        fluid.optimizer.SGD(learning_rate=0.001).minimize(avg_loss)
+    feeder = fluid.DataFeeder(place=fluid.CPUPlace(), feed_list=[x, y])
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    sizes = []
+    for batch_data in train_reader():
+        feed = feeder.feed(batch_data)
+        assert feed["x"].dtype == np.float32 and feed["y"].shape == (len(batch_data), 1)
+        (loss,) = exe.run(main, feed=feed, fetch_list=[avg_loss], scope=scope)
+        assert np.isfinite(loss).all()
+        sizes.append(len(batch_data))
+    assert sizes == [8] * 5  # 40 training rows (80% of 50)
