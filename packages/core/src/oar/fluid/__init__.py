@@ -81,3 +81,9 @@ from oar import nets  # noqa: E402
 
 sys.modules[f"{__name__}.nets"] = nets
 __all__ += ["nets"]
+
+# fluid.dygraph (imperative mode)
+from oar import dygraph  # noqa: E402
+from oar.dygraph import disable_dygraph, disable_imperative, enable_dygraph, enable_imperative  # noqa: E402
+
+__all__ += ["dygraph", "enable_dygraph", "disable_dygraph", "enable_imperative", "disable_imperative"]

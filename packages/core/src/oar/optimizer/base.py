@@ -64,6 +64,10 @@ class Optimizer:
 
     def _create_param_lr(self, param_and_grad: tuple) -> Variable:
         param = param_and_grad[0]
+        if _dygraph():
+            from oar.dygraph.optimizer import scaled_lr
+
+            return scaled_lr(self, param)
         lr = self._global_learning_rate()
         mult = float(param.optimize_attr.get("learning_rate", 1.0))
         if mult == 1.0:
@@ -77,6 +81,8 @@ class Optimizer:
     def _add_accumulator(self, name: str, param: Variable, dtype: Any = None, fill_value: float = 0.0,
                          shape: Sequence | None = None) -> Variable:
         per = self._accumulators.setdefault(name, {})
+        if param.name in per and _dygraph():
+            return per[param.name]  # dygraph calls minimize every step
         if param.name in per:
             raise ValueError(f"{type(self).__name__}: accumulator '{name}' for '{param.name}' exists already")
         helper = LayerHelper(self.type)
@@ -86,6 +92,10 @@ class Optimizer:
         )
         helper.set_variable_initializer(var, Constant(float(fill_value)))
         per[param.name] = var
+        if _dygraph():
+            from oar.dygraph.optimizer import fill_from_holder
+
+            fill_from_holder(self, var)
         return var
 
     def _get_accumulator(self, name: str, param: Variable) -> Variable:
@@ -157,9 +167,42 @@ class Optimizer:
         return optimize_ops, params_grads
 
     def _dygraph_minimize(self, loss, parameter_list, no_grad_set):
-        raise NotImplementedError(
-            f"{type(self).__name__}.minimize in dygraph mode needs the dygraph runtime, which is not built yet"
-        )
+        from oar.dygraph.optimizer import dygraph_minimize
+
+        return dygraph_minimize(self, loss, parameter_list, no_grad_set)
+
+    # --- dygraph state (oar.dygraph.optimizer does the work) -------------------------------------
+    def state_dict(self) -> dict:
+        """Accumulators by name and the LR schedule's state, for ``fluid.save_dygraph``."""
+        from oar.dygraph.optimizer import state_dict
+
+        return state_dict(self)
+
+    def set_dict(self, state_dict: dict) -> None:
+        """Restore what :meth:`state_dict` gave (e.g. from ``fluid.load_dygraph``)."""
+        from oar.dygraph.optimizer import set_dict
+
+        set_dict(self, state_dict)
+
+    set_state_dict = set_dict
+
+    def clear_gradients(self) -> None:
+        from oar.dygraph.optimizer import clear_gradients
+
+        clear_gradients(self)
+
+    clear_grad = clear_gradients
+
+    def current_step_lr(self) -> float:
+        from oar.dygraph.optimizer import current_lr
+
+        return current_lr(self)
+
+
+def _dygraph() -> bool:
+    from oar.framework.mode import in_dygraph_mode
+
+    return in_dygraph_mode()
 
 
 def _is_lr_schedule(obj: Any) -> bool:

@@ -19,6 +19,8 @@ def cross_entropy(inputs, attrs):
     if attrs["soft_label"]:
         y = -(label * np.log(np.maximum(x, tiny))).sum(axis=-1, keepdims=True)
         return {"Y": y.astype(x.dtype, copy=False)}
+    if label.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: hard Label must hold int64 class ids, given {label.dtype}")
     x2, lab = _hard_index(x, label)
     ignore = lab == attrs["ignore_index"]
     safe = np.where(ignore, 0, lab)

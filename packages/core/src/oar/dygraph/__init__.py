@@ -1,0 +1,74 @@
+"""``fluid.dygraph``: imperative mode on the same op definitions and kernels as static graphs.
+
+Module map: ``tracer`` (runs kernels, records the tape), ``backward`` (replays
+grad makers), ``varbase`` (eager variables), ``eager_block`` (initializers and
+optimizer ops run eagerly), ``base`` (guard, to_variable, no_grad), ``layers``
+(Layer), ``nn`` / ``container`` (layers with parameters),
+``learning_rate_scheduler``, ``optimizer`` (dygraph minimize and state),
+``math_ops`` / ``indexing`` (operators on eager variables), ``jit`` (TracedLayer).
+``save_dygraph`` / ``load_dygraph`` come from the oar-io plugin.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from oar._facade import module_getattr
+from oar.dygraph import base, container, jit, layers, learning_rate_scheduler, nn
+from oar.dygraph.base import (
+    BackwardStrategy,
+    grad,
+    disable_dygraph,
+    disable_imperative,
+    enable_dygraph,
+    enable_imperative,
+    enabled,
+    guard,
+    in_dygraph_mode,
+    no_grad,
+    to_variable,
+)
+from oar.dygraph.container import LayerList, ParameterList, Sequential
+from oar.dygraph.jit import TracedLayer
+from oar.dygraph.layers import Layer
+from oar.dygraph.learning_rate_scheduler import (
+    CosineDecay,
+    ExponentialDecay,
+    InverseTimeDecay,
+    LearningRateDecay,
+    LinearLrWarmup,
+    NaturalExpDecay,
+    NoamDecay,
+    PiecewiseDecay,
+    PolynomialDecay,
+    ReduceLROnPlateau,
+)
+from oar.dygraph.nn import (
+    BatchNorm,
+    Conv2D,
+    Conv2DTranspose,
+    Dropout,
+    Embedding,
+    GRUUnit,
+    LayerNorm,
+    Linear,
+    Pool2D,
+    PRelu,
+)
+from oar.dygraph.tracer import Tracer
+from oar.dygraph.varbase import ParamBase, VarBase
+
+# `import oar.fluid.dygraph.nn` and friends resolve to these modules
+for _name, _mod in {"": sys.modules[__name__], ".nn": nn, ".base": base, ".layers": layers,
+                    ".container": container, ".learning_rate_scheduler": learning_rate_scheduler, ".jit": jit}.items():
+    sys.modules[f"oar.fluid.dygraph{_name}"] = _mod
+
+__getattr__ = module_getattr("dygraph.")
+
+__all__ = ["guard", "to_variable", "no_grad", "grad", "BackwardStrategy", "enable_dygraph", "disable_dygraph", "enabled", "in_dygraph_mode",
+           "enable_imperative", "disable_imperative", "Layer", "Sequential", "LayerList", "ParameterList",
+           "Linear", "Conv2D", "Conv2DTranspose", "Pool2D", "BatchNorm", "LayerNorm", "Embedding", "Dropout",
+           "GRUUnit", "PRelu", "LearningRateDecay", "PiecewiseDecay", "NaturalExpDecay", "ExponentialDecay",
+           "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "NoamDecay", "LinearLrWarmup",
+           "ReduceLROnPlateau", "TracedLayer", "Tracer", "VarBase", "ParamBase", "nn", "base", "layers", "container",
+           "learning_rate_scheduler"]

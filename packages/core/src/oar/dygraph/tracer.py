@@ -1,0 +1,330 @@
+"""The eager tracer: runs each op's registered kernel at once and records a tape node.
+
+One op definition serves both modes: ``trace_op`` looks up the same kernel the
+static executor would (cached per (op type, dtype)), and ``backward`` replays
+the same grad makers over the recorded nodes, running the grad kernels
+eagerly. Nodes hang off the variables they produced (``VarBase._node``), so
+the tape of one step dies with that step's variables.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from oar.dygraph.varbase import ParamBase, VarBase
+from oar.framework.dtypes import convert_dtype
+from oar.errors import KernelNotFoundError, OarError, OpRuntimeError
+from oar.lod_tensor import LoDTensor, SelectedRows
+
+_FLOATS = frozenset(("float16", "float32", "float64"))
+_OUT = frozenset(("Out",))
+
+
+class _Node:
+    """One recorded op: its inputs and outputs (eager variables per slot) and attrs."""
+
+    __slots__ = ("type", "inputs", "outputs", "attrs", "seq")
+
+    def __init__(self, type_: str, inputs: dict, outputs: dict, attrs: dict, seq: int) -> None:
+        self.type = type_
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.seq = seq
+
+
+class _OpInfo:
+    """What the tracer resolves once per op type: definition, slots, grad maker, kernels, attrs."""
+
+    __slots__ = ("opdef", "in_slots", "out_slots", "kernel_dtype", "maker", "kernels", "attr_cache")
+
+    def __init__(self, opdef: Any) -> None:
+        self.opdef = opdef
+        self.in_slots = tuple((s.name, s.duplicable) for s in opdef.inputs)
+        self.out_slots = tuple((s.name, s.duplicable) for s in opdef.outputs)
+        self.kernel_dtype = opdef.kernel_dtype
+        self.maker = opdef.grad
+        self.kernels: dict = {}
+        self.attr_cache: dict = {}
+
+    def complete(self, attrs: dict) -> dict:
+        """Defaults filled in and checked, cached per distinct hashable attrs (treat the result as frozen)."""
+        try:
+            key = tuple(attrs.items())
+            hash(key)
+        except TypeError:
+            return self.opdef.complete_attrs(attrs)
+        done = self.attr_cache.get(key)
+        if done is None:
+            done = self.opdef.complete_attrs(attrs)
+            if len(self.attr_cache) < 256:
+                self.attr_cache[key] = done
+        return done
+
+
+class Tracer:
+    """Implements the hooks LayerHelper calls in dygraph mode, plus ``backward``."""
+
+    def __init__(self, place: Any = None, device: str = "cpu") -> None:
+        from oar.plugins import registries
+
+        self._reg = registries()
+        self.place = place
+        self.device = device
+        self._infos: dict = {}
+        self._seq = itertools.count()
+        self._has_grad = True
+        self._train_mode = True
+        self._recorder: list | None = None  # TracedLayer: every op traced, in order
+        from oar.dygraph.eager_block import EagerBlock
+
+        self.eager_block = EagerBlock(self)
+
+    # --- LayerHelper hooks ----------------------------------------------------------------------
+    def is_variable(self, x: Any) -> bool:
+        return isinstance(x, VarBase)
+
+    def create_variable(self, name: str | None = None, dtype: Any = None, stop_gradient: bool = False,
+                        persistable: bool = False, shape: Any = None, **_: Any) -> VarBase:
+        value = None
+        if persistable and shape is not None and all(int(d) >= 0 for d in shape):
+            value = np.zeros([int(d) for d in shape], convert_dtype(dtype or "float32"))
+        return VarBase(value, name=name, stop_gradient=stop_gradient, persistable=persistable, dtype=dtype)
+
+    def create_parameter(self, attr: Any, shape: list, dtype: Any, is_bias: bool, initializer: Any) -> ParamBase:
+        p = ParamBase(None, name=attr.name, trainable=attr.trainable,
+                      optimize_attr={"learning_rate": attr.learning_rate}, regularizer=attr.regularizer,
+                      gradient_clip_attr=getattr(attr, "gradient_clip", None),
+                      do_model_average=getattr(attr, "do_model_average", None))
+        p._dtype = dtype
+        self.eager_block.init_var(p, shape, dtype, initializer)
+        return p
+
+    def initialize(self, var: VarBase, initializer: Any) -> VarBase:
+        if not isinstance(var._value, np.ndarray):
+            raise ValueError(f"dygraph: cannot initialise '{var.name}': it was created without a shape")
+        shape = list(var._value.shape)
+        self.eager_block.init_var(var, shape, var.dtype, initializer)
+        return var
+
+    # --- running ops ----------------------------------------------------------------------------
+    def _info(self, op_type: str) -> _OpInfo:
+        info = self._infos.get(op_type)
+        if info is None:
+            info = self._infos[op_type] = _OpInfo(self._reg.ops.get(op_type))
+        return info
+
+    def _kernel(self, info: _OpInfo, dtype: Any) -> Any:
+        entry = info.kernels.get(dtype)
+        if entry is None:
+            name = None if dtype is None else (dtype if isinstance(dtype, str) else np.dtype(dtype).name)
+            entry = self._reg.kernels.lookup(info.opdef.type, self.device, name)
+            if entry is None:
+                have = sorted(self._reg.kernels.devices_for(info.opdef.type))
+                raise KernelNotFoundError(
+                    f"op '{info.opdef.type}' has no kernel for device '{self.device}' and dtype {name} "
+                    f"(kernels exist for devices: {have or 'none'}); install a plugin that provides it, "
+                    f"e.g. `pip install oar-kernels-{self.device}`"
+                )
+            info.kernels[dtype] = entry
+        return entry
+
+    @staticmethod
+    def _dtype_of(info: _OpInfo, values: dict, attrs: dict) -> Any:
+        """The dtype that selects the kernel (a numpy dtype or a name), as the static Plan picks it."""
+        kd = info.kernel_dtype
+        if kd is not None and kd.startswith("attr:"):
+            return attrs.get(kd[5:])
+        slots = (kd,) if kd else values
+        for slot in slots:
+            v = values.get(slot)
+            if v is None:
+                continue
+            if v.__class__ is list:
+                if not v:
+                    continue
+                v = v[0]
+            if v.__class__ is np.ndarray:
+                return v.dtype
+            if isinstance(v, SelectedRows):
+                return np.asarray(v.value()).dtype
+            dt = getattr(v, "dtype", None)
+            if dt is not None:
+                return dt
+        d = attrs.get("dtype")
+        return d if isinstance(d, str) else "float32"
+
+    def _call(self, info: _OpInfo, values: dict, attrs: dict, wanted: Any) -> dict:
+        entry = self._kernel(info, self._dtype_of(info, values, attrs))
+        if not entry.lod or not entry.selected_rows:
+            for slot, v in values.items():
+                if v.__class__ is not np.ndarray:
+                    values[slot] = _adapt(v, entry)
+        try:
+            if entry.wants_outputs:
+                return entry.kernel(values, attrs, wanted if wanted.__class__ is frozenset
+                                    else frozenset(s for s, vs in wanted.items() if vs))
+            return entry.kernel(values, attrs)
+        except OarError:
+            raise
+        except Exception as exc:
+            raise _failure(info, values, exc) from exc
+
+    def trace_op(self, type: str, inputs: dict, outputs: dict, attrs: dict, stop_gradient: bool = False) -> None:
+        """Run ``type`` now on the inputs' values; record a tape node if a gradient may be needed."""
+        info = self._infos.get(type)
+        if info is None:
+            info = self._info(type)
+        attrs = info.complete(attrs)
+        values: dict = {}
+        needs_grad = False
+        first = None
+        plain = True  # every input a bare ndarray: the fast kernel path applies
+        for slot, dup in info.in_slots:
+            vs = inputs.get(slot)
+            if not vs:
+                continue
+            if vs.__class__ is not list:
+                vs = inputs[slot] = list(vs) if isinstance(vs, tuple) else [vs]
+            if dup:
+                values[slot] = [v._value for v in vs]
+                plain = False
+                for v in vs:
+                    if not v.stop_gradient:
+                        needs_grad = True
+            else:
+                v = vs[0]
+                x = values[slot] = v._value
+                if x.__class__ is not np.ndarray:
+                    plain = False
+                elif first is None:
+                    first = x
+                if not v.stop_gradient:
+                    needs_grad = True
+        if plain and first is not None and info.kernel_dtype is None:
+            entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
+            try:
+                if entry.wants_outputs:
+                    res = entry.kernel(values, attrs, frozenset(s for s, vs in outputs.items() if vs))
+                else:
+                    res = entry.kernel(values, attrs)
+            except OarError:
+                raise
+            except Exception as exc:
+                raise _failure(info, values, exc) from exc
+        else:
+            res = self._call(info, values, attrs, outputs)
+        record = needs_grad and self._has_grad and info.maker is not None and not stop_gradient
+        for slot, dup in info.out_slots:
+            vs = outputs.get(slot)
+            if not vs:
+                continue
+            if vs.__class__ is not list:
+                vs = outputs[slot] = list(vs) if isinstance(vs, tuple) else [vs]
+            r = res.get(slot)
+            if dup:
+                for v, x in zip(vs, r or ()):
+                    v._value = x
+                    if not v.persistable:
+                        v.stop_gradient = not record
+            else:
+                v = vs[0]
+                if r is not None:
+                    v._value = r
+                if not v.persistable:
+                    v.stop_gradient = not record
+        if record:
+            node = _Node(type, inputs, outputs, attrs, next(self._seq))
+            for vs in outputs.values():
+                for v in vs:
+                    if not v.persistable:
+                        v._node = node
+        if self._recorder is not None:
+            self._recorder.append((type, inputs, outputs, attrs))
+
+    def trace_simple(self, type: str, ins: dict, attrs: dict) -> VarBase:
+        """The operator fast path: single-variable input slots, one ``Out``, attrs already complete.
+
+        Same kernel, same tape node as :meth:`trace_op`, minus the generic slot handling.
+        """
+        info = self._infos.get(type)
+        if info is None:
+            info = self._info(type)
+        values = {}
+        needs_grad = False
+        first = None
+        for slot, v in ins.items():
+            x = values[slot] = v._value
+            if x.__class__ is not np.ndarray:
+                out = VarBase(None)
+                self.trace_op(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs)
+                return out
+            if first is None:
+                first = x
+            if not v.stop_gradient:
+                needs_grad = True
+        entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
+        try:
+            res = entry.kernel(values, attrs, _OUT) if entry.wants_outputs else entry.kernel(values, attrs)
+        except OarError:
+            raise
+        except Exception as exc:
+            raise _failure(info, values, exc) from exc
+        out = VarBase(res["Out"])
+        if self._recorder is not None:
+            self._recorder.append((type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs))
+        if needs_grad and self._has_grad and info.maker is not None:
+            out.stop_gradient = False
+            out._node = _Node(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs, next(self._seq))
+        return out
+
+    def complete_attrs(self, type: str, attrs: dict) -> dict:
+        info = self._infos.get(type) or self._info(type)
+        return info.complete(attrs)
+
+    def run_op(self, type: str, inputs: dict, outputs: dict, attrs: dict | None = None) -> None:
+        """Run an op eagerly without recording it (optimizer updates, initialisers)."""
+        old, self._has_grad = self._has_grad, False
+        try:
+            self.trace_op(type, inputs, outputs, attrs or {})
+        finally:
+            self._has_grad = old
+
+    # --- backward -------------------------------------------------------------------------------
+    def backward(self, loss: VarBase, retain_graph: bool = False) -> None:
+        """Walk the tape from ``loss`` in reverse, replaying each op's grad maker."""
+        from oar.dygraph.backward import run_backward
+
+        run_backward(self, loss, retain_graph)
+
+
+def _failure(info: _OpInfo, values: dict, exc: Exception) -> OpRuntimeError:
+    shapes = ", ".join(f"{s}={list(np.shape(_plain(v)))}" for s, v in values.items() if not isinstance(v, list))
+    return OpRuntimeError(
+        f"op '{info.opdef.type}' failed in dygraph mode: {type(exc).__name__}: {exc}; inputs: {shapes}"
+    )
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, LoDTensor):
+        return v._array
+    if isinstance(v, SelectedRows):
+        return v.value()
+    return v
+
+
+def _adapt(v: Any, entry: Any) -> Any:
+    """LoDTensors to arrays for kernels without ``lod``; SelectedRows densified unless wanted."""
+    if isinstance(v, list):
+        return [_adapt(x, entry) for x in v]
+    if isinstance(v, LoDTensor) and not entry.lod:
+        return v._array
+    if isinstance(v, SelectedRows) and not entry.selected_rows:
+        return v.to_dense()
+    return v
+
+
+__all__ = ["Tracer"]

@@ -1,0 +1,68 @@
+"""numpy kernels for gru_unit and its gradient (two GEMMs each way, no loops over rows)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import FLOATS, kernel
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+_ACT = {0: lambda z: z, 1: _sigmoid, 2: np.tanh, 3: lambda z: np.maximum(z, 0)}
+# derivative expressed through the activation's output y
+_DACT = {0: lambda y: 1.0, 1: lambda y: y * (1 - y), 2: lambda y: 1 - y * y, 3: lambda y: (y > 0).astype(y.dtype)}
+
+
+def _split_weight(w, d):
+    flat = w.reshape(-1)
+    return flat[: 2 * d * d].reshape(d, 2 * d), flat[2 * d * d:].reshape(d, d)
+
+
+@kernel("gru_unit", FLOATS)
+def gru_unit(inputs, attrs):
+    x, hp, w = inputs["Input"], inputs["HiddenPrev"], inputs["Weight"]
+    b = inputs.get("Bias")
+    d = hp.shape[1]
+    g = x + b.reshape(1, -1) if b is not None else x
+    wg, ws = _split_weight(w, d)
+    ur = _ACT[attrs["gate_activation"]](g[:, : 2 * d] + hp @ wg)
+    u, r = ur[:, :d], ur[:, d:]
+    rhp = r * hp
+    c = _ACT[attrs["activation"]](g[:, 2 * d:] + rhp @ ws)
+    h = u * hp + (1 - u) * c if attrs["origin_mode"] else (1 - u) * hp + u * c
+    gate = np.concatenate([ur, c], axis=1).astype(x.dtype, copy=False)
+    return {"Gate": gate, "ResetHiddenPrev": rhp.astype(x.dtype, copy=False), "Hidden": h.astype(x.dtype, copy=False)}
+
+
+@kernel("gru_unit_grad", FLOATS, wants_outputs=True)
+def gru_unit_grad(inputs, attrs, wanted):
+    hp, w, gate, rhp = inputs["HiddenPrev"], inputs["Weight"], inputs["Gate"], inputs["ResetHiddenPrev"]
+    dh = inputs["Hidden@GRAD"]
+    d = hp.shape[1]
+    wg, ws = _split_weight(w, d)
+    u, r, c = gate[:, :d], gate[:, d: 2 * d], gate[:, 2 * d:]
+    if attrs["origin_mode"]:
+        du, dc, dhp = dh * (hp - c), dh * (1 - u), dh * u
+    else:
+        du, dc, dhp = dh * (c - hp), dh * u, dh * (1 - u)
+    dc = dc * _DACT[attrs["activation"]](c)
+    drhp = dc @ ws.T
+    dr = drhp * hp
+    dhp = dhp + drhp * r
+    dur = np.concatenate([du, dr], axis=1) * _DACT[attrs["gate_activation"]](gate[:, : 2 * d])
+    dhp = dhp + dur @ wg.T
+    dg = np.concatenate([dur, dc], axis=1)
+    out = {}
+    if "Input@GRAD" in wanted:
+        out["Input@GRAD"] = dg.astype(hp.dtype, copy=False)
+    if "HiddenPrev@GRAD" in wanted:
+        out["HiddenPrev@GRAD"] = dhp.astype(hp.dtype, copy=False)
+    if "Weight@GRAD" in wanted:
+        dw = np.concatenate([(hp.T @ dur).reshape(-1), (rhp.T @ dc).reshape(-1)])
+        out["Weight@GRAD"] = dw.reshape(w.shape).astype(w.dtype, copy=False)
+    if "Bias@GRAD" in wanted:
+        out["Bias@GRAD"] = dg.sum(axis=0, keepdims=True).astype(hp.dtype, copy=False)
+    return out
