@@ -343,3 +343,24 @@ def test_dataloader_from_generator_and_multiprocess(no_leaks):
         list(loader())
     with pytest.raises(NotImplementedError, match="from_generator"):
         fluid.io.DataLoader.from_dataset(None, fluid.cpu_places(1))
+
+
+def test_dygraph_loader_yields_eager_variables(no_leaks):
+    def gen():
+        for i in range(10):
+            yield np.full((4,), i, "float32"), np.array([i], "int64")
+
+    with fluid.dygraph.guard():
+        loader = fluid.io.DataLoader.from_generator(capacity=4, return_list=True)
+        loader.set_sample_generator(gen, batch_size=3, places=fluid.CPUPlace())
+        batches = list(loader())
+        assert len(batches) == 3  # drop_last=True by default
+        img, label = batches[1]
+        assert isinstance(img, fluid.dygraph.VarBase) and img.shape == [3, 4] and label.shape == [3, 1]
+        np.testing.assert_array_equal(label.numpy().ravel(), [3, 4, 5])
+        assert img.stop_gradient
+        loader.set_batch_generator(lambda: iter([[np.ones((2, 3), "float32")]]), places=fluid.CPUPlace())
+        (only,) = next(iter(loader()))
+        assert only.numpy().sum() == 6
+        with pytest.raises(ValueError, match="return_list=True"):
+            fluid.io.DataLoader.from_generator(capacity=4)
