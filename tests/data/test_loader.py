@@ -364,3 +364,18 @@ def test_dygraph_loader_yields_eager_variables(no_leaks):
         assert only.numpy().sum() == 6
         with pytest.raises(ValueError, match="return_list=True"):
             fluid.io.DataLoader.from_generator(capacity=4)
+
+
+def test_multiprocess_loader_stops_a_slow_child_early(no_leaks):
+    import time
+
+    def slow():
+        for i in range(100):
+            time.sleep(0.2)
+            yield np.zeros(784, "float32"), np.array([i % 10], "int64")
+
+    main, startup, reader, image, label, total = build(True, capacity=2)
+    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=2, use_multiprocess=True)
+    loader.set_sample_generator(slow, batch_size=1, places=fluid.CPUPlace())
+    for _ in loader():
+        break  # the child is still sleeping in its generator: it must be terminated, not waited for

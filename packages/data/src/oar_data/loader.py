@@ -162,8 +162,8 @@ class GeneratorLoader:
                 return map(convert, source())
 
             capacity = self._capacity
-            return BackgroundIter(lambda: ProcessMerge([converted], True, capacity), capacity,
-                                  name="oar-dataloader")
+            return BackgroundIter(lambda stop: ProcessMerge([converted], True, capacity, stop), capacity,
+                                  name="oar-dataloader", pass_stop=True)
         return BackgroundIter(source, self._capacity, name="oar-dataloader", transform=convert)
 
     # --- iterable mode -----------------------------------------------------------------------------
