@@ -379,3 +379,34 @@ def test_multiprocess_loader_stops_a_slow_child_early(no_leaks):
     loader.set_sample_generator(slow, batch_size=1, places=fluid.CPUPlace())
     for _ in loader():
         break  # the child is still sleeping in its generator: it must be terminated, not waited for
+
+
+@pytest.mark.parametrize("iterable", [True, False])
+def test_lod_input_through_the_loader(iterable, no_leaks):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        words = fluid.layers.data(name="words", shape=[1], dtype="int64", lod_level=1)
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        reader = fluid.io.PyReader(feed_list=[words, label], capacity=2, iterable=iterable)
+        doubled = fluid.layers.scale(words, scale=2.0)
+
+    def sentences():
+        yield [1, 2, 3], [0]
+        yield [4], [1]
+        yield [5, 6], [0]
+
+    reader.decorate_sample_generator(sentences, batch_size=3, places=fluid.CPUPlace() if iterable else None)
+    exe = fluid.Executor(fluid.CPUPlace())
+    if iterable:
+        (data,) = list(reader())
+        assert data[0]["words"].recursive_sequence_lengths() == [[3, 1, 2]]
+        out = exe.run(main, feed=data, fetch_list=[words, doubled], return_numpy=False)
+    else:
+        reader.start()
+        out = exe.run(main, fetch_list=[words, doubled], return_numpy=False)
+        with pytest.raises(fluid.core.EOFException):
+            exe.run(main, fetch_list=[words])
+        reader.reset()
+    assert out[0].recursive_sequence_lengths() == [[3, 1, 2]]
+    np.testing.assert_array_equal(np.array(out[0]).ravel(), [1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(np.array(out[1]).ravel(), [2, 4, 6, 8, 10, 12])
