@@ -410,3 +410,30 @@ def test_lod_input_through_the_loader(iterable, no_leaks):
     assert out[0].recursive_sequence_lengths() == [[3, 1, 2]]
     np.testing.assert_array_equal(np.array(out[0]).ravel(), [1, 2, 3, 4, 5, 6])
     np.testing.assert_array_equal(np.array(out[1]).ravel(), [2, 4, 6, 8, 10, 12])
+
+
+def test_non_iterable_batches_go_to_the_executors_device(monkeypatch):
+    """On a non-CPU device the executor moves reader batches to it, as it does user feeds."""
+    main, startup, reader, image, label, total = build(False)
+    reader.decorate_batch_generator(fake_batch_reader)
+    exe = fluid.Executor(fluid.CPUPlace())
+    moved, seen = [], {}
+
+    class FakeDevice:
+        name = "fake"
+
+        def from_host(self, arr, device_id):
+            moved.append(arr.shape)
+            return arr
+
+    class StubPlan:
+        def run(self, arrays, lods, scope, return_numpy):
+            seen.update(arrays)
+            return []
+
+    monkeypatch.setattr(exe, "_device", FakeDevice())
+    monkeypatch.setattr(exe, "_plan", lambda *a: StubPlan())
+    reader.start()
+    exe.run(main, fetch_list=[])
+    reader.reset()
+    assert sorted(moved) == [(BATCH, 1), (BATCH, 784)] and set(seen) == {"image", "label"}
