@@ -17,11 +17,13 @@ def _sgd_ref(Param, LearningRate, Grad):
 
 
 def adam_reference(p, g, lr, m1, m2, b1p, b2p, beta1=0.9, beta2=0.999, epsilon=1e-8):
-    """Fluid's adam update, in float64, from the op's documented formula."""
+    """Fluid 1.8's adam update in float64 (checked against Fluid 1.8.5: epsilon is not
+    bias-corrected, and the betas are float32 attrs)."""
+    beta1, beta2 = float(np.float32(beta1)), float(np.float32(beta2))
     m1 = beta1 * m1 + (1 - beta1) * g
     m2 = beta2 * m2 + (1 - beta2) * g * g
     lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
-    p = p - lr_t * m1 / (np.sqrt(m2) + epsilon * np.sqrt(1 - b2p))
+    p = p - lr_t * m1 / (np.sqrt(m2) + epsilon)
     return p, m1, m2, b1p * beta1, b2p * beta2
 
 
@@ -126,7 +128,7 @@ def test_sgd_updates_parameter_in_place():
     scope.var("param").value = fluid.LoDTensor(np.ones(3, "float32"))
     scope.var("learningrate").value = fluid.LoDTensor(np.array([0.1], "float32"))
     scope.var("grad").value = fluid.LoDTensor(np.ones(3, "float32"))
-    buf = np.array(scope.find_var("param").get_tensor())
+    buf = np.asarray(scope.find_var("param").get_tensor())  # the scope's own array, not a copy
     fluid.Executor(fluid.CPUPlace()).run(main, scope=scope)
     np.testing.assert_allclose(buf, np.full(3, 0.9, "float32"))
-    assert np.array(scope.find_var("param").get_tensor()) is buf
+    assert np.asarray(scope.find_var("param").get_tensor()) is buf

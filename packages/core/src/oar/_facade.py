@@ -22,7 +22,7 @@ OWNERS = {
     "contrib.reader": "oar-data", "io.batch": "oar-data", "io.shuffle": "oar-data",
     "io.compose": "oar-data", "io.buffered": "oar-data", "io.firstn": "oar-data",
     "io.xmap_readers": "oar-data", "io.multiprocess_reader": "oar-data", "io.map_readers": "oar-data",
-    "io.chain": "oar-data", "io.cache": "oar-data", "reader": "oar-data",
+    "io.chain": "oar-data", "io.cache": "oar-data", "reader": "oar-data", "io.ComposeNotAligned": "oar-data",
     "io.save_vars": "oar-io", "io.save_params": "oar-io", "io.save_persistables": "oar-io",
     "io.save_inference_model": "oar-io", "io.load_vars": "oar-io", "io.load_params": "oar-io",
     "io.load_persistables": "oar-io", "io.load_inference_model": "oar-io",
@@ -93,6 +93,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
                 if spec is None:
                     return None
                 return importlib.util.spec_from_loader(fullname, _AliasLoader(target_name, spec))
+            if provided is None and key in OWNERS:
+                # `import oar.dataset.mnist` without oar-data: say what to install
+                lookup(key)
         return None
 
 

@@ -80,9 +80,11 @@ class Executor:
             arrays, lods = _convert_feeds(feed, program.global_block(), self)
         except (FeedError, FetchError) as exc:
             raise type(exc)(f"{exc}{where(user_callsite())}") from None
-        plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
+        # non-iterable readers add their batch before the plan is chosen, so the
+        # variables they feed count as feeds (not as scope inputs) in the plan
         for reader in program._readers:
             reader._before_run(arrays, lods)
+        plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
         return plan.run(arrays, lods, scope, return_numpy)
 
     def _plan(self, program: Program, feed_names: tuple, fetch_names: tuple) -> Plan:

@@ -1,0 +1,247 @@
+"""Background threads feeding bounded queues, with errors and early stops handled.
+
+Every producer thread holds only the queue, a stop event and the source, never
+the consumer object, so dropping the consumer (or calling ``close``) stops
+the thread: it checks the stop event between items and while waiting on a
+full queue. A failure in the producer is put on the queue as a
+:class:`Failure` and raised in the consumer with its original traceback.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+POLL_S = 0.05
+JOIN_S = 5.0
+
+
+class _End:
+    """Marks the end of a producer's stream."""
+
+
+END = _End()
+
+
+class Failure:
+    """An exception raised in a producer thread, to re-raise in the consumer."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def put(q: queue.Queue, item: Any, stop: threading.Event) -> bool:
+    """Put ``item`` unless ``stop`` is set first; returns whether it was put."""
+    while not stop.is_set():
+        try:
+            q.put(item, timeout=POLL_S)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+def get(q: queue.Queue, threads: list, what: str) -> Any:
+    """Take the next item, failing clearly if every producer died without a word."""
+    while True:
+        try:
+            return q.get(timeout=POLL_S * 4)
+        except queue.Empty:
+            if not any(t.is_alive() for t in threads):
+                try:
+                    return q.get_nowait()
+                except queue.Empty:
+                    raise RuntimeError(f"{what}: the background thread stopped without a result") from None
+
+
+def _close_iter(it: Any) -> None:
+    close = getattr(it, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # closing a user generator must not hide the real outcome
+            pass
+
+
+def _produce(source: Callable, q: queue.Queue, stop: threading.Event,
+             transform: Callable | None) -> None:
+    it = None
+    try:
+        it = iter(source())
+        for item in it:
+            if stop.is_set():
+                return
+            if transform is not None:
+                item = transform(item)
+            if not put(q, item, stop):
+                return
+        put(q, END, stop)
+    except BaseException as exc:  # noqa: BLE001 - any failure goes to the consumer
+        put(q, Failure(exc), stop)
+    finally:
+        if it is not None:
+            _close_iter(it)
+
+
+def _stop_and_join(stop: threading.Event, q: queue.Queue, threads: list) -> None:
+    stop.set()
+    try:
+        while True:
+            q.get_nowait()
+    except queue.Empty:
+        pass
+    current = threading.current_thread()
+    for t in threads:
+        if t is not current:
+            t.join(JOIN_S)
+
+
+class BackgroundIter:
+    """Iterate ``source()`` in a daemon thread, ``size`` items ahead, optionally transforming each.
+
+    Iterating yields the (transformed) items; a producer exception is raised
+    here. ``close()`` (also run when the object is garbage-collected) stops
+    and joins the thread.
+    """
+
+    def __init__(self, source: Callable, size: int, name: str = "oar-reader",
+                 transform: Callable | None = None) -> None:
+        self._q: queue.Queue = queue.Queue(maxsize=size)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=_produce, args=(source, self._q, self._stop, transform),
+                                        name=name, daemon=True)
+        self._done = False
+        self._finalizer = weakref.finalize(self, _stop_and_join, self._stop, self._q, [self._thread])
+        self._thread.start()
+
+    def __iter__(self) -> Iterator:
+        return self
+
+    def __next__(self) -> Any:
+        if self._done:
+            raise StopIteration
+        item = get(self._q, [self._thread], "reader")
+        if item is END:
+            self.close()
+            raise StopIteration
+        if isinstance(item, Failure):
+            self.close()
+            raise item.exc
+        return item
+
+    def close(self) -> None:
+        self._done = True
+        self._finalizer()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+
+class ThreadPoolMap:
+    """``map(mapper, reader())`` over ``workers`` threads with ``buffer_size`` items in flight."""
+
+    def __init__(self, mapper: Callable, reader: Callable, workers: int, buffer_size: int,
+                 order: bool) -> None:
+        self._in: queue.Queue = queue.Queue(maxsize=buffer_size)
+        self._out: queue.Queue = queue.Queue(maxsize=buffer_size)
+        self._stop = threading.Event()
+        self._order = order
+        self._workers = workers
+        self._ended = 0
+        self._next_idx = 0
+        self._pending: dict = {}
+        self._done = False
+        feeder = threading.Thread(target=_feed, args=(reader, self._in, self._out, self._stop, workers),
+                                  name="oar-xmap-feed", daemon=True)
+        self._threads = [feeder] + [
+            threading.Thread(target=_work, args=(mapper, self._in, self._out, self._stop),
+                             name=f"oar-xmap-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        both = _Both(self._in, self._out)
+        self._finalizer = weakref.finalize(self, _stop_and_join, self._stop, both, self._threads)
+        for t in self._threads:
+            t.start()
+
+    def __iter__(self) -> Iterator:
+        return self
+
+    def __next__(self) -> Any:
+        while not self._done:
+            if self._order and self._next_idx in self._pending:
+                item = self._pending.pop(self._next_idx)
+                self._next_idx += 1
+                return item
+            got = get(self._out, self._threads, "xmap_readers")
+            if got is END:
+                self._ended += 1
+                if self._ended == self._workers:
+                    self.close()
+                    break
+                continue
+            if isinstance(got, Failure):
+                self.close()
+                raise got.exc
+            idx, value = got
+            if not self._order:
+                return value
+            self._pending[idx] = value
+        raise StopIteration
+
+    def close(self) -> None:
+        self._done = True
+        self._finalizer()
+
+
+class _Both:
+    """Drains two queues as one (for :func:`_stop_and_join`)."""
+
+    def __init__(self, a: queue.Queue, b: queue.Queue) -> None:
+        self.a, self.b = a, b
+
+    def get_nowait(self) -> Any:
+        try:
+            return self.a.get_nowait()
+        except queue.Empty:
+            return self.b.get_nowait()
+
+
+def _feed(reader: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threading.Event,
+          workers: int) -> None:
+    it = None
+    try:
+        it = iter(reader())
+        for pair in zip(itertools.count(), it):
+            if not put(q_in, pair, stop):
+                return
+    except BaseException as exc:  # noqa: BLE001
+        put(q_out, Failure(exc), stop)
+    finally:
+        if it is not None:
+            _close_iter(it)
+        for _ in range(workers):
+            put(q_in, END, stop)
+
+
+def _work(mapper: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threading.Event) -> None:
+    while not stop.is_set():
+        try:
+            got = q_in.get(timeout=POLL_S)
+        except queue.Empty:
+            continue
+        if got is END:
+            put(q_out, END, stop)
+            return
+        idx, sample = got
+        try:
+            result = mapper(sample)
+        except BaseException as exc:  # noqa: BLE001
+            put(q_out, Failure(exc), stop)
+            return
+        if not put(q_out, (idx, result), stop):
+            return

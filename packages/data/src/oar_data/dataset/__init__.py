@@ -1,0 +1,5 @@
+"""``oar.dataset``: the classic Paddle datasets, downloaded and cached on first use."""
+
+from oar_data.dataset import cifar, common, mnist, uci_housing
+
+__all__ = ["cifar", "common", "mnist", "uci_housing"]

@@ -1,0 +1,39 @@
+"""Hook implementations: reader decorators and the facade names oar-data provides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oar.hookspecs import hookimpl
+
+
+@hookimpl
+def oar_register_reader_decorators(registry: Any) -> None:
+    from oar_data import decorators
+
+    for name in decorators.__all__:
+        if name != "ComposeNotAligned":
+            registry.register(name, getattr(decorators, name))
+
+
+@hookimpl
+def oar_fluid_api() -> dict:
+    from oar_data import batching, contrib_reader, dataset, decorators, fluid_reader, reader
+    from oar_data.feeder import DataFeeder
+    from oar_data.loader import DataLoader, PyReader
+
+    api: dict = {
+        "oar.batch": batching.batch,
+        "oar.reader": reader,
+        "oar.dataset": dataset,
+        "io.PyReader": PyReader,
+        "io.DataLoader": DataLoader,
+        "io.batch": batching.batch,
+        "io.ComposeNotAligned": decorators.ComposeNotAligned,
+        "DataFeeder": DataFeeder,
+        "contrib.reader": contrib_reader,
+        "reader": fluid_reader,
+    }
+    for name in decorators.__all__:
+        api[f"io.{name}"] = getattr(decorators, name)
+    return api
