@@ -150,7 +150,7 @@ class Tracer:
             if v.__class__ is np.ndarray:
                 return v.dtype
             if isinstance(v, SelectedRows):
-                return np.asarray(v.value()).dtype
+                return np.asarray(v.value).dtype
             dt = getattr(v, "dtype", None)
             if dt is not None:
                 return dt
@@ -312,7 +312,7 @@ def _plain(v: Any) -> Any:
     if isinstance(v, LoDTensor):
         return v._array
     if isinstance(v, SelectedRows):
-        return v.value()
+        return v.value
     return v
 
 
