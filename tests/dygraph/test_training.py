@@ -1,12 +1,12 @@
 """Training in dygraph: accuracy on a learnable task, state dicts, and the seed's exact resume check."""
 
-import numpy as np
-import pytest
-from oar import fluid
-
 import importlib.util
 import pathlib
 import sys
+
+import numpy as np
+import pytest
+from oar import fluid
 
 _spec = importlib.util.spec_from_file_location("dygraph_test_models", pathlib.Path(__file__).with_name("_models.py"))
 _models = sys.modules.setdefault("dygraph_test_models", importlib.util.module_from_spec(_spec))

@@ -10,6 +10,9 @@ sample imports but never uses. The check is the seed's own: the resumed
 run's printed losses equal the uninterrupted run's, epoch by epoch.
 """
 
+# the seed's code is kept as the seed writes it
+# ruff: noqa: W291, W293
+
 from __future__ import annotations
 
 import gzip
@@ -261,8 +264,8 @@ def test_seed_004_train_checkpoint_and_resume(tmp_path):
     full = run_script(port(DEFINE) + port(TRAIN), tmp_path)
     assert sorted(os.listdir(tmp_path / "checkpoint"))[:2] == ["mnist_epoch0.pdopt", "mnist_epoch0.pdparams"]
     resumed = run_script(port(DEFINE) + port(RESUME), tmp_path)
-    full_lines = [l for l in full.splitlines() if l.startswith("epoch: ")]
-    resumed_lines = [l for l in resumed.splitlines() if l.startswith("epoch: ")]
+    full_lines = [ln for ln in full.splitlines() if ln.startswith("epoch: ")]
+    resumed_lines = [ln for ln in resumed.splitlines() if ln.startswith("epoch: ")]
     assert len(full_lines) == 5 and len(resumed_lines) == 4
     assert resumed_lines == full_lines[1:]  # the seed's check: the same losses as without the interruption
     first = float(full_lines[0].split("loss is: [")[1].split("]")[0])

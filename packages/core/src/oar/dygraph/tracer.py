@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from oar.dygraph.varbase import ParamBase, VarBase
-from oar.framework.dtypes import convert_dtype
 from oar.errors import KernelNotFoundError, OarError, OpRuntimeError
+from oar.framework.dtypes import convert_dtype
 from oar.lod_tensor import LoDTensor, SelectedRows
 
 _FLOATS = frozenset(("float16", "float32", "float64"))
