@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from oar.framework import unique_name
+from oar.framework.mode import in_dygraph_mode
 from oar.framework.program import default_main_program
 from oar.framework.variable import Variable
 from oar.initializer import Constant
@@ -102,9 +103,17 @@ def _div_res(name: str, decay_steps: Any, staircase: bool) -> Variable:
     return _scale(step, 1.0 / decay_steps)
 
 
+def _dygraph_lr():
+    from oar.dygraph import learning_rate_scheduler
+
+    return learning_rate_scheduler
+
+
 # --- the schedules ----------------------------------------------------------------------------------
 def exponential_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
     """``lr * decay_rate ** (step / decay_steps)`` (the exponent floored when ``staircase``)."""
+    if in_dygraph_mode():  # Fluid returns the dygraph schedule object here
+        return _dygraph_lr().ExponentialDecay(learning_rate, decay_steps, decay_rate, staircase)
     _check_lr("exponential_decay", learning_rate)
     with default_main_program()._lr_schedule_guard():
         div = _div_res("exponential_decay", decay_steps, staircase)
@@ -113,6 +122,8 @@ def exponential_decay(learning_rate: Any, decay_steps: int, decay_rate: float, s
 
 def natural_exp_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
     """``lr * exp(-decay_rate * step / decay_steps)``."""
+    if in_dygraph_mode():  # Fluid returns the dygraph schedule object here
+        return _dygraph_lr().NaturalExpDecay(learning_rate, decay_steps, decay_rate, staircase)
     _check_lr("natural_exp_decay", learning_rate)
     with default_main_program()._lr_schedule_guard():
         div = _div_res("natural_exp_decay", decay_steps, staircase)
@@ -121,6 +132,8 @@ def natural_exp_decay(learning_rate: Any, decay_steps: int, decay_rate: float, s
 
 def inverse_time_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
     """``lr / (1 + decay_rate * step / decay_steps)``."""
+    if in_dygraph_mode():  # Fluid returns the dygraph schedule object here
+        return _dygraph_lr().InverseTimeDecay(learning_rate, decay_steps, decay_rate, staircase)
     _check_lr("inverse_time_decay", learning_rate)
     with default_main_program()._lr_schedule_guard():
         div = _div_res("inverse_time_decay", decay_steps, staircase)
@@ -130,6 +143,8 @@ def inverse_time_decay(learning_rate: Any, decay_steps: int, decay_rate: float, 
 def polynomial_decay(learning_rate: Any, decay_steps: int, end_learning_rate: float = 0.0001,
                      power: float = 1.0, cycle: bool = False) -> Variable:
     """``(lr - end) * (1 - step/decay_steps) ** power + end``; ``cycle`` stretches decay_steps by ceil(step/decay_steps)."""
+    if in_dygraph_mode():  # Fluid returns the dygraph schedule object here
+        return _dygraph_lr().PolynomialDecay(learning_rate, decay_steps, end_learning_rate, power, cycle)
     _check_lr("polynomial_decay", learning_rate)
     _check_positive("polynomial_decay", "decay_steps", decay_steps)
     if isinstance(learning_rate, Variable):
@@ -149,6 +164,8 @@ def polynomial_decay(learning_rate: Any, decay_steps: int, end_learning_rate: fl
 
 def piecewise_decay(boundaries: Sequence, values: Sequence) -> Variable:
     """``values[i]`` while ``step < boundaries[i]`` (first such i), else ``values[-1]``."""
+    if in_dygraph_mode():  # Fluid returns the dygraph schedule object here
+        return _dygraph_lr().PiecewiseDecay(boundaries, values, 0)
     boundaries, values = list(boundaries), list(values)
     if len(values) - len(boundaries) != 1:
         raise ValueError(
@@ -169,6 +186,8 @@ def piecewise_decay(boundaries: Sequence, values: Sequence) -> Variable:
 
 def cosine_decay(learning_rate: Any, step_each_epoch: int, epochs: int) -> Variable:
     """``lr * 0.5 * (cos(floor(step / step_each_epoch) * pi / epochs) + 1)``."""
+    if in_dygraph_mode():  # Fluid returns the dygraph schedule object here
+        return _dygraph_lr().CosineDecay(learning_rate, step_each_epoch, epochs)
     _check_lr("cosine_decay", learning_rate)
     _check_positive("cosine_decay", "step_each_epoch", step_each_epoch)
     _check_positive("cosine_decay", "epochs", epochs)
@@ -180,6 +199,8 @@ def cosine_decay(learning_rate: Any, step_each_epoch: int, epochs: int) -> Varia
 
 def noam_decay(d_model: Any, warmup_steps: Any, learning_rate: Any = 1.0) -> Variable:
     """``lr * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)``, step counted from 1."""
+    if in_dygraph_mode():  # Fluid returns the dygraph schedule object here
+        return _dygraph_lr().NoamDecay(d_model, warmup_steps, learning_rate=learning_rate)
     _check_lr("noam_decay", learning_rate)
     _check_positive("noam_decay", "d_model", d_model)
     _check_positive("noam_decay", "warmup_steps", warmup_steps)
@@ -192,6 +213,8 @@ def noam_decay(d_model: Any, warmup_steps: Any, learning_rate: Any = 1.0) -> Var
 
 def linear_lr_warmup(learning_rate: Any, warmup_steps: int, start_lr: float, end_lr: float) -> Variable:
     """``start_lr + (end_lr - start_lr) * step / warmup_steps`` while step < warmup_steps, then ``learning_rate``."""
+    if in_dygraph_mode():  # Fluid returns the dygraph schedule object here
+        return _dygraph_lr().LinearLrWarmup(learning_rate, warmup_steps, start_lr, end_lr)
     _check_lr("linear_lr_warmup", learning_rate)
     _check_positive("linear_lr_warmup", "warmup_steps", warmup_steps)
     if isinstance(learning_rate, Variable) and learning_rate.dtype not in ("float32", None):
