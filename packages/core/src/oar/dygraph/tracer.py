@@ -10,6 +10,7 @@ the tape of one step dies with that step's variables.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -24,16 +25,26 @@ _OUT = frozenset(("Out",))
 
 
 class _Node:
-    """One recorded op: its inputs and outputs (eager variables per slot) and attrs."""
+    """One recorded op: input variables (strong), outputs as weak references plus their values,
+    and attrs.
 
-    __slots__ = ("type", "inputs", "outputs", "attrs", "seq")
+    Outputs are weak so that variable -> node -> variable forms no reference cycle: a step's
+    tape is freed by reference counting as soon as its variables go, with or without backward.
+    Every output on a path to a loss stays alive anyway (a later node holds it as an input).
+    """
+
+    __slots__ = ("type", "inputs", "outputs", "out_values", "attrs", "seq")
 
     def __init__(self, type_: str, inputs: dict, outputs: dict, attrs: dict, seq: int) -> None:
         self.type = type_
         self.inputs = inputs
-        self.outputs = outputs
+        self.outputs = {slot: [_ref(v) for v in vs] for slot, vs in outputs.items()}
+        self.out_values = {slot: [v._value for v in vs] for slot, vs in outputs.items()}
         self.attrs = attrs
         self.seq = seq
+
+
+_ref = weakref.ref
 
 
 class _OpInfo:
