@@ -437,3 +437,13 @@ def test_non_iterable_batches_go_to_the_executors_device(monkeypatch):
     exe.run(main, fetch_list=[])
     reader.reset()
     assert sorted(moved) == [(BATCH, 1), (BATCH, 784)] and set(seen) == {"image", "label"}
+
+
+def test_several_places_keep_the_short_last_group_without_drop_last():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        image = fluid.layers.data(name="image", dtype="float32", shape=[784])
+        label = fluid.layers.data(name="label", dtype="int64", shape=[1])
+    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, drop_last=False)
+    loader.set_batch_generator(fake_batch_reader, places=fluid.cpu_places(3))
+    assert [len(step) for step in loader()] == [3, 3, 3, 1]
