@@ -73,7 +73,7 @@ class Executor:
                     f"parallelism (fluid.CompiledProgram(program).with_data_parallel(...))"
                 )
             feed = feed[0]
-        if not isinstance(feed, Mapping):
+        if type(feed) is not dict and not isinstance(feed, Mapping):  # the ABC check is slow
             raise TypeError(f"Executor.run: feed must be a dict of name -> array, given {type(feed).__name__}")
         try:
             fetch_names = _fetch_names(fetch_list, program)
