@@ -447,3 +447,24 @@ def test_several_places_keep_the_short_last_group_without_drop_last():
     loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, drop_last=False)
     loader.set_batch_generator(fake_batch_reader, places=fluid.cpu_places(3))
     assert [len(step) for step in loader()] == [3, 3, 3, 1]
+
+
+@pytest.mark.parametrize("nplaces,expected_steps", [(2, 5), (3, 3)])
+def test_non_iterable_data_parallel_reads_one_batch_per_device(nplaces, expected_steps, no_leaks):
+    main, startup, reader, image, label, total = build(False)
+    reader.decorate_batch_generator(fake_batch_reader)
+    prog = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(nplaces))
+    exe = fluid.Executor(fluid.CPUPlace())
+    firsts = []
+    reader.start()
+    try:
+        while True:
+            out = exe.run(prog, fetch_list=[image])[0]
+            assert out.shape[0] == BATCH * nplaces
+            firsts.append(out[::BATCH, 0].astype(int).tolist())
+    except fluid.core.EOFException:
+        reader.reset()
+    # consecutive batches, one per device; the incomplete last group is dropped
+    assert len(firsts) == expected_steps and sum(firsts, []) == list(range(expected_steps * nplaces))
+    # the plain program still reads one batch per run
+    assert len(run_non_iterable(exe, main, reader, image)) == 10
