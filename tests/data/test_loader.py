@@ -437,3 +437,34 @@ def test_non_iterable_batches_go_to_the_executors_device(monkeypatch):
     exe.run(main, fetch_list=[])
     reader.reset()
     assert sorted(moved) == [(BATCH, 1), (BATCH, 784)] and set(seen) == {"image", "label"}
+
+
+def test_several_places_keep_the_short_last_group_without_drop_last():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        image = fluid.layers.data(name="image", dtype="float32", shape=[784])
+        label = fluid.layers.data(name="label", dtype="int64", shape=[1])
+    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, drop_last=False)
+    loader.set_batch_generator(fake_batch_reader, places=fluid.cpu_places(3))
+    assert [len(step) for step in loader()] == [3, 3, 3, 1]
+
+
+@pytest.mark.parametrize("nplaces,expected_steps", [(2, 5), (3, 3)])
+def test_non_iterable_data_parallel_reads_one_batch_per_device(nplaces, expected_steps, no_leaks):
+    main, startup, reader, image, label, total = build(False)
+    reader.decorate_batch_generator(fake_batch_reader)
+    prog = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(nplaces))
+    exe = fluid.Executor(fluid.CPUPlace())
+    firsts = []
+    reader.start()
+    try:
+        while True:
+            out = exe.run(prog, fetch_list=[image])[0]
+            assert out.shape[0] == BATCH * nplaces
+            firsts.append(out[::BATCH, 0].astype(int).tolist())
+    except fluid.core.EOFException:
+        reader.reset()
+    # consecutive batches, one per device; the incomplete last group is dropped
+    assert len(firsts) == expected_steps and sum(firsts, []) == list(range(expected_steps * nplaces))
+    # the plain program still reads one batch per run
+    assert len(run_non_iterable(exe, main, reader, image)) == 10

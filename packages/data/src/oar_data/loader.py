@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from oar.errors import EOFException
+from oar.executor.compiler import _merge_feeds
 from oar.lod_tensor import LoDTensor
 
 from oar_data._background import BackgroundIter
@@ -232,11 +233,19 @@ class GeneratorLoader:
             )
         if self._exhausted:
             raise EOFException(f"{self._what}: the epoch has ended; call reset() and start() again")
-        try:
-            feed = next(self._running)
-        except StopIteration:
+        # a data-parallel run (CompiledProgram.with_data_parallel) takes one batch per device
+        wanted = getattr(self._program_ref, "_reader_batches_per_run", 1)
+        feeds = []
+        for _ in range(wanted):
+            try:
+                feeds.append(next(self._running))
+            except StopIteration:
+                self._exhausted = True
+                break
+        if not feeds or (len(feeds) < wanted and self._drop_last):
             self._exhausted = True
-            raise EOFException(f"{self._what}: end of epoch; call reset() before the next start()") from None
+            raise EOFException(f"{self._what}: end of epoch; call reset() before the next start()")
+        feed = feeds[0] if len(feeds) == 1 else _merge_feeds(feeds)
         for name, value in feed.items():
             if isinstance(value, LoDTensor):
                 arrays[name] = value._array
