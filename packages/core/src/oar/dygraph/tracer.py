@@ -10,13 +10,14 @@ the tape of one step dies with that step's variables.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
 
 from oar.dygraph.varbase import ParamBase, VarBase
-from oar.framework.dtypes import convert_dtype
 from oar.errors import KernelNotFoundError, OarError, OpRuntimeError
+from oar.framework.dtypes import convert_dtype
 from oar.lod_tensor import LoDTensor, SelectedRows
 
 _FLOATS = frozenset(("float16", "float32", "float64"))
@@ -24,16 +25,26 @@ _OUT = frozenset(("Out",))
 
 
 class _Node:
-    """One recorded op: its inputs and outputs (eager variables per slot) and attrs."""
+    """One recorded op: input variables (strong), outputs as weak references plus their values,
+    and attrs.
 
-    __slots__ = ("type", "inputs", "outputs", "attrs", "seq")
+    Outputs are weak so that variable -> node -> variable forms no reference cycle: a step's
+    tape is freed by reference counting as soon as its variables go, with or without backward.
+    Every output on a path to a loss stays alive anyway (a later node holds it as an input).
+    """
+
+    __slots__ = ("type", "inputs", "outputs", "out_values", "attrs", "seq")
 
     def __init__(self, type_: str, inputs: dict, outputs: dict, attrs: dict, seq: int) -> None:
         self.type = type_
         self.inputs = inputs
-        self.outputs = outputs
+        self.outputs = {slot: [_ref(v) for v in vs] for slot, vs in outputs.items()}
+        self.out_values = {slot: [v._value for v in vs] for slot, vs in outputs.items()}
         self.attrs = attrs
         self.seq = seq
+
+
+_ref = weakref.ref
 
 
 class _OpInfo:
@@ -150,7 +161,7 @@ class Tracer:
             if v.__class__ is np.ndarray:
                 return v.dtype
             if isinstance(v, SelectedRows):
-                return np.asarray(v.value()).dtype
+                return np.asarray(v.value).dtype
             dt = getattr(v, "dtype", None)
             if dt is not None:
                 return dt
@@ -312,7 +323,7 @@ def _plain(v: Any) -> Any:
     if isinstance(v, LoDTensor):
         return v._array
     if isinstance(v, SelectedRows):
-        return v.value()
+        return v.value
     return v
 
 
