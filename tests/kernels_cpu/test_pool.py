@@ -71,6 +71,9 @@ CASES = [
     _case((1, 2, 6, 4), "adaptive_even_avg", pooling_type="avg", adaptive=True, ksize=[3, 2]),
     _case((1, 2, 5, 5), "adaptive_uneven_avg", pooling_type="avg", adaptive=True, ksize=[3, 2]),
     _case((1, 2, 5, 5), "adaptive_uneven_max", adaptive=True, ksize=[3, 2]),
+    # adaptive output larger than the input: overlapping windows (Fluid allows it)
+    _case((1, 2, 2, 3), "adaptive_upsample_avg", pooling_type="avg", adaptive=True, ksize=[3, 5]),
+    _case((1, 2, 2, 3), "adaptive_upsample_max", adaptive=True, ksize=[3, 5]),
     _case((1, 4, 4, 2), "nhwc", data_format="NHWC", strides=[2, 2]),
 ]
 

@@ -52,7 +52,9 @@ def batch_norm(input: Any, act: Any = None, is_test: bool = False, momentum: flo
     variance.stop_gradient = True
     saved_mean = helper.create_variable_for_type_inference(stat_dtype, stop_gradient=True)
     saved_var = helper.create_variable_for_type_inference(stat_dtype, stop_gradient=True)
-    y = input if in_place else helper.create_variable_for_type_inference(dtype)
+    # ``in_place`` is accepted but not taken: the gradient needs the input, and the
+    # executor frees the input after its last use anyway
+    y = helper.create_variable_for_type_inference(dtype)
     helper.append_op("batch_norm",
                      {"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
                      {"Y": [y], "MeanOut": [mean], "VarianceOut": [variance], "SavedMean": [saved_mean],
