@@ -45,6 +45,19 @@ class _Node:
 
 
 _ref = weakref.ref
+_new_node = object.__new__
+
+
+def _single_out_node(type_: str, inputs: dict, out: VarBase, attrs: dict, seq: int) -> _Node:
+    """The operator fast path's node (one ``Out``), built without the generic comprehensions."""
+    node = _new_node(_Node)
+    node.type = type_
+    node.inputs = inputs
+    node.outputs = {"Out": [_ref(out)]}
+    node.out_values = {"Out": [out._value]}
+    node.attrs = attrs
+    node.seq = seq
+    return node
 
 
 class _OpInfo:
@@ -289,7 +302,7 @@ class Tracer:
             self._recorder.append((type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs))
         if needs_grad and self._has_grad and info.maker is not None:
             out.stop_gradient = False
-            out._node = _Node(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs, next(self._seq))
+            out._node = _single_out_node(type, {k: [u] for k, u in ins.items()}, out, attrs, next(self._seq))
         return out
 
     def complete_attrs(self, type: str, attrs: dict) -> dict:
