@@ -188,3 +188,24 @@ def test_dygraph_grad_returns_without_accumulating():
         strategy.sort_sum_gradient = True
         fluid.layers.mean(x * x).backward(strategy)
         np.testing.assert_allclose(x.gradient(), np.array([2.0, 4.0, 6.0]) / 3, rtol=1e-6)
+
+
+def test_tape_is_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+
+    with fluid.dygraph.guard():
+        x = _var(np.ones((3, 4)))
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            h = fluid.layers.relu(x * 2.0)
+            loss = fluid.layers.mean(h)
+            probe = weakref.ref(h)
+            del h
+            assert probe() is not None  # kept alive by the tape below the loss
+            del loss
+            assert probe() is None  # no var <-> node cycle keeps the step's tape
+        finally:
+            if was:
+                gc.enable()
