@@ -17,9 +17,10 @@ import importlib
 import statistics
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+# typing, not collections.abc: this also runs on the Fluid oracle's Python 3.7
+from typing import Any, Callable, Sequence  # noqa: UP035
 
 import numpy as np
 

@@ -153,6 +153,9 @@ def print_result(res: dict) -> None:
     for name, why in res["skipped"].items():
         print(f"  {name:<10} skipped: {why}")
     for key, t in res["targets"].items():
+        if t["value"] != t["value"]:  # nan: oar (or the ratio's base) did not run
+            print(f"  target {key} <= {t['limit']}: n/a")
+            continue
         status = "met" if t["met"] else "NOT MET"
         print(f"  target {key} <= {t['limit']}: {t['value']:.3f} ({status})")
 

@@ -21,14 +21,17 @@ from oar.registry import OpDef
 # --- test-only ops --------------------------------------------------------------------------------
 
 
+TEST_OPS = ("_perf_two_out", "_perf_split2", "_perf_raise", "_perf_concat", "_perf_probe")
+PROBED: list = []  # the ``donated`` sets _perf_probe received
+
+
 def _register_test_ops() -> None:
     reg = registries()
-    if "_perf_two_out" in reg.ops:
-        return
     reg.ops.register_op(OpDef("_perf_two_out", ["X"], ["A", "B?"]))
     reg.ops.register_op(OpDef("_perf_split2", ["X"], ["Out*"]))
     reg.ops.register_op(OpDef("_perf_raise", ["X"], ["Out"], {}))
     reg.ops.register_op(OpDef("_perf_concat", ["X*"], ["Out"]))
+    reg.ops.register_op(OpDef("_perf_probe", ["X"], ["Out"]))
 
     def two_out(inputs, attrs, wanted):
         x = inputs["X"]
@@ -51,10 +54,28 @@ def _register_test_ops() -> None:
     reg.kernels.register_kernel("_perf_raise", "cpu", None, boom)
     reg.kernels.register_kernel("_perf_concat", "cpu", None, concat)
 
+    def probe(inputs, attrs, donated=frozenset()):
+        PROBED.append(set(donated))
+        return {"Out": inputs["X"] + 1}
+
+    reg.kernels.register_kernel("_perf_probe", "cpu", None, probe, inplace=True)
+
+
+def _unregister_test_ops() -> None:
+    reg = registries()
+    for t in TEST_OPS:
+        reg.ops._ops.pop(t, None)
+        reg.ops._owner.pop(t, None)
+        reg.kernels._entries.pop((t, "cpu", None), None)
+    reg.kernels._cache.clear()
+
 
 @pytest.fixture
 def test_ops():
+    """Ops that exist only during one test (other tests check every registered op)."""
     _register_test_ops()
+    yield
+    _unregister_test_ops()
 
 
 def _var(block, name, shape, dtype="float32"):
@@ -319,3 +340,20 @@ def test_sgd_scales_a_dying_gradient_in_place_and_updates_correctly():
     exe.run(main, feed={"x": xs}, fetch_list=[loss], scope=scope)
     grad = np.repeat(xs.sum(0, keepdims=True).T / (8 * 100), 100, axis=1)
     np.testing.assert_allclose(np.array(scope.find_var("w").get_tensor()), w0 - 0.5 * grad, rtol=1e-5)
+
+
+@pytest.mark.parametrize("fetch_a", [False, True])
+def test_fused_run_donates_only_unshared_dying_inputs(test_ops, fetch_a):
+    main = fluid.Program()
+    block = main.global_block()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.layers.data("x", list(BIG), dtype="float32", append_batch_size=False)
+        a = fluid.layers.scale(x, 2.0)
+    _var(block, "probed", list(BIG))
+    block.append_op("_perf_probe", {"X": [a]}, {"Out": ["probed"]}, infer=False)
+    PROBED.clear()
+    xs = np.ones(BIG, "float32")
+    fetch = ["probed", a] if fetch_a else ["probed"]
+    got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": xs}, fetch_list=fetch)
+    np.testing.assert_array_equal(got[0], xs * 2 + 1)
+    assert PROBED == [set() if fetch_a else {"X"}]

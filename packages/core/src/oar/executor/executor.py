@@ -73,7 +73,7 @@ class Executor:
                     f"parallelism (fluid.CompiledProgram(program).with_data_parallel(...))"
                 )
             feed = feed[0]
-        if not isinstance(feed, Mapping):
+        if type(feed) is not dict and not isinstance(feed, Mapping):  # the ABC check is slow
             raise TypeError(f"Executor.run: feed must be a dict of name -> array, given {type(feed).__name__}")
         try:
             fetch_names = _fetch_names(fetch_list, program)
@@ -82,8 +82,13 @@ class Executor:
             raise type(exc)(f"{exc}{where(user_callsite())}") from None
         # non-iterable readers add their batch before the plan is chosen, so the
         # variables they feed count as feeds (not as scope inputs) in the plan
-        for reader in program._readers:
-            reader._before_run(arrays, lods)
+        if program._readers:
+            fed = set(arrays)
+            for reader in program._readers:
+                reader._before_run(arrays, lods)
+            if self.device.name != "cpu":  # reader batches are host arrays, like user feeds
+                for name in set(arrays) - fed:
+                    arrays[name] = self.device.from_host(arrays[name], self.place.device_id)
         plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
         return plan.run(arrays, lods, scope, return_numpy)
 

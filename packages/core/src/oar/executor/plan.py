@@ -8,6 +8,8 @@ flat loop over tuples with one dict of values for the whole run.
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -20,7 +22,7 @@ from oar.errors import (
     describe_var,
     where,
 )
-from oar.executor.stepgen import make_step_fn
+from oar.executor.stepgen import MIN_DONATED_BYTES, StepFailed, make_run_fns, make_step_fn
 from oar.framework.dtypes import VarType
 from oar.lod_tensor import LoDTensor, SelectedRows
 from oar.registry import EMPTY_VAR
@@ -81,12 +83,8 @@ class Plan:
         self.persistable = persistable
         # LoD kernels need the generic loop (LoD wrapping and propagation)
         self.has_lod_ops = any(s[FLAGS][0] for s in self.steps)
-        # one generated function per step for runs without LoD (see stepgen)
-        self.step_fns = tuple(
-            make_step_fn(s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS],
-                         _donatable(s))
-            for s in self.steps
-        )
+        # runs without LoD go through generated straight-line code (see stepgen)
+        self.run_fns = make_run_fns([_step_args(s, block) for s in self.steps])
 
     def _all_vars(self) -> dict:
         out: dict = {}
@@ -168,17 +166,14 @@ class Plan:
         if self.has_lod_ops or lods:
             self._run_generic(env, lods)
         else:
-            i = -1
+            failed = None
             try:
-                for i, step_fn in enumerate(self.step_fns):  # noqa: B007 - i names the failing op
-                    step_fn(env)
-            except OarError as exc:
-                new = self._with_callsite(exc, self.steps[i])
-                if new is exc:
-                    raise
-                raise new from exc
-            except Exception as exc:
-                raise self._kernel_failure(self.steps[i], env, exc) from exc
+                for run_fn in self.run_fns:
+                    run_fn(env)
+            except StepFailed as exc:
+                failed = exc
+            if failed is not None:  # raised outside the handler: no StepFailed in the chain
+                self._raise_step_error(failed.__cause__, self.steps[failed.index], env)
         for name in self.write_back:
             value = env.get(name)
             if value is None:
@@ -238,6 +233,19 @@ class Plan:
             raise new from exc
         except Exception as exc:
             raise self._kernel_failure(step, env, exc) from exc
+
+    @functools.cached_property
+    def step_fns(self) -> tuple:
+        """One generated function per op (the fused ``run_fns`` do the same work); for tests and tools."""
+        return tuple(make_step_fn(*_step_args(s, self.block)) for s in self.steps)
+
+    def _raise_step_error(self, exc: Exception, step: Any, env: dict) -> None:
+        if isinstance(exc, OarError):
+            new = self._with_callsite(exc, step)
+            if new is exc:
+                raise exc
+            raise new from exc
+        raise self._kernel_failure(step, env, exc) from exc
 
     @staticmethod
     def _with_callsite(exc: Exception, step: Any) -> Exception:
@@ -304,11 +312,18 @@ class Plan:
         )
 
 
-def _donatable(step: tuple) -> tuple:
+def _step_args(s: tuple, block: Any) -> tuple:
+    """``stepgen.make_step_fn``'s arguments for a compiled step."""
+    return (s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS],
+            _donatable(s, block))
+
+
+def _donatable(step: tuple, block: Any = None) -> tuple:
     """Input slots of an ``inplace`` kernel whose variable dies at this op.
 
     Frees never hold fed, fetched or persistable names. A name read twice by the
-    op, or also written by it, is not offered. Whether the array is really
+    op, or also written by it, is not offered, nor one whose declared shape is
+    fully known and too small to be worth it. Whether the array is really
     unshared is checked at run time (stepgen).
     """
     if not step[FLAGS][3] or not step[FREES]:
@@ -318,8 +333,20 @@ def _donatable(step: tuple) -> tuple:
     writes = set(op.output_arg_names)
     return tuple(
         s for s, n in step[INS]
-        if n in step[FREES] and reads.count(n) == 1 and n not in writes
+        if n in step[FREES] and reads.count(n) == 1 and n not in writes and not _known_small(block, n)
     )
+
+
+def _known_small(block: Any, name: str) -> bool:
+    var = block._find_var_recursive(name) if block is not None else None
+    shape = getattr(var, "shape", None)
+    if shape is None or any(d is None or d < 0 for d in shape):
+        return False
+    try:
+        itemsize = np.dtype(var.dtype).itemsize
+    except TypeError:
+        return False
+    return math.prod(shape) * itemsize < MIN_DONATED_BYTES
 
 
 def _is_eof(exc: Exception) -> bool:

@@ -48,12 +48,84 @@ def _exec(lines: list, namespace: dict, label: str) -> Callable:
 
 def _refcount_baseline() -> int:
     """sys.getrefcount of an array held only by ``env``, in exactly the generated code's shape."""
-    probe = _exec(["def step(env):", "    a0 = env['x']", "    return _rc(a0)"],
-                  {"_rc": sys.getrefcount}, "probe")
+    probe = _exec(["def step(env):", "  try:", "    a0 = env['x']", "    return _rc(a0)",
+                   "  except Exception:", "    raise"], {"_rc": sys.getrefcount}, "probe")
     return probe({"x": np.empty(1)})
 
 
 _RC_BASELINE = _refcount_baseline()
+
+
+class StepFailed(Exception):
+    """Raised by a fused plan function: op ``index`` raised ``__cause__``."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+
+
+def _is_generic(flags: tuple, outs: tuple) -> bool:
+    lod, _wants_outputs, densify = flags[:3]
+    return bool(lod or densify or any(dup for _s, _n, dup in outs))
+
+
+def _body(k: int, fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: tuple,
+          frees: tuple, wanted: frozenset, flags: tuple, donatable: tuple, ns: dict) -> list:
+    """Statements (indented 4) running step ``k`` against ``env``; fills ``ns`` with its constants.
+
+    Locals are cleared at the end, so no stale reference keeps an array alive
+    (or blocks its donation) after the step.
+    """
+    if _is_generic(flags, outs):
+        ns[f"_g{k}"] = _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags)
+        return [f"    _g{k}(env)"]
+    wants_outputs = flags[1]
+    ns[f"_fn{k}"], ns[f"_attrs{k}"], ns[f"_wanted{k}"] = fn, attrs, wanted
+    lines = []
+    items = []
+    for i, (s, n) in enumerate(singles):
+        if s in donatable:
+            lines.append(f"    a{i} = env[{n!r}]")
+            items.append(f"{s!r}: a{i}")
+        else:
+            items.append(f"{s!r}: env[{n!r}]")
+    items += [f"{s!r}: [" + ", ".join(f"env[{n!r}]" for n in names) + "]" for s, names in dups]
+    extra = f", _wanted{k}" if wants_outputs else ""
+    call = f"_fn{k}({{" + ", ".join(items) + f"}}, _attrs{k}{extra}"
+    if donatable:
+        # cheap tests first: most arrays in small programs are held elsewhere or tiny
+        lines.append("    donated = None")
+        for i, (s, _n) in enumerate(singles):
+            if s in donatable:
+                ns[f"_d{k}_{i}"] = frozenset((s,))
+                lines += [
+                    f"    if (type(a{i}) is _nd and a{i}.nbytes >= _min and _rc(a{i}) == _base"
+                    f" and a{i}.base is None and a{i}.flags.writeable):",
+                    f"        donated = _d{k}_{i} if donated is None else donated | _d{k}_{i}",
+                ]
+        # the inputs dict is built after the checks: it holds references too
+        lines += ["    if donated is None:",
+                  f"        res = {call})",
+                  "    else:",
+                  f"        res = {call}, donated=donated)"]
+        lines.append("    " + " = ".join(f"a{i}" for i, (s, _n) in enumerate(singles) if s in donatable)
+                     + " = None")
+    else:
+        lines.append(f"    res = {call})")
+    for s, n, _dup in outs:
+        if n == EMPTY_VAR:
+            continue
+        get = f"res.get({s!r})" if wants_outputs else f"res[{s!r}]"
+        lines += [f"    v = {get}", "    if v is not None:", f"        env[{n!r}] = v"]
+    lines.append("    res = v = None")
+    for n in frees:
+        lines.append(f"    env.pop({n!r}, None)")
+    return lines
+
+
+def _namespace() -> dict:
+    return {"_rc": sys.getrefcount, "_base": _RC_BASELINE, "_nd": np.ndarray,
+            "_min": MIN_DONATED_BYTES, "StepFailed": StepFailed}
 
 
 def make_step_fn(fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: tuple,
@@ -65,49 +137,32 @@ def make_step_fn(fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: t
     ``donatable`` lists the input slots of an ``inplace`` kernel that may be
     donated (see the module docstring); empty for other kernels.
     """
-    lod, wants_outputs, densify = flags[:3]
-    if lod or densify or any(dup for _s, _n, dup in outs):
+    if _is_generic(flags, outs):
         return _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags)
+    ns = _namespace()
     lines = ["def step(env):"]
-    namespace = {"_fn": fn, "_attrs": attrs, "_wanted": wanted}
-    items = []
-    for i, (s, n) in enumerate(singles):
-        if s in donatable:
-            lines.append(f"    a{i} = env[{n!r}]")
-            items.append(f"{s!r}: a{i}")
-        else:
-            items.append(f"{s!r}: env[{n!r}]")
-    items += [f"{s!r}: [" + ", ".join(f"env[{n!r}]" for n in ns) + "]" for s, ns in dups]
-    extra = ", _wanted" if wants_outputs else ""
-    if donatable:
-        # cheap tests first: most arrays in small programs are held elsewhere or tiny
-        namespace.update(_rc=sys.getrefcount, _base=_RC_BASELINE, _nd=np.ndarray,
-                         _min=MIN_DONATED_BYTES)
-        lines.append("    donated = None")
-        for i, (s, _n) in enumerate(singles):
-            if s in donatable:
-                namespace[f"_d{i}"] = frozenset((s,))
-                lines += [
-                    f"    if (type(a{i}) is _nd and a{i}.nbytes >= _min and _rc(a{i}) == _base"
-                    f" and a{i}.base is None and a{i}.flags.writeable):",
-                    f"        donated = _d{i} if donated is None else donated | _d{i}",
-                ]
-        # the inputs dict is built after the checks: it holds references too
-        lines += ["    ins = {" + ", ".join(items) + "}",
-                  "    if donated is None:",
-                  f"        res = _fn(ins, _attrs{extra})",
-                  "    else:",
-                  f"        res = _fn(ins, _attrs{extra}, donated=donated)"]
-    else:
-        lines.append("    res = _fn({" + ", ".join(items) + "}, _attrs" + extra + ")")
-    for s, n, _dup in outs:
-        if n == EMPTY_VAR:
-            continue
-        get = f"res.get({s!r})" if wants_outputs else f"res[{s!r}]"
-        lines += [f"    v = {get}", "    if v is not None:", f"        env[{n!r}] = v"]
-    for n in frees:
-        lines.append(f"    env.pop({n!r}, None)")
-    return _exec(lines, namespace, getattr(fn, "__name__", "kernel"))
+    lines += _body(0, fn, singles, dups, attrs, outs, frees, wanted, flags, donatable, ns)
+    return _exec(lines, ns, getattr(fn, "__name__", "kernel"))
+
+
+def make_run_fns(steps: list, chunk: int = 200) -> tuple:
+    """The whole plan as a few straight-line functions ``run(env)`` of up to ``chunk`` ops each.
+
+    ``steps`` holds :func:`make_step_fn`'s arguments per op. One call per
+    chunk instead of one per op; an op's failure surfaces as
+    :class:`StepFailed` (its plan index) raised from the original exception.
+    """
+    fns = []
+    for lo in range(0, len(steps), chunk):
+        ns = _namespace()
+        hi = min(lo + chunk, len(steps))
+        lines = ["def step(env):", "  i = 0", "  try:"]
+        for k in range(lo, hi):
+            lines.append(f"      i = {k}")
+            lines += ["  " + line for line in _body(k, *steps[k], ns)]
+        lines += ["  except Exception as exc:", "    raise StepFailed(i) from exc"]
+        fns.append(_exec(lines, ns, f"ops {lo}-{hi - 1}"))
+    return tuple(fns)
 
 
 def _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags) -> Callable:

@@ -106,8 +106,8 @@ def lrn(input: Any, n: int = 5, k: float = 1.0, alpha: float = 1e-4, beta: float
         raise ValueError(f"lrn: data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
     if len(input.shape) != 4:
         raise ShapeError(f"lrn: input '{input.name}' must be 4-D, given shape {list(input.shape)}")
-    if not isinstance(n, int) or n <= 0:
-        raise ValueError(f"lrn: n must be a positive int, given {n!r}")
+    if not isinstance(n, int) or n <= 0 or n % 2 == 0:
+        raise ValueError(f"lrn: n must be a positive odd int, given {n!r}")
     dtype = input.dtype
     mid = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
     out = helper.create_variable_for_type_inference(dtype)

@@ -6,41 +6,64 @@ import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
 
+_TINY = {np.dtype(t): np.finfo(t).tiny for t in FLOATS}
+
 
 def _hard_index(x, label):
-    n = int(np.prod(x.shape[:-1]))
-    return x.reshape(n, x.shape[-1]), label.reshape(n).astype(np.int64)
+    c = x.shape[-1]
+    n = x.size // c if c else 0
+    return x.reshape(n, c), label.reshape(n).astype(np.int64, copy=False)
+
+
+def _picked(x2, lab, ignore_index):
+    """``x2[i, lab[i]]`` for every row, the ignored rows' mask (or None), in few numpy calls."""
+    n, c = x2.shape
+    ignore = None
+    # viewed as unsigned, negative ids are huge: one max() checks both ends
+    if (n and int(lab.view(np.uint64).max()) >= c) or 0 <= ignore_index < c:
+        ignore = lab == ignore_index
+        if np.count_nonzero(ignore):
+            lab = np.where(ignore, 0, lab)
+        else:
+            ignore = None
+        bad = (lab < 0) | (lab >= c)
+        if np.count_nonzero(bad):
+            raise ValueError(f"cross_entropy: Label holds class ids {lab[bad][:5].tolist()} outside [0, {c})")
+    rows = np.arange(n)
+    return x2[rows, lab], rows, lab, ignore
 
 
 @kernel("cross_entropy", FLOATS)
 def cross_entropy(inputs, attrs):
     x, label = inputs["X"], inputs["Label"]
-    tiny = np.finfo(x.dtype).tiny
+    tiny = _TINY[x.dtype]
     if attrs["soft_label"]:
         y = -(label * np.log(np.maximum(x, tiny))).sum(axis=-1, keepdims=True)
         return {"Y": y.astype(x.dtype, copy=False)}
+    if label.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: hard Label must hold int64 class ids, given {label.dtype}")
     x2, lab = _hard_index(x, label)
-    ignore = lab == attrs["ignore_index"]
-    safe = np.where(ignore, 0, lab)
-    if (safe < 0).any() or (safe >= x2.shape[1]).any():
-        bad = lab[(~ignore) & ((lab < 0) | (lab >= x2.shape[1]))]
-        raise ValueError(f"cross_entropy: Label holds class ids {bad[:5].tolist()} outside [0, {x2.shape[1]})")
-    p = x2[np.arange(x2.shape[0]), safe]
-    y = -np.log(np.maximum(p, tiny))
-    y[ignore] = 0
-    return {"Y": y.reshape(x.shape[:-1] + (1,)).astype(x.dtype, copy=False)}
+    p, _rows, _lab, ignore = _picked(x2, lab, attrs["ignore_index"])
+    y = np.log(np.maximum(p, tiny, out=p), out=p)
+    np.negative(y, out=y)
+    if ignore is not None:
+        y[ignore] = 0
+    return {"Y": y.reshape(x.shape[:-1] + (1,))}
 
 
 @kernel("cross_entropy_grad", FLOATS)
 def cross_entropy_grad(inputs, attrs):
     x, label, dy = inputs["X"], inputs["Label"], inputs["Y@GRAD"]
-    tiny = np.finfo(x.dtype).tiny
+    tiny = _TINY[x.dtype]
     if attrs["soft_label"]:
         return {"X@GRAD": -label / np.maximum(x, tiny) * dy}
     x2, lab = _hard_index(x, label)
+    p, rows, lab, ignore = _picked(x2, lab, attrs["ignore_index"])
+    g = np.maximum(p, tiny, out=p)
+    np.divide(dy.reshape(-1), g, out=g)
+    np.negative(g, out=g)
+    if ignore is not None:
+        g[ignore] = 0
     dx = np.zeros_like(x2)
-    rows = np.arange(x2.shape[0])
-    keep = lab != attrs["ignore_index"]
-    r, c = rows[keep], lab[keep]
-    dx[r, c] = -dy.reshape(-1)[keep] / np.maximum(x2[r, c], tiny)
+    dx[rows, lab] = g
     return {"X@GRAD": dx.reshape(x.shape)}

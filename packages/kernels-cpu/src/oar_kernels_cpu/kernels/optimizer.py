@@ -46,11 +46,19 @@ def adam(inputs, attrs):
         m2[rows] = b2 * m2[rows] + (1 - b2) * gv * gv
         p[rows] -= lr_t * m1[rows] / (np.sqrt(m2[rows]) + eps_t)
     else:
+        # one scratch array instead of a temporary per arithmetic step
+        s = np.multiply(g, 1 - b1)
         m1 *= b1
-        m1 += (1 - b1) * g
+        m1 += s
+        np.multiply(g, g, out=s)
+        s *= 1 - b2
         m2 *= b2
-        m2 += (1 - b2) * (g * g)
-        p -= (lr_t * m1) / (np.sqrt(m2) + eps_t)
+        m2 += s
+        np.sqrt(m2, out=s)
+        s += eps_t
+        np.divide(m1, s, out=s)
+        s *= lr_t
+        p -= s
     b1p *= b1
     b2p *= b2
     return {"ParamOut": p, "Moment1Out": m1, "Moment2Out": m2, "Beta1PowOut": b1p, "Beta2PowOut": b2p}
