@@ -209,3 +209,15 @@ def test_tape_is_freed_without_the_cycle_collector():
         finally:
             if was:
                 gc.enable()
+
+
+def test_plugin_provided_dygraph_names_say_what_to_install():
+    from oar.errors import MissingPluginError
+    from oar.plugins import registries
+
+    if "dygraph.parallel" in registries().fluid_api:
+        pytest.skip("oar-dist is installed")
+    with pytest.raises(MissingPluginError, match="oar-dist"):
+        fluid.dygraph.parallel.Env()
+    with pytest.raises(AttributeError):
+        fluid.dygraph.no_such_name
