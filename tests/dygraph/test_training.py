@@ -163,3 +163,16 @@ def test_traced_layer_runs_statically_with_equal_results():
         loss.backward()
         opt.minimize(loss)
         np.testing.assert_allclose(traced([imgs])[0], model(x).numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_traced_layer_save_inference_model(tmp_path):
+    pytest.importorskip("oar_io")
+    with fluid.dygraph.guard():
+        lin = fluid.dygraph.Linear(4, 2, act="softmax")
+        x = fluid.dygraph.to_variable(np.ones((3, 4), "float32"))
+        out, traced = fluid.dygraph.TracedLayer.trace(lin, inputs=[x])
+        traced.save_inference_model(str(tmp_path))
+    exe = fluid.Executor(fluid.CPUPlace())
+    prog, feeds, fetches = fluid.io.load_inference_model(str(tmp_path), exe)
+    got = exe.run(prog, feed={feeds[0]: np.ones((3, 4), "float32")}, fetch_list=fetches)[0]
+    np.testing.assert_allclose(got, out.numpy(), rtol=1e-6)

@@ -45,6 +45,19 @@ class _Node:
 
 
 _ref = weakref.ref
+_new_node = object.__new__
+
+
+def _single_out_node(type_: str, inputs: dict, out: VarBase, attrs: dict, seq: int) -> _Node:
+    """The operator fast path's node (one ``Out``), built without the generic comprehensions."""
+    node = _new_node(_Node)
+    node.type = type_
+    node.inputs = inputs
+    node.outputs = {"Out": [_ref(out)]}
+    node.out_values = {"Out": [out._value]}
+    node.attrs = attrs
+    node.seq = seq
+    return node
 
 
 class _OpInfo:
@@ -257,21 +270,21 @@ class Tracer:
             self._recorder.append((type, inputs, outputs, attrs))
 
     def trace_simple(self, type: str, ins: dict, attrs: dict) -> VarBase:
-        """The operator fast path: single-variable input slots, one ``Out``, attrs already complete.
-
-        Same kernel, same tape node as :meth:`trace_op`, minus the generic slot handling.
-        """
+        """The operator fast path: ``ins`` maps each input slot to a one-variable list, one ``Out``
+        output, attrs already complete. Same kernel, same tape node as :meth:`trace_op`, minus
+        the generic slot handling."""
         info = self._infos.get(type)
         if info is None:
             info = self._info(type)
         values = {}
         needs_grad = False
         first = None
-        for slot, v in ins.items():
+        for slot, vs in ins.items():
+            v = vs[0]
             x = values[slot] = v._value
             if x.__class__ is not np.ndarray:
                 out = VarBase(None)
-                self.trace_op(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs)
+                self.trace_op(type, ins, {"Out": [out]}, attrs)
                 return out
             if first is None:
                 first = x
@@ -286,10 +299,10 @@ class Tracer:
             raise _failure(info, values, exc) from exc
         out = VarBase(res["Out"])
         if self._recorder is not None:
-            self._recorder.append((type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs))
+            self._recorder.append((type, ins, {"Out": [out]}, attrs))
         if needs_grad and self._has_grad and info.maker is not None:
             out.stop_gradient = False
-            out._node = _Node(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs, next(self._seq))
+            out._node = _single_out_node(type, ins, out, attrs, next(self._seq))
         return out
 
     def complete_attrs(self, type: str, attrs: dict) -> dict:
