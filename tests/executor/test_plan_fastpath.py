@@ -357,3 +357,55 @@ def test_fused_run_donates_only_unshared_dying_inputs(test_ops, fetch_a):
     got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": xs}, fetch_list=fetch)
     np.testing.assert_array_equal(got[0], xs * 2 + 1)
     assert PROBED == [set() if fetch_a else {"X"}]
+
+
+# --- no_need_buffer: later readers that need only a shape do not keep an array alive ------------
+
+
+def test_bias_add_input_is_replaced_by_a_shape_stand_in_until_its_grad():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data("x", [128], dtype="float32")
+        h = fluid.layers.fc(x, 64, act="relu")
+        loss = fluid.layers.mean(h)
+        fluid.optimizer.SGD(0.1).minimize(loss, startup)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    xs = np.random.default_rng(4).standard_normal((32, 128)).astype("float32")
+    exe.run(main, feed={"x": xs}, fetch_list=[loss], scope=scope)
+    plan = next(p for _, p in exe._plans.values() if p.program is main)
+    types = [s[7].type for s in plan.steps]
+    add = types.index("elementwise_add")
+    pre_bias = plan.steps[add][1][0][1]  # the mul output the bias add reads
+    assert plan.steps[add][10] == (pre_bias,)  # shrunk after the add ...
+    grad = types.index("elementwise_add_grad")
+    assert pre_bias in plan.steps[grad][5]  # ... and freed after its grad
+    env = {"x": xs}
+    for name in plan.scope_inputs:
+        env[name] = np.array(scope.find_var(name).get_tensor())
+    for i, fn in enumerate(plan.step_fns):
+        fn(env)
+        if add <= i < grad:
+            stand_in = env[pre_bias]
+            assert stand_in.shape == (32, 64) and stand_in.strides == (0, 0)
+            assert not stand_in.flags.writeable
+
+
+def test_no_need_buffer_grad_kernels_accept_stand_ins():
+    from oar.executor.stepgen import shape_stand_in
+
+    rng = np.random.default_rng(5)
+    x, y, d = (rng.standard_normal(s).astype("float32") for s in ((4, 3), (3,), (4, 3)))
+    for op_type in ("elementwise_add_grad", "elementwise_sub_grad"):
+        entry = registries().kernels.lookup(op_type, "cpu", "float32")
+        assert entry.no_need_buffer == ("X", "Y")
+        wanted = frozenset({"X@GRAD", "Y@GRAD"})
+        real = entry.kernel({"X": x, "Y": y, "Out@GRAD": d}, {"axis": -1}, wanted)
+        fake = entry.kernel({"X": shape_stand_in(x), "Y": shape_stand_in(y), "Out@GRAD": d},
+                            {"axis": -1}, wanted)
+        for slot in wanted:
+            np.testing.assert_array_equal(real[slot], fake[slot])
+    entry = registries().kernels.lookup("mean_grad", "cpu", "float32")
+    got = entry.kernel({"X": shape_stand_in(x), "Out@GRAD": np.ones(1, "float32")}, {})
+    np.testing.assert_allclose(got["X@GRAD"], np.full((4, 3), 1 / 12))

@@ -380,6 +380,10 @@ class KernelEntry:
     whose arrays nothing else references after this op (the executor checks);
     the kernel may overwrite them, e.g. return ``np.maximum(x, 0, out=x)``.
     Callers that pass no ``donated`` (dygraph, tests) donate nothing.
+    ``no_need_buffer``: input slots whose values the kernel never reads, only
+    their shape and dtype (Fluid's NoNeedBufferVars, e.g. ``X`` and ``Y`` of
+    ``elementwise_add_grad``). Such a read does not keep the array alive: the
+    executor may pass a zero-strided read-only stand-in of the same shape.
     """
 
     op_type: str
@@ -392,6 +396,7 @@ class KernelEntry:
     selected_rows: bool = False
     wants_outputs: bool = False
     inplace: bool = False
+    no_need_buffer: tuple = ()
 
 
 class KernelRegistry:
@@ -415,6 +420,7 @@ class KernelRegistry:
         selected_rows: bool = False,
         wants_outputs: bool = False,
         inplace: bool = False,
+        no_need_buffer: Sequence[str] = (),
     ) -> None:
         """Register ``kernel(inputs, attrs) -> {slot: array}`` for an op on a device.
 
@@ -439,7 +445,7 @@ class KernelRegistry:
                     )
             bucket.append(
                 KernelEntry(op_type, device, dt, kernel, priority, self.current_plugin,
-                            lod, selected_rows, wants_outputs, inplace)
+                            lod, selected_rows, wants_outputs, inplace, tuple(no_need_buffer))
             )
             bucket.sort(key=lambda e: -e.priority)
         self._cache.clear()

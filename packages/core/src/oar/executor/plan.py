@@ -22,13 +22,19 @@ from oar.errors import (
     describe_var,
     where,
 )
-from oar.executor.stepgen import MIN_DONATED_BYTES, StepFailed, make_run_fns, make_step_fn
+from oar.executor.stepgen import (
+    MIN_DONATED_BYTES,
+    StepFailed,
+    make_run_fns,
+    make_step_fn,
+    shape_stand_in,
+)
 from oar.framework.dtypes import VarType
 from oar.lod_tensor import LoDTensor, SelectedRows
 from oar.registry import EMPTY_VAR
 
 # step tuple fields
-FN, INS, DUPS, ATTRS, OUTS, FREES, WANTED, OP, LOD, FLAGS = range(10)
+FN, INS, DUPS, ATTRS, OUTS, FREES, WANTED, OP, LOD, FLAGS, SHRINK = range(11)
 
 
 class Plan:
@@ -50,19 +56,25 @@ class Plan:
         scope_inputs: list = []
         seen_scope: set = set()
         last_use: dict = {}
+        shape_use: dict = {}  # reads by no_need_buffer slots: they need the shape, not the data
         steps: list = []
         ops = block.ops
         for i, op in enumerate(ops):
             opdef = reg.ops.get(op.type)
+            step = self._compile_op(op, opdef, reg)
+            shape_only = _shape_only_names(step)
             for n in op.input_arg_names:
                 if n not in produced and n not in feed_names and n not in seen_scope:
                     seen_scope.add(n)
                     scope_inputs.append(n)
-                last_use[n] = i
+                if n in shape_only:
+                    shape_use[n] = i
+                else:
+                    last_use[n] = i
             for n in op.output_arg_names:
                 produced.add(n)
                 last_use[n] = i
-            steps.append(self._compile_op(op, opdef, reg))
+            steps.append(step)
         self.scope_inputs = tuple(scope_inputs)
         # a fed array that an op writes (in place, like sgd's ParamOut) is copied first:
         # feeding never changes the caller's array, as in Fluid
@@ -70,11 +82,19 @@ class Plan:
         persistable = {n for n, v in self._all_vars().items() if v.persistable}
         keep = set(fetch_names) | persistable
         frees: dict = {}
-        for n, i in last_use.items():
-            if n not in keep and n not in feed_names:
-                frees.setdefault(i, []).append(n)
+        shrinks: dict = {}
+        for n in set(last_use) | set(shape_use):
+            if n in keep or n in feed_names:
+                continue
+            real, shape = last_use.get(n, -1), shape_use.get(n, -1)
+            if shape > real >= 0:
+                # later readers want only its shape: swap the array for a stand-in
+                shrinks.setdefault(real, []).append(n)
+            frees.setdefault(max(real, shape), []).append(n)
         for i, names in frees.items():
             steps[i][FREES] = tuple(sorted(names))
+        for i, names in shrinks.items():
+            steps[i][SHRINK] = tuple(sorted(names))
         self.free_after = {ops[i].type + f"#{i}": tuple(sorted(v)) for i, v in frees.items()}
         self.steps = [tuple(s) for s in steps]
         # persistables written by ops go back to the scope after the run
@@ -143,9 +163,9 @@ class Plan:
             n for _, n in singles
             if (v := self.block._find_var_recursive(n)) is not None and v.type == VarType.SELECTED_ROWS
         ) if not entry.selected_rows else ()
-        flags = (entry.lod, entry.wants_outputs, densify, entry.inplace)
+        flags = (entry.lod, entry.wants_outputs, densify, entry.inplace, entry.no_need_buffer)
         return [entry.kernel, tuple(singles), tuple(dups), dict(op.attrs), tuple(outs), (),
-                frozenset(wanted), op, tuple(lod_pairs), flags]
+                frozenset(wanted), op, tuple(lod_pairs), flags, ()]
 
     # --- running ---------------------------------------------------------------------------------
     def run(self, feeds: dict, feed_lods: dict, scope: Any, return_numpy: bool) -> list:
@@ -197,7 +217,7 @@ class Plan:
         step = None
         try:
             for step in self.steps:
-                fn, singles, dups, attrs, outs, frees, wanted, _op, lod_pairs, flags = step
+                fn, singles, dups, attrs, outs, frees, wanted, _op, lod_pairs, flags, shrink = step
                 inputs = {s: env[n] for s, n in singles}
                 for s, ns in dups:
                     inputs[s] = [env[n] for n in ns]
@@ -226,6 +246,10 @@ class Plan:
                 if frees:
                     for n in frees:
                         env.pop(n, None)
+                for n in shrink:
+                    v = env.get(n)
+                    if v is not None:
+                        env[n] = shape_stand_in(v)
         except OarError as exc:
             new = self._with_callsite(exc, step)
             if new is exc:
@@ -315,7 +339,16 @@ class Plan:
 def _step_args(s: tuple, block: Any) -> tuple:
     """``stepgen.make_step_fn``'s arguments for a compiled step."""
     return (s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS],
-            _donatable(s, block))
+            _donatable(s, block), s[SHRINK])
+
+
+def _shape_only_names(step: list) -> set:
+    """Names this op reads only through ``no_need_buffer`` slots (never also for data)."""
+    nnb = step[FLAGS][4]
+    if not nnb:
+        return set()
+    data = {n for s, n in step[INS] if s not in nnb} | {n for _s, ns in step[DUPS] for n in ns}
+    return {n for s, n in step[INS] if s in nnb and n not in data}
 
 
 def _donatable(step: tuple, block: Any = None) -> tuple:
@@ -326,14 +359,15 @@ def _donatable(step: tuple, block: Any = None) -> tuple:
     fully known and too small to be worth it. Whether the array is really
     unshared is checked at run time (stepgen).
     """
-    if not step[FLAGS][3] or not step[FREES]:
+    dying = set(step[FREES]) | set(step[SHRINK])
+    if not step[FLAGS][3] or not dying:
         return ()
     op = step[OP]
     reads = op.input_arg_names
     writes = set(op.output_arg_names)
     return tuple(
         s for s, n in step[INS]
-        if n in step[FREES] and reads.count(n) == 1 and n not in writes and not _known_small(block, n)
+        if n in dying and reads.count(n) == 1 and n not in writes and not _known_small(block, n)
     )
 
 

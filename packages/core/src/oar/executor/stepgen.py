@@ -40,6 +40,19 @@ from oar.registry import EMPTY_VAR
 # below this size a fresh allocation is cheaper than the checks that donation needs
 MIN_DONATED_BYTES = 16384
 
+_ZEROS = bytes(64)
+
+
+def shape_stand_in(value):
+    """A read-only zero-strided array with ``value``'s shape and dtype (no data of its own).
+
+    Replaces an array that later ops read only through ``no_need_buffer``
+    slots, so its memory is released early. Non-arrays are kept as they are.
+    """
+    if type(value) is not np.ndarray or value.dtype.itemsize > len(_ZEROS) or value.dtype.hasobject:
+        return value
+    return np.ndarray(value.shape, value.dtype, buffer=_ZEROS, strides=(0,) * value.ndim)
+
 
 def _exec(lines: list, namespace: dict, label: str) -> Callable:
     exec(compile("\n".join(lines), f"<oar plan step {label}>", "exec"), namespace)
@@ -70,14 +83,15 @@ def _is_generic(flags: tuple, outs: tuple) -> bool:
 
 
 def _body(k: int, fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: tuple,
-          frees: tuple, wanted: frozenset, flags: tuple, donatable: tuple, ns: dict) -> list:
+          frees: tuple, wanted: frozenset, flags: tuple, donatable: tuple, shrink: tuple,
+          ns: dict) -> list:
     """Statements (indented 4) running step ``k`` against ``env``; fills ``ns`` with its constants.
 
     Locals are cleared at the end, so no stale reference keeps an array alive
     (or blocks its donation) after the step.
     """
     if _is_generic(flags, outs):
-        ns[f"_g{k}"] = _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags)
+        ns[f"_g{k}"] = _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags, shrink)
         return [f"    _g{k}(env)"]
     wants_outputs = flags[1]
     ns[f"_fn{k}"], ns[f"_attrs{k}"], ns[f"_wanted{k}"] = fn, attrs, wanted
@@ -120,28 +134,34 @@ def _body(k: int, fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: 
     lines.append("    res = v = None")
     for n in frees:
         lines.append(f"    env.pop({n!r}, None)")
+    for n in shrink:
+        lines += [f"    v = env.get({n!r})", "    if v is not None:",
+                  f"        env[{n!r}] = _stand_in(v)", "    v = None"]
     return lines
 
 
 def _namespace() -> dict:
     return {"_rc": sys.getrefcount, "_base": _RC_BASELINE, "_nd": np.ndarray,
-            "_min": MIN_DONATED_BYTES, "StepFailed": StepFailed}
+            "_min": MIN_DONATED_BYTES, "StepFailed": StepFailed, "_stand_in": shape_stand_in}
 
 
 def make_step_fn(fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: tuple,
-                 frees: tuple, wanted: frozenset, flags: tuple, donatable: tuple = ()) -> Callable:
+                 frees: tuple, wanted: frozenset, flags: tuple, donatable: tuple = (),
+                 shrink: tuple = ()) -> Callable:
     """A function ``step(env)`` that runs one compiled op against the value dict ``env``.
 
     Behaves exactly like one iteration of the plan's generic loop when no LoD
     is tracked: same inputs, same tolerance of ``None`` outputs, same frees.
     ``donatable`` lists the input slots of an ``inplace`` kernel that may be
-    donated (see the module docstring); empty for other kernels.
+    donated (see the module docstring); empty for other kernels. ``shrink``
+    names variables whose later readers need only their shape (see
+    :func:`shape_stand_in`).
     """
     if _is_generic(flags, outs):
-        return _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags)
+        return _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags, shrink)
     ns = _namespace()
     lines = ["def step(env):"]
-    lines += _body(0, fn, singles, dups, attrs, outs, frees, wanted, flags, donatable, ns)
+    lines += _body(0, fn, singles, dups, attrs, outs, frees, wanted, flags, donatable, shrink, ns)
     return _exec(lines, ns, getattr(fn, "__name__", "kernel"))
 
 
@@ -165,7 +185,7 @@ def make_run_fns(steps: list, chunk: int = 200) -> tuple:
     return tuple(fns)
 
 
-def _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags) -> Callable:
+def _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags, shrink=()) -> Callable:
     _lod, wants_outputs, densify = flags[:3]
 
     def step(env: dict) -> None:
@@ -188,5 +208,9 @@ def _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags) -> Calla
                     env[n] = v
         for n in frees:
             env.pop(n, None)
+        for n in shrink:
+            v = env.get(n)
+            if v is not None:
+                env[n] = shape_stand_in(v)
 
     return step

@@ -121,4 +121,6 @@ def _pow(x, y, out, d, wx, wy):
 for _name, _local in {"elementwise_add": _add, "elementwise_sub": _sub, "elementwise_mul": _mul,
                       "elementwise_div": _div, "elementwise_max": _max, "elementwise_min": _min,
                       "elementwise_pow": _pow}.items():
-    kernel(_name + "_grad", wants_outputs=True)(_grad(_local))
+    # add and sub gradients read only the shapes of X and Y: their buffers may be freed early
+    _nnb = ("X", "Y") if _local in (_add, _sub) else ()
+    kernel(_name + "_grad", wants_outputs=True, no_need_buffer=_nnb)(_grad(_local))

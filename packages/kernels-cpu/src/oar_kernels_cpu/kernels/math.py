@@ -47,7 +47,7 @@ def mean(inputs, attrs):
     return {"Out": out}
 
 
-@kernel("mean_grad")
+@kernel("mean_grad", no_need_buffer=("X",))
 def mean_grad(inputs, attrs):
     x = inputs["X"]
     d = inputs["Out@GRAD"].reshape(-1)[0]
