@@ -29,3 +29,12 @@ from oar.layers.resize import *  # noqa: F401,F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from oar.layers.debug import *  # noqa: F401,F403
 from oar.layers.rearrange import *  # noqa: F401,F403
+
+# every public layer function's errors carry the user's line (see _user_line)
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+from oar.layers._user_line import wrap_module_functions as _wrap  # noqa: E402
+
+_wrap(globals(), [m for n, m in list(_sys.modules.items())
+                  if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)])
