@@ -64,6 +64,10 @@ def img_conv_group(input: Any, conv_num_filter: Any, pool_size: Any, conv_paddin
 
 def glu(input: Any, dim: int = -1) -> Any:
     """Gated linear unit: split ``input`` in two halves along ``dim``, return ``a * sigmoid(b)``."""
+    rank = len(input.shape)
+    if not isinstance(dim, int) or not -rank <= dim < rank:
+        raise ShapeError(f"glu: dim must be an int in [-{rank}, {rank}) for input '{input.name}' "
+                         f"(shape {list(input.shape)}), given {dim!r}")
     size = input.shape[dim]
     if size >= 0 and size % 2:
         raise ShapeError(f"glu: dim {dim} of input '{input.name}' (shape {list(input.shape)}) must be even to "
@@ -123,3 +127,9 @@ def scaled_dot_product_attention(queries: Any, keys: Any, values: Any, num_heads
     if dropout_rate:
         weights = layers.dropout(weights, dropout_prob=dropout_rate, is_test=False)
     return combine_heads(layers.matmul(weights, v))
+
+
+# every public net's argument errors name the user's line, like the layers'
+from oar.layers._user_line import wrap_module_functions as _wrap  # noqa: E402
+
+_wrap(globals(), [__import__("sys").modules[__name__]])

@@ -35,5 +35,8 @@ from oar.layers.shape import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403
 
+# the submodule oar.layers.shape (reshape) shadows the layer function ranges.shape
+from oar.layers.ranges import shape  # noqa: E402,F401,F811
+
 _wrap(globals(), [m for n, m in list(_sys.modules.items())
                   if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)])

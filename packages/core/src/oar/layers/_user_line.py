@@ -3,7 +3,9 @@
 Layers check their arguments before any op exists (so before an op's callsite
 could be attached). Wrapping each public layer function once, at import,
 appends ``called at file:line`` to a ValueError/TypeError raised inside it
-unless the message already names a line; the exception keeps its type.
+unless the message already names a line, and prefixes ``<layer>: `` when the
+message names neither the layer nor an op (e.g. a dtype helper's "unsupported
+dtype 'floaty'"); the exception keeps its type.
 """
 
 from __future__ import annotations
@@ -27,8 +29,12 @@ def with_user_line(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except (ValueError, TypeError) as exc:
             msg = str(exc.args[0]) if exc.args else ""
+            if not (msg.startswith(fn.__name__) or f"'{fn.__name__}'" in msg or "op '" in msg
+                    or "layer '" in msg or f"{fn.__name__}:" in msg):
+                msg = f"{fn.__name__}: {msg}"
             if not any(m in msg for m in _MARKERS):
-                exc.args = (msg + at_user_line(),) + tuple(exc.args[1:])
+                msg += at_user_line()
+            exc.args = (msg,) + tuple(exc.args[1:])
             raise
 
     layer.__oar_user_line__ = True

@@ -183,7 +183,11 @@ def pow(x, factor=1.0, name=None):  # noqa: A001 - Fluid's name
         out = helper.create_variable_for_type_inference(x.dtype)
         helper.append_op("pow", {"X": [x], "FactorTensor": [factor]}, {"Out": [out]})
         return out
-    return _with_attrs("pow", x, name, factor=float(factor))
+    try:
+        factor = float(factor)
+    except (TypeError, ValueError):
+        raise TypeError(f"pow: factor must be a float or a [1] Variable, given {factor!r}") from None
+    return _with_attrs("pow", x, name, factor=factor)
 
 
 def log_softmax(input, axis=None, dtype=None, name=None):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import ShapeError, at_user_line
+from oar.errors import DtypeError, ShapeError, at_user_line
 from oar.layer_helper import LayerHelper
 
 __all__ = ["fc"]
+
+_FLOATS = ("float16", "float32", "float64")
 
 
 def fc(input: Any, size: int, num_flatten_dims: int = 1, param_attr: Any = None, bias_attr: Any = None,
@@ -28,6 +30,9 @@ def fc(input: Any, size: int, num_flatten_dims: int = 1, param_attr: Any = None,
         check_activation("fc", act["type"] if isinstance(act, dict) else act)
     mul_results = []
     for x, attr in zip(inputs, helper.param_attr_list(len(inputs))):
+        if str(x.dtype) not in _FLOATS:
+            raise DtypeError(f"fc: input '{x.name}' must be float16, float32 or float64 (as in Fluid), "
+                             f"given {x.dtype}{at_user_line()}")
         shape = list(x.shape)
         if not 1 <= num_flatten_dims < len(shape):
             raise ShapeError(

@@ -97,7 +97,14 @@ def assign(input: Any, output: Any = None) -> Any:
         output = output or helper.create_variable_for_type_inference(input.dtype)
         helper.append_op("assign", {"X": [input]}, {"Out": [output]})
         return output
-    arr = np.asarray(input)
+    try:
+        arr = np.asarray(input)
+    except ValueError:
+        raise TypeError(f"assign: input must be a Variable, a numpy array or a rectangular (nested) list of "
+                        f"numbers, given a ragged {type(input).__name__}") from None
+    if arr.dtype == object:
+        raise TypeError(f"assign: input must be a Variable, a numpy array or a list of numbers, "
+                        f"given {type(input).__name__} holding {type(arr.flat[0]).__name__}") from None
     if arr.dtype == np.float64:
         arr = arr.astype(np.float32)
     dtype = convert_dtype(arr.dtype)

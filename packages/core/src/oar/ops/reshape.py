@@ -10,6 +10,9 @@ def resolve_shape(in_shape, shape) -> list:
     """Apply Fluid's reshape rules: 0 copies the input dim, one -1 is inferred."""
     out = []
     for i, d in enumerate(shape):
+        if d < -1:
+            raise ValueError(f"shape {list(shape)} holds {d} at dim {i}; each entry must be a positive size, "
+                             f"0 (copy X's dim) or one -1 (inferred)")
         if d == 0:
             if i >= len(in_shape):
                 raise ValueError(f"shape {list(shape)} has 0 at dim {i} but X has rank {len(in_shape)}")
