@@ -365,6 +365,7 @@ case("dy-PRelu-mode", "PRelu", "mode")(dy(lambda: DN.PRelu(mode="pixel")))
 case("dy-PRelu-channel", "PRelu", "input")(
     dy(lambda: DN.PRelu(mode="channel", channel=3)(tv(np.ones((2, 4, 2, 2), "float32")))))
 case("dy-Linear-act", "Linear", "act")(dy(lambda: DN.Linear(4, 2, act="reluu")))
+case("dy-Conv2D-big-filter", "Conv2D", "filter")(dy(lambda: DN.Conv2D(3, 4, 11)(tv(np.ones((1, 3, 8, 8), "float32")))))
 
 
 RAW = ("operands could not be broadcast", "cannot reshape array", "not enough values to unpack",

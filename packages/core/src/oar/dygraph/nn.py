@@ -15,9 +15,11 @@ import numpy as np
 from oar.dygraph.container import LayerList, ParameterList, Sequential
 from oar.dygraph.layers import Layer
 from oar.dygraph.varbase import VarBase
+from oar.errors import DtypeError, OpRuntimeError, ShapeError, at_user_line, describe_var
 from oar.framework.mode import _dygraph_tracer
 from oar.framework.param_attr import ParamAttr
 from oar.initializer import Constant, Normal
+from oar.registry import VarMeta
 
 __all__ = ["Linear", "Conv2D", "Conv2DTranspose", "Pool2D", "BatchNorm", "LayerNorm", "Embedding",
            "Dropout", "GRUUnit", "PRelu", "Sequential", "LayerList", "ParameterList"]
@@ -41,8 +43,37 @@ def _op(op_type: str, inputs: dict, outputs: dict, attrs: dict) -> None:
     if tracer is None:
         raise RuntimeError(f"dygraph layer calling '{op_type}' needs dygraph mode: run it inside "
                            f"`with fluid.dygraph.guard():`")
-    known = registries().ops.get(op_type).attrs
-    tracer.trace_op(op_type, inputs, outputs, {k: v for k, v in attrs.items() if k in known})
+    opdef = registries().ops.get(op_type)
+    attrs = {k: v for k, v in attrs.items() if k in opdef.attrs}
+    try:
+        tracer.trace_op(op_type, inputs, outputs, attrs)
+    except OpRuntimeError as exc:
+        # the kernel failed: explain it with the op's shape inference (run only now, so the
+        # fast path pays nothing), else at least name the user's line
+        _explain(op_type, opdef, inputs, tracer.complete_attrs(op_type, attrs))
+        if exc.args and "called at " not in str(exc.args[0]):
+            exc.args = (str(exc.args[0]) + at_user_line(),) + tuple(exc.args[1:])
+        raise
+
+
+def _explain(op_type: str, opdef: Any, inputs: dict, attrs: dict) -> None:
+    """Raise ShapeError/DtypeError if ``op_type``'s infer_shape rejects the inputs' shapes/dtypes."""
+    if opdef.infer_shape is None:
+        return
+    ins: dict = {}
+    for s in opdef.inputs:
+        vs = [v for v in inputs.get(s.name, []) if v is not None]
+        metas = [VarMeta(tuple(int(d) for d in v.shape), str(v.dtype)) for v in vs]
+        ins[s.name] = metas if s.duplicable else (metas[0] if metas else None)
+    try:
+        opdef.infer_shape(ins, attrs)
+    except (ValueError, TypeError) as exc:
+        detail = ", ".join(f"{slot}={describe_var(v.name, m)}" for slot, vs in inputs.items()
+                           for v, m in zip(vs, [VarMeta(tuple(v.shape), str(v.dtype)) for v in vs]))
+        cls = DtypeError if isinstance(exc, TypeError) else ShapeError
+        raise cls(f"op '{op_type}': {exc}; inputs: {detail}{at_user_line()}") from None
+    except Exception:  # noqa: BLE001 - inference itself could not judge these inputs
+        return
 
 
 def _check_input(layer: str, x: Any) -> None:
@@ -90,6 +121,9 @@ class Linear(Layer):
         if input.shape[-1] != self.weight.shape[0]:
             raise ValueError(f"Linear: input '{input.name}' has shape {input.shape}, but this layer expects "
                              f"last dim {self.weight.shape[0]} (input_dim)")
+        if str(input.dtype) != str(self.weight.dtype):
+            raise TypeError(f"Linear: input '{input.name}' must be {self.weight.dtype} (the layer's dtype), "
+                            f"given {input.dtype}")
         out = VarBase(None)
         # ``mul`` keeps the leading dims (as Fluid's matmul here does) and its kernels are the
         # static ``fc``'s, the fastest GEMM path
@@ -165,6 +199,9 @@ class Conv2DTranspose(Layer):
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Conv2DTranspose", input)
+        if len(input.shape) != 4 or input.shape[1] != self._num_channels:
+            raise ValueError(f"Conv2DTranspose: input '{input.name}' must be NCHW with {self._num_channels} "
+                             f"channels, given shape {input.shape}")
         out = VarBase(None)
         attrs = {"strides": self._stride, "paddings": self._padding, "dilations": self._dilation,
                  "groups": self._groups}
@@ -199,6 +236,9 @@ class Pool2D(Layer):
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Pool2D", input)
+        if len(input.shape) != 4:
+            raise ValueError(f"Pool2D: input '{input.name}' must be 4-D ({self._data_format}), "
+                             f"given shape {input.shape}")
         out = VarBase(None)
         _op("pool2d", {"X": [input]}, {"Out": [out]},
             {"pooling_type": self._pool_type, "ksize": self._pool_size, "global_pooling": self._global_pooling,
@@ -217,6 +257,8 @@ class BatchNorm(Layer):
                  use_global_stats: bool = False, trainable_statistics: bool = False) -> None:
         super().__init__()
         _check_act("BatchNorm", act)
+        if data_layout not in ("NCHW", "NHWC"):
+            raise ValueError(f"BatchNorm: data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}")
         self._act = act
         self._is_test = is_test
         self._momentum = momentum
@@ -236,6 +278,10 @@ class BatchNorm(Layer):
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("BatchNorm", input)
+        c = len(input.shape) > 1 and input.shape[1 if self._data_layout == "NCHW" else -1]
+        if len(input.shape) < 2 or c != self.weight.shape[0]:
+            raise ValueError(f"BatchNorm: input '{input.name}' must have {self.weight.shape[0]} channels "
+                             f"(num_channels, {self._data_layout}), given shape {input.shape}")
         y, saved_mean, saved_var = VarBase(None), VarBase(None), VarBase(None)
         _op("batch_norm",
             {"X": [input], "Scale": [self.weight], "Bias": [self.bias], "Mean": [self._mean],
@@ -299,6 +345,8 @@ class Embedding(Layer):
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Embedding", input)
+        if str(input.dtype) not in ("int64", "int32"):
+            raise TypeError(f"Embedding: input '{input.name}' must hold int64 ids, given {input.dtype}")
         out = VarBase(None)
         _op("lookup_table", {"W": [self.weight], "Ids": [input]}, {"Out": [out]},
             {"is_sparse": self._is_sparse, "is_distributed": self._is_distributed,
@@ -355,6 +403,11 @@ class GRUUnit(Layer):
 
     def forward(self, input: VarBase, hidden: VarBase) -> tuple:
         _check_input("GRUUnit", input)
+        _check_input("GRUUnit", hidden)
+        d = self.weight.shape[0]
+        if input.shape[-1] != 3 * d or hidden.shape[-1] != d:
+            raise ValueError(f"GRUUnit: input must be [batch, {3 * d}] (size) and hidden [batch, {d}], given "
+                             f"input '{input.name}' {input.shape} and hidden '{hidden.name}' {hidden.shape}")
         ins = {"Input": [input], "HiddenPrev": [hidden], "Weight": [self.weight]}
         if self.bias is not None:
             ins["Bias"] = [self.bias]
@@ -389,8 +442,28 @@ class PRelu(Layer):
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("PRelu", input)
+        if self._mode == "channel" and (len(input.shape) < 2 or input.shape[1] != self._alpha_shape[1]):
+            raise ValueError(f"PRelu: mode 'channel' with channel={self._alpha_shape[1]} needs input "
+                             f"'{input.name}' of shape [N, {self._alpha_shape[1]}, ...], given {input.shape}")
         out = VarBase(None)
         _op("prelu", {"X": [input], "Alpha": [self.weight]}, {"Out": [out]}, {"mode": self._mode})
         return out
 
 
+
+
+def _wrap_layers() -> None:
+    """Argument errors of each layer's constructor and forward name the user's line."""
+    from oar.layers._user_line import with_user_line
+
+    for name in __all__:
+        cls = globals()[name]
+        if cls.__module__ != __name__:
+            continue  # the containers only pass their sublayers' errors on
+        for meth in ("__init__", "forward"):
+            fn = cls.__dict__.get(meth)
+            if fn is not None:
+                setattr(cls, meth, with_user_line(fn, name))
+
+
+_wrap_layers()

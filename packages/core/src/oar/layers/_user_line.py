@@ -19,9 +19,11 @@ from oar.errors import at_user_line
 _MARKERS = ("created at ", "called at ")
 
 
-def with_user_line(fn: Callable) -> Callable:
+def with_user_line(fn: Callable, layer_name: str | None = None) -> Callable:
+    """``fn`` whose ValueError/TypeError messages name the layer (``layer_name`` or fn's name) and user line."""
     if getattr(fn, "__oar_user_line__", False):
         return fn
+    lname = layer_name or fn.__name__
 
     @functools.wraps(fn)
     def layer(*args, **kwargs):
@@ -29,9 +31,9 @@ def with_user_line(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except (ValueError, TypeError) as exc:
             msg = str(exc.args[0]) if exc.args else ""
-            if not (msg.startswith(fn.__name__) or f"'{fn.__name__}'" in msg or "op '" in msg
-                    or "layer '" in msg or f"{fn.__name__}:" in msg):
-                msg = f"{fn.__name__}: {msg}"
+            if not (msg.startswith(lname) or f"'{lname}'" in msg or "op '" in msg
+                    or "layer '" in msg or f"{lname}:" in msg):
+                msg = f"{lname}: {msg}"
             if not any(m in msg for m in _MARKERS):
                 msg += at_user_line()
             exc.args = (msg,) + tuple(exc.args[1:])
