@@ -1,0 +1,129 @@
+"""Regression tests from the bad-input audit (tools/probe_bad_input.py).
+
+Each case gives a layer plausible-but-wrong input and checks the exception
+type, the key words of the message (layer/op, argument, expected, given) and
+that the message names the user's line (this file).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oar import fluid
+from oar.errors import DtypeError, OpRuntimeError, ShapeError
+
+L = fluid.layers
+N = fluid.nets
+DN = fluid.dygraph
+THIS = "test_bad_input_audit.py"
+
+
+def x(shape=(2, 3), dtype="float32", name="x"):
+    return fluid.data(name, list(shape), dtype=dtype)
+
+
+A = np.ones((2, 3), "float32")
+
+# (id, build fn, exception type, words the message must hold)
+STATIC = [
+    ("shape-is-the-layer", lambda: L.shape(A), TypeError, ["shape", "input", "Variable", "ndarray"]),
+    ("fc-int-input", lambda: L.fc(x(dtype="int64"), 4), DtypeError, ["fc", "input 'x'", "float32", "int64"]),
+    ("mean-int-input", lambda: L.mean(x(dtype="int64")), DtypeError, ["mean", "x 'x'", "float32", "int64"]),
+    ("reshape-minus-two", lambda: L.reshape(x(), [-2, 3]), ShapeError, ["reshape2", "-2", "dim 0", "-1"]),
+    ("pow-factor-str", lambda: L.pow(x(), factor="a"), TypeError, ["pow", "factor", "float", "'a'"]),
+    ("assign-ragged-list", lambda: L.assign([[1, 2], [3]]), TypeError, ["assign", "input", "ragged list"]),
+    ("assign-object-list", lambda: L.assign([object()]), TypeError, ["assign", "input", "object"]),
+    ("cast-unknown-dtype", lambda: L.cast(x(), "floaty"), TypeError, ["cast", "floaty", "float32"]),
+    ("fill_constant-unknown-dtype", lambda: L.fill_constant([2], "floaty", 1.0), TypeError,
+     ["fill_constant", "floaty"]),
+    ("ones-unknown-dtype", lambda: L.ones([2], "floaty"), TypeError, ["ones", "floaty"]),
+    ("glu-dim-out-of-range", lambda: N.glu(x((2, 4)), dim=4), ShapeError, ["glu", "dim", "[-2, 2)", "4"]),
+    ("glu-odd-dim", lambda: N.glu(x((2, 3))), ShapeError, ["glu", "even", "given 3"]),
+    ("img_conv_group-lengths", lambda: N.img_conv_group(x((2, 3, 8, 8)), conv_num_filter=[4, 4], pool_size=2,
+                                                       conv_padding=[1, 1, 1]),
+     ValueError, ["img_conv_group", "conv_padding", "3 entries", "2"]),
+    ("sdpa-hidden-mismatch", lambda: N.scaled_dot_product_attention(x((2, 3, 4), name="q"), x((2, 3, 5), name="k"),
+                                                                    x((2, 3, 5), name="v")),
+     ShapeError, ["scaled_dot_product_attention", "queries (4)", "keys (5)"]),
+    ("simple_img_conv_pool-rank", lambda: N.simple_img_conv_pool(x((2, 3, 8)), 4, 3, 2, 2), ValueError,
+     ["conv2d", "input"]),
+    # already right before the audit; kept so they stay right
+    ("conv2d-groups", lambda: L.conv2d(x((2, 3, 8, 8)), 4, 3, groups=2), ShapeError, ["conv2d", "3 channels",
+                                                                                      "groups=2"]),
+    ("concat-dims", lambda: L.concat([x((2, 3)), x((4, 5), name="y")], axis=0), ShapeError,
+     ["op 'concat'", "[4, 5]", "[2, 3]", "dim 1"]),
+    ("matmul-inner", lambda: L.matmul(x((2, 3)), x((4, 5), name="y")), ShapeError, ["matmul", "x", "y"]),
+    ("pool2d-type", lambda: L.pool2d(x((2, 3, 8, 8)), 2, pool_type="min"), ValueError, ["pool2d", "pool_type",
+                                                                                        "min"]),
+    ("embedding-float-ids", lambda: L.embedding(x((4, 1)), size=[10, 3]), TypeError,
+     ["embedding", "input 'x'", "int64", "float32"]),
+]
+
+
+@pytest.mark.parametrize("cid,build,exc_type,words", STATIC, ids=[c[0] for c in STATIC])
+def test_static_bad_input(cid, build, exc_type, words):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        with pytest.raises(exc_type) as info:
+            build()
+    msg = str(info.value)
+    for w in words:
+        assert w in msg, (w, msg)
+    assert THIS in msg, msg
+
+
+def test_layers_shape_is_the_function_not_the_module():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        s = L.shape(x((2, 3)))
+    assert s.dtype in ("int32", "int64") and list(s.shape) == [2]
+
+
+def tv(a):
+    return DN.to_variable(np.asarray(a))
+
+
+F = "float32"
+DYGRAPH = [
+    ("Linear-dtype", lambda: DN.Linear(4, 2)(tv(np.ones((3, 4)))), TypeError,
+     ["Linear", "input", "float32", "float64"]),
+    ("Linear-dim", lambda: DN.Linear(4, 2)(tv(np.ones((3, 5), F))), ValueError, ["Linear", "[3, 5]", "4"]),
+    ("Conv2DTranspose-channels", lambda: DN.Conv2DTranspose(3, 4, 3)(tv(np.ones((1, 2, 8, 8), F))), ValueError,
+     ["Conv2DTranspose", "3 channels", "[1, 2, 8, 8]"]),
+    ("Pool2D-rank", lambda: DN.Pool2D(2)(tv(np.ones((3, 8), F))), ValueError, ["Pool2D", "4-D", "[3, 8]"]),
+    ("BatchNorm-channels", lambda: DN.BatchNorm(3)(tv(np.ones((2, 4, 2, 2), F))), ValueError,
+     ["BatchNorm", "3 channels", "[2, 4, 2, 2]"]),
+    ("BatchNorm-layout", lambda: DN.BatchNorm(3, data_layout="NWHC"), ValueError,
+     ["BatchNorm", "data_layout", "NWHC"]),
+    ("Embedding-float-ids", lambda: DN.Embedding([10, 3])(tv(np.ones((2, 1), F))), TypeError,
+     ["Embedding", "int64", "float32"]),
+    ("GRUUnit-size", lambda: DN.GRUUnit(6)(tv(np.ones((2, 5), F)), tv(np.ones((2, 2), F))), ValueError,
+     ["GRUUnit", "[batch, 6]", "[2, 5]"]),
+    ("PRelu-channel", lambda: DN.PRelu(mode="channel", channel=3)(tv(np.ones((2, 4, 2, 2), F))), ValueError,
+     ["PRelu", "channel=3", "[2, 4, 2, 2]"]),
+    ("Dropout-p", lambda: DN.Dropout(p=1.5), ValueError, ["Dropout", "p", "1.5"]),
+    ("Conv2D-filter-too-big", lambda: DN.Conv2D(3, 4, 11)(tv(np.ones((1, 3, 8, 8), F))), ShapeError,
+     ["op 'conv2d'", "11x11", "8x8", "Input="]),
+    ("Embedding-id-out-of-range", lambda: DN.Embedding([10, 3])(tv(np.array([[1], [12]], "int64"))),
+     OpRuntimeError, ["lookup_table", "[12]", "[0, 10)"]),
+]
+
+
+@pytest.mark.parametrize("cid,build,exc_type,words", DYGRAPH, ids=[c[0] for c in DYGRAPH])
+def test_dygraph_bad_input(cid, build, exc_type, words):
+    with fluid.dygraph.guard():
+        with pytest.raises(exc_type) as info:
+            build()
+    msg = str(info.value)
+    for w in words:
+        assert w in msg, (w, msg)
+    assert THIS in msg, msg
+
+
+def test_prefix_does_not_double_name_layers():
+    """A message that already names its layer is not prefixed again."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), pytest.raises(ValueError) as info:
+        L.fc(x(), 0)
+    assert str(info.value).startswith("fc: size must be a positive int")
