@@ -12,7 +12,6 @@ import sys
 import traceback
 
 import numpy as np
-
 from oar import fluid
 
 L = fluid.layers
@@ -425,7 +424,7 @@ def main(verbose=False):
         layers.add(layer)
         when, info = run_case(cid, layer, arg, fn, feed)
         ok = info is not None and info["names_layer"] and info["user_line"] and info["expected_given"] \
-            and not info["raw_numpy"] and not info["type"] in ("IndexError", "KeyError", "AttributeError", "ZeroDivisionError")
+            and not info["raw_numpy"] and info["type"] not in ("IndexError", "KeyError", "AttributeError", "ZeroDivisionError")
         if info is None and cid in FLUID_ACCEPTS:
             ok = True
         flag = "OK " if ok else "BAD"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from oar import fluid
 from oar.errors import DtypeError, OpRuntimeError, ShapeError
 
@@ -48,6 +47,16 @@ STATIC = [
      ShapeError, ["scaled_dot_product_attention", "queries (4)", "keys (5)"]),
     ("simple_img_conv_pool-rank", lambda: N.simple_img_conv_pool(x((2, 3, 8)), 4, 3, 2, 2), ValueError,
      ["conv2d", "input"]),
+    ("topk-k-float", lambda: L.topk(x(), 1.5), TypeError, ["topk", "k", "float", "1.5"]),
+    ("reshape-float-entry", lambda: L.reshape(x(), [3.0, 2]), TypeError, ["reshape", "shape", "[3.0, 2]"]),
+    ("argsort-descending-str", lambda: L.argsort(x(), descending="yes"), TypeError,
+     ["argsort", "descending", "bool", "'yes'"]),
+    ("leaky_relu-alpha-str", lambda: L.leaky_relu(x(), alpha="a"), ValueError,
+     ["leaky_relu", "argument 'alpha'", "number", "'a'"]),
+    ("fill_constant-value-str", lambda: L.fill_constant([2], "float32", "a"), ValueError,
+     ["fill_constant", "argument 'value'", "'a'"]),
+    ("pad-value-str", lambda: L.pad(x(), [1, 1, 1, 1], pad_value="a"), ValueError,
+     ["pad", "argument 'pad_value'", "'a'"]),
     # already right before the audit; kept so they stay right
     ("conv2d-groups", lambda: L.conv2d(x((2, 3, 8, 8)), 4, 3, groups=2), ShapeError, ["conv2d", "3 channels",
                                                                                       "groups=2"]),
@@ -67,6 +76,45 @@ def test_static_bad_input(cid, build, exc_type, words):
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         with pytest.raises(exc_type) as info:
             build()
+    msg = str(info.value)
+    for w in words:
+        assert w in msg, (w, msg)
+    assert THIS in msg, msg
+
+
+def _f(*shape):
+    return np.ones(shape, "float32")
+
+
+def _i(*shape):
+    return np.zeros(shape, "int64")
+
+
+# shapes only known at run time (-1 dims): the kernel's error names the op, what it wanted and got
+RUNTIME = [
+    ("top_k-k-too-big", lambda: L.topk(x((-1, -1)), k=5)[0], {"x": _f(2, 3)}, ["top_k", "k=5", "[1, 3]"]),
+    ("cross_entropy-rows", lambda: L.cross_entropy(x((-1, 5)), x((-1, 1), "int64", name="l")),
+     {"x": _f(4, 5), "l": _i(3, 1)}, ["cross_entropy", "[3, 1]", "[4, 1]"]),
+    ("swce-rows", lambda: L.softmax_with_cross_entropy(x((-1, 5)), x((-1, 1), "int64", name="l")),
+     {"x": _f(4, 5), "l": _i(3, 1)}, ["softmax_with_cross_entropy", "[3, 1]", "[4, 5]"]),
+    ("accuracy-rows", lambda: L.accuracy(x((-1, 5)), x((-1, 1), "int64", name="l")),
+     {"x": _f(4, 5), "l": _i(3, 1)}, ["accuracy", "[3, 1]", "4 rows"]),
+    ("conv2d-input-too-small", lambda: L.conv2d(x((-1, 3, -1, -1)), 4, 3), {"x": _f(1, 3, 2, 2)},
+     ["conv2d", "3x3", "2x2", "0x0"]),
+    ("pool2d-input-too-small", lambda: L.pool2d(x((-1, 3, -1, -1)), 3), {"x": _f(1, 3, 1, 1)},
+     ["pool2d", "[3, 3]", "1x1"]),
+]
+
+
+@pytest.mark.parametrize("cid,build,feed,words", RUNTIME, ids=[c[0] for c in RUNTIME])
+def test_runtime_bad_input(cid, build, feed, words):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        out = build()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(OpRuntimeError) as info:
+        exe.run(main, feed=feed, fetch_list=[out])
     msg = str(info.value)
     for w in words:
         assert w in msg, (w, msg)

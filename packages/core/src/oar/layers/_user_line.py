@@ -11,12 +11,32 @@ dtype 'floaty'"); the exception keeps its type.
 from __future__ import annotations
 
 import functools
+import inspect
+import re
 import types
 from collections.abc import Callable
 
 from oar.errors import at_user_line
 
 _MARKERS = ("created at ", "called at ")
+# Python's own conversion errors (``float("a")``, ``int("x")``) name neither the argument nor the layer
+_CONVERSION = re.compile(r"^(could not convert string to float: |invalid literal for int\(\) with base 10: )(.*)$")
+
+
+def _name_converted_arg(fn: Callable, args: tuple, kwargs: dict, msg: str) -> str:
+    """Rewrite a bare conversion error to name the argument that held the bad value, if one did."""
+    m = _CONVERSION.match(msg)
+    if not m:
+        return msg
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return msg
+    for arg, value in bound.arguments.items():
+        if isinstance(value, str) and repr(value) == m.group(2):
+            want = "an int" if m.group(1).startswith("invalid literal for int") else "a number"
+            return f"argument '{arg}' must be {want}, given {value!r}"
+    return msg
 
 
 def with_user_line(fn: Callable, layer_name: str | None = None) -> Callable:
@@ -31,6 +51,7 @@ def with_user_line(fn: Callable, layer_name: str | None = None) -> Callable:
             return fn(*args, **kwargs)
         except (ValueError, TypeError) as exc:
             msg = str(exc.args[0]) if exc.args else ""
+            msg = _name_converted_arg(fn, args, kwargs, msg)
             if not (msg.startswith(lname) or f"'{lname}'" in msg or "op '" in msg
                     or "layer '" in msg or f"{lname}:" in msg):
                 msg = f"{lname}: {msg}"

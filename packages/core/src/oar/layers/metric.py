@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.layer_helper import LayerHelper, check_variable
+import numpy as np
+
+from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 __all__ = ["accuracy", "topk"]
 
@@ -17,8 +19,12 @@ def topk(input: Any, k: int, name: str | None = None) -> tuple:
     indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     inputs = {"X": [input]}
     attrs = {}
-    if isinstance(k, int):
-        attrs["k"] = k
+    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+        if k < 1:
+            raise ValueError(f"topk: k must be a positive int, given {k}")
+        attrs["k"] = int(k)
+    elif not is_variable(k):
+        raise TypeError(f"topk: k must be an int or a [1] int Variable, given {type(k).__name__} {k!r}")
     else:
         inputs["K"] = [k]
     helper.append_op("top_k", inputs, {"Out": [values], "Indices": [indices]}, attrs)

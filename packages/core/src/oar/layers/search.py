@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["argmax", "argmin", "argsort", "where", "cumsum"]
@@ -41,6 +43,8 @@ def argsort(input: Any, axis: int = -1, descending: bool = False, name: str | No
     helper = LayerHelper("argsort", name=name)
     check_variable("argsort", "input", input)
     _check_axis("argsort", input, axis)
+    if not isinstance(descending, (bool, np.bool_)):
+        raise TypeError(f"argsort: descending must be a bool, given {type(descending).__name__} {descending!r}")
     out = helper.create_variable_for_type_inference(input.dtype)
     ids = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     helper.append_op("argsort", {"X": [input]}, {"Out": [out], "Indices": [ids]},

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 __all__ = ["reshape"]
@@ -17,6 +19,10 @@ def reshape(x: Any, shape: Sequence, actual_shape: Any = None, act: Any = None, 
     check_variable("reshape", "x", x)
     if not isinstance(shape, (list, tuple)) and not is_variable(shape):
         raise TypeError(f"reshape: shape must be a list, tuple or Variable, given {type(shape).__name__}")
+    if not is_variable(shape):
+        bad = [d for d in shape if not is_variable(d) and (isinstance(d, bool) or not isinstance(d, (int, np.integer)))]
+        if bad:
+            raise TypeError(f"reshape: shape entries must be ints or [1] int Variables, given {list(shape)}")
     inputs: dict = {"X": [x]}
     attrs: dict = {}
     if is_variable(shape):

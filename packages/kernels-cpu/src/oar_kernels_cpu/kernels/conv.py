@@ -25,6 +25,9 @@ def _geometry(x, w, attrs):
                                attrs["dilations"])
     oh = (x.shape[2] + pads[0] + pads[1] - (d[0] * (k[0] - 1) + 1)) // s[0] + 1
     ow = (x.shape[3] + pads[2] + pads[3] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"the filter ({k[0]}x{k[1]}, dilations {list(d)}) does not fit the padded input "
+                         f"({x.shape[2]}x{x.shape[3]}, paddings {list(pads)}): output would be {oh}x{ow}")
     return pads, d, (oh, ow)
 
 

@@ -12,6 +12,9 @@ _TINY = {np.dtype(t): np.finfo(t).tiny for t in FLOATS}
 def _hard_index(x, label):
     c = x.shape[-1]
     n = x.size // c if c else 0
+    if label.size != n:
+        raise ValueError(f"cross_entropy: hard Label of shape {list(label.shape)} must hold one class id per row "
+                         f"of X {list(x.shape)}, i.e. have shape {list(x.shape[:-1]) + [1]}")
     return x.reshape(n, c), label.reshape(n).astype(np.int64, copy=False)
 
 

@@ -27,6 +27,9 @@ def softmax_with_cross_entropy(inputs, attrs):
         loss = -(lab * logp).sum(axis=-1, keepdims=True)
     else:
         lab = np.moveaxis(label, axis, -1).astype(np.int64, copy=False)
+        if lab.shape[:-1] != xl.shape[:-1] or lab.shape[-1] != 1:
+            raise ValueError(f"softmax_with_cross_entropy: hard Label of shape {list(label.shape)} must match "
+                             f"Logits {list(x.shape)} with 1 at axis {axis}")
         ignore = attrs["ignore_index"]
         _check_ids(lab, xl.shape[-1], ignore, "softmax_with_cross_entropy")
         keep = lab != ignore

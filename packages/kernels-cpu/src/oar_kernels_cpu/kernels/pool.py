@@ -29,6 +29,9 @@ def _back(y, attrs):
 def _regular(hw, attrs):
     """Geometry as a regular strided pool: (k, s, pads incl. ceil-mode overhang, out_hw), or None."""
     k, s, pads, out = pool_geometry(hw, attrs)
+    if min(out) <= 0:
+        raise ValueError(f"pool2d: the window {list(k)} (paddings {list(pads)}) does not fit the input "
+                         f"({hw[0]}x{hw[1]}): output would be {out[0]}x{out[1]}")
     if attrs.get("adaptive") and not attrs.get("global_pooling"):
         if hw[0] % out[0] or hw[1] % out[1]:
             return None
