@@ -43,11 +43,24 @@ def _make_forward(ufunc):
         y = inputs["Y"]
         if x.shape != y.shape:
             x, y = align_y(x, y, attrs["axis"])
-        if donated:
-            return {"Out": ufunc(x, y, out=_out_buffer(x, y, donated))}
-        return {"Out": ufunc(x, y)}
+        try:
+            if donated:
+                return {"Out": ufunc(x, y, out=_out_buffer(x, y, donated))}
+            return {"Out": ufunc(x, y)}
+        except ValueError:
+            _mismatch(inputs, attrs)
+            raise
 
     return forward
+
+
+def _mismatch(inputs, attrs):
+    """Raise the Fluid-style message for X and Y that do not broadcast."""
+    x, y = inputs["X"], inputs["Y"]
+    if x.shape == y.shape:
+        return
+    raise ValueError(f"X of shape {list(x.shape)} and Y of shape {list(y.shape)} do not broadcast (axis="
+                     f"{attrs['axis']}): each dim of Y, aligned at axis, must equal X's or be 1") from None
 
 
 for _name, _ufunc in _FORWARD.items():
@@ -59,9 +72,13 @@ def elementwise_div(inputs, attrs):
     x, y = inputs["X"], inputs["Y"]
     if x.shape != y.shape:
         x, y = align_y(x, y, attrs["axis"])
-    if x.dtype.kind in "iu":
-        return {"Out": np.floor_divide(x, y)}  # Fluid's integer division truncates toward zero
-    return {"Out": np.divide(x, y)}
+    try:
+        if x.dtype.kind in "iu":
+            return {"Out": np.floor_divide(x, y)}  # Fluid's integer division truncates toward zero
+        return {"Out": np.divide(x, y)}
+    except ValueError:
+        _mismatch(inputs, attrs)
+        raise
 
 
 def _grad(local):

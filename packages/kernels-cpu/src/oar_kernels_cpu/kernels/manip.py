@@ -21,7 +21,12 @@ def _axis(inputs, attrs, rank):
 @kernel("concat")
 def concat(inputs, attrs):
     xs = inputs["X"]
-    return {"Out": np.concatenate(xs, axis=_axis(inputs, attrs, xs[0].ndim))}
+    axis = _axis(inputs, attrs, xs[0].ndim)
+    try:
+        return {"Out": np.concatenate(xs, axis=axis)}
+    except ValueError:
+        raise ValueError(f"concat: inputs of shapes {[list(x.shape) for x in xs]} must match except at "
+                         f"axis {axis}") from None
 
 
 @kernel("concat_grad", wants_outputs=True)
@@ -46,7 +51,10 @@ def split(inputs, attrs):
 @kernel("stack")
 def stack(inputs, attrs):
     xs = inputs["X"]
-    return {"Y": np.stack(xs, axis=attrs["axis"] % (xs[0].ndim + 1))}
+    try:
+        return {"Y": np.stack(xs, axis=attrs["axis"] % (xs[0].ndim + 1))}
+    except ValueError:
+        raise ValueError(f"stack: inputs must all have the same shape, given {[list(x.shape) for x in xs]}") from None
 
 
 @kernel("stack_grad")

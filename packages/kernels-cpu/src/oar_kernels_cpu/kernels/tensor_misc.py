@@ -16,6 +16,9 @@ def _rows(a):
 @kernel("cos_sim", FLOATS)
 def cos_sim(inputs, attrs):
     x, y = _rows(inputs["X"]), _rows(inputs["Y"])
+    if x.shape[1] != y.shape[1] or y.shape[0] not in (1, x.shape[0]):
+        raise ValueError(f"cos_sim: Y of shape {list(inputs['Y'].shape)} must have X's shape "
+                         f"{list(inputs['X'].shape)} or a single row of it")
     xn = np.sqrt((x * x).sum(1, keepdims=True))
     yn = np.sqrt((y * y).sum(1, keepdims=True))
     return {"Out": (x * y).sum(1, keepdims=True) / (xn * yn), "XNorm": xn, "YNorm": yn}
@@ -42,6 +45,9 @@ def label_smooth(inputs, attrs):
     prior = inputs.get("PriorDist")
     if prior is None:
         return {"Out": (1 - eps) * x + eps / x.shape[-1]}
+    if prior.size != x.shape[-1]:
+        raise ValueError(f"label_smooth: PriorDist of shape {list(prior.shape)} must hold one probability per "
+                         f"class of X {list(x.shape)} ({x.shape[-1]})")
     return {"Out": (1 - eps) * x + eps * prior.reshape(-1)}
 
 
