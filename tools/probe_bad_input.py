@@ -428,6 +428,55 @@ case("rt-sums2", "sums", "input", {"x": f(4, 3), "y": f(3, 3)})(lambda: L.sums([
 case("rt-sums-silent", "sums", "input", {"x": f(4, 3), "y": f(1, 3)})(lambda: L.sums([x((-1, 3)), x((-1, 3), name="y")]))
 
 
+# ---- round 4: the remaining public names
+for act in ["abs", "brelu", "ceil", "cos", "elu", "hard_shrink", "hard_sigmoid", "hard_swish", "logsigmoid",
+            "reciprocal", "relu6", "round", "rsqrt", "selu", "sign", "sin", "soft_relu", "softplus", "softshrink",
+            "square", "stanh", "swish", "tanh_shrink", "thresholded_relu"]:
+    case(f"{act}-numpy", act, "x")(lambda act=act: getattr(L, act)(A))
+    case(f"{act}-int", act, "x")(lambda act=act: getattr(L, act)(x(dtype="int64")))
+for op in ["greater_equal", "greater_than", "less_equal", "not_equal"]:
+    case(f"{op}-shape", op, "y")(lambda op=op: getattr(L, op)(x(), x((4, 5), name="y")))
+    case(f"{op}-numpy", op, "y")(lambda op=op: getattr(L, op)(x(), A))
+for op in ["logical_or", "logical_xor"]:
+    case(f"{op}-float", op, "x")(lambda op=op: getattr(L, op)(x(), x(name="y")))
+for op in ["elementwise_min", "elementwise_pow", "elementwise_floordiv"]:
+    case(f"{op}-shape", op, "y")(lambda op=op: getattr(L, op)(x((2, 3)), x((4, 5), name="y")))
+case("elementwise_floordiv-float", "elementwise_floordiv", "x")(lambda: L.elementwise_floordiv(x(), x(name="y")))
+case("argmin-axis", "argmin", "axis")(lambda: L.argmin(x(), axis=4))
+for op in ["reduce_min", "reduce_prod"]:
+    case(f"{op}-dim", op, "dim")(lambda op=op: getattr(L, op)(x(), dim=3))
+case("reduce_any-float", "reduce_any", "input")(lambda: L.reduce_any(x()))
+case("triu-rank", "triu", "x")(lambda: L.triu(x((3,))))
+case("unique_with_counts-rank", "unique_with_counts", "x")(lambda: L.unique_with_counts(x((2, 3))))
+case("zeros-dtype", "zeros", "dtype")(lambda: L.zeros([2], "floaty"))
+case("zeros-shape", "zeros", "shape")(lambda: L.zeros([2, -3], "float32"))
+case("ones_like-numpy", "ones_like", "x")(lambda: L.ones_like(A))
+case("size-numpy", "size", "input")(lambda: L.size(A))
+case("rank-numpy", "rank", "input")(lambda: L.rank(A))
+case("has_inf-numpy", "has_inf", "x")(lambda: L.has_inf(A))
+case("has_nan-numpy", "has_nan", "x")(lambda: L.has_nan(A))
+case("isfinite-numpy", "isfinite", "x")(lambda: L.isfinite(A))
+case("gbsl-idx", "gaussian_random_batch_size_like", "input_dim_idx")(
+    lambda: L.gaussian_random_batch_size_like(x(), [1, 3], input_dim_idx=4))
+case("create_tensor-dtype", "create_tensor", "dtype")(lambda: L.create_tensor("floaty"))
+case("Print-numpy", "Print", "input")(lambda: L.Print(A))
+case("merge_selected_rows-numpy", "merge_selected_rows", "x")(lambda: L.merge_selected_rows(A))
+case("get_tensor_from_selected_rows-numpy", "get_tensor_from_selected_rows", "x")(
+    lambda: L.get_tensor_from_selected_rows(A))
+case("exponential_decay-lr-str", "exponential_decay", "learning_rate")(lambda: L.exponential_decay("a", 10, 0.5))
+case("exponential_decay-steps0", "exponential_decay", "decay_steps")(lambda: L.exponential_decay(0.1, 0, 0.5))
+case("natural_exp_decay-steps0", "natural_exp_decay", "decay_steps")(lambda: L.natural_exp_decay(0.1, 0, 0.5))
+case("inverse_time_decay-steps0", "inverse_time_decay", "decay_steps")(lambda: L.inverse_time_decay(0.1, 0, 0.5))
+case("polynomial_decay-steps0", "polynomial_decay", "decay_steps")(lambda: L.polynomial_decay(0.1, 0))
+case("piecewise_decay-len", "piecewise_decay", "values")(lambda: L.piecewise_decay([10, 20], [0.1, 0.01]))
+case("piecewise_decay-order", "piecewise_decay", "boundaries")(lambda: L.piecewise_decay([20, 10], [0.1, 0.01, 0.001]))
+case("cosine_decay-epochs0", "cosine_decay", "epochs")(lambda: L.cosine_decay(0.1, 10, 0))
+case("noam_decay-warmup0", "noam_decay", "warmup_steps")(lambda: L.noam_decay(512, 0))
+case("linear_lr_warmup-str", "linear_lr_warmup", "warmup_steps")(lambda: L.linear_lr_warmup(0.1, "a", 0.0, 0.1))
+case("autoincreased_step_counter-step-str", "autoincreased_step_counter", "step")(
+    lambda: L.autoincreased_step_counter(step="a"))
+
+
 # ---- dygraph
 def dy(fn):
     def run():
@@ -462,6 +511,24 @@ case("dy-GRUUnit-size", "GRUUnit", "input")(
 case("dy-PRelu-mode", "PRelu", "mode")(dy(lambda: DN.PRelu(mode="pixel")))
 case("dy-PRelu-channel", "PRelu", "input")(
     dy(lambda: DN.PRelu(mode="channel", channel=3)(tv(np.ones((2, 4, 2, 2), "float32")))))
+case("dy-Sequential-nonlayer", "Sequential", "layers")(dy(lambda: DN.Sequential(DN.Linear(2, 2), 3)))
+case("dy-LayerList-nonlayer", "LayerList", "sublayers")(dy(lambda: DN.LayerList([DN.Linear(2, 2), 3])))
+case("dy-ParameterList-nonparam", "ParameterList", "parameters")(dy(lambda: DN.ParameterList([3])))
+case("dy-Conv2D-nf-neg", "Conv2D", "num_filters")(dy(lambda: DN.Conv2D(3, -4, 3)))
+case("dy-Conv2D-ch-neg", "Conv2D", "num_channels")(dy(lambda: DN.Conv2D(-3, 4, 3)))
+case("dy-BatchNorm-int", "BatchNorm", "input")(dy(lambda: DN.BatchNorm(3)(tv(np.ones((2, 3, 2, 2), "int64")))))
+case("dy-Embedding-neg", "Embedding", "size")(dy(lambda: DN.Embedding([-10, 3])))
+case("dy-Embedding-pad", "Embedding", "padding_idx")(dy(lambda: DN.Embedding([10, 3], padding_idx=20)))
+case("dy-GRUUnit-size", "GRUUnit", "size")(dy(lambda: DN.GRUUnit(7)))
+case("dy-GRUUnit-act", "GRUUnit", "activation")(dy(lambda: DN.GRUUnit(6, activation="gelu")))
+case("dy-LayerNorm-rank", "LayerNorm", "input")(dy(lambda: DN.LayerNorm([2, 4])(tv(np.ones((4,), "float32")))))
+case("dy-Dropout-impl", "Dropout", "dropout_implementation")(dy(lambda: DN.Dropout(dropout_implementation="x")))
+case("dy-Pool2D-size-neg", "Pool2D", "pool_size")(dy(lambda: DN.Pool2D(-2)))
+case("dy-Pool2D-small", "Pool2D", "input")(dy(lambda: DN.Pool2D(3)(tv(np.ones((1, 3, 1, 1), "float32")))))
+case("dy-Linear-float-dim", "Linear", "input_dim")(dy(lambda: DN.Linear(4.0, 2)))
+case("dy-Conv2DT-groups", "Conv2DTranspose", "groups")(dy(lambda: DN.Conv2DTranspose(3, 4, 3, groups=2)))
+case("dy-PRelu-element", "PRelu", "input")(
+    dy(lambda: DN.PRelu(mode="element", input_shape=[1, 3, 2, 2])(tv(np.ones((1, 3, 4, 4), "float32")))))
 case("dy-Linear-act", "Linear", "act")(dy(lambda: DN.Linear(4, 2, act="reluu")))
 case("dy-Conv2D-big-filter", "Conv2D", "filter")(dy(lambda: DN.Conv2D(3, 4, 11)(tv(np.ones((1, 3, 8, 8), "float32")))))
 
@@ -514,7 +581,8 @@ def run_case(cid, layer, arg, fn, feed):
 # result matches Fluid's (same-rank broadcast of a 1 dim, str scale, assign's output).
 FLUID_ACCEPTS = {"cross_entropy-label-float", "square_error_cost-shape", "elementwise_mod-float", "scale-str",
                  "assign-shape", "rt-add-silent", "rt-where-cond", "unsqueeze-dup", "linspace-dtype",
-                 "rt-bn-ch", "rt-mean-fine"}
+                 "rt-bn-ch", "rt-mean-fine", "abs-int", "elementwise_floordiv-float", "dy-Embedding-pad",
+                 "dy-Pool2D-size-neg", "dy-Conv2DT-groups"}
 
 
 def main(verbose=False):

@@ -57,6 +57,7 @@ STATIC = [
      ["fill_constant", "argument 'value'", "'a'"]),
     ("pad-value-str", lambda: L.pad(x(), [1, 1, 1, 1], pad_value="a"), ValueError,
      ["pad", "argument 'pad_value'", "'a'"]),
+    ("sign-int", lambda: L.sign(x(dtype="int64")), TypeError, ["sign", "x 'x'", "float32", "int64"]),
     # already right before the audit; kept so they stay right
     ("conv2d-groups", lambda: L.conv2d(x((2, 3, 8, 8)), 4, 3, groups=2), ShapeError, ["conv2d", "3 channels",
                                                                                       "groups=2"]),
@@ -173,6 +174,16 @@ DYGRAPH = [
     ("Dropout-p", lambda: DN.Dropout(p=1.5), ValueError, ["Dropout", "p", "1.5"]),
     ("Conv2D-filter-too-big", lambda: DN.Conv2D(3, 4, 11)(tv(np.ones((1, 3, 8, 8), F))), ShapeError,
      ["op 'conv2d'", "11x11", "8x8", "Input="]),
+    ("Sequential-non-layer", lambda: DN.Sequential(DN.Linear(2, 2), 3), TypeError,
+     ["Sequential", "must be a Layer", "int"]),
+    ("BatchNorm-int-input", lambda: DN.BatchNorm(3)(tv(np.ones((2, 3, 2, 2), "int64"))), DtypeError,
+     ["op 'batch_norm'", "'X'", "float", "int64"]),
+    # Fluid 1.8 builds Pool2D(-2) and Conv2DTranspose(groups=2 over 3 channels) and runs them to
+    # garbage; oar builds them too and explains the failure when they run
+    ("Pool2D-negative-size-run", lambda: DN.Pool2D(-2)(tv(np.ones((1, 3, 4, 4), F))), ShapeError,
+     ["op 'pool2d'", "ksize", "[-2, -2]"]),
+    ("Conv2DTranspose-groups-run", lambda: DN.Conv2DTranspose(3, 4, 3, groups=2)(tv(np.ones((1, 3, 4, 4), F))),
+     ShapeError, ["op 'conv2d_transpose'", "channels 3", "groups=2"]),
     ("Embedding-id-out-of-range", lambda: DN.Embedding([10, 3])(tv(np.array([[1], [12]], "int64"))),
      OpRuntimeError, ["lookup_table", "[12]", "[0, 10)"]),
 ]

@@ -15,7 +15,14 @@ import numpy as np
 from oar.dygraph.container import LayerList, ParameterList, Sequential
 from oar.dygraph.layers import Layer
 from oar.dygraph.varbase import VarBase
-from oar.errors import DtypeError, OpRuntimeError, ShapeError, at_user_line, describe_var
+from oar.errors import (
+    DtypeError,
+    KernelNotFoundError,
+    OpRuntimeError,
+    ShapeError,
+    at_user_line,
+    describe_var,
+)
 from oar.framework.mode import _dygraph_tracer
 from oar.framework.param_attr import ParamAttr
 from oar.initializer import Constant, Normal
@@ -47,7 +54,7 @@ def _op(op_type: str, inputs: dict, outputs: dict, attrs: dict) -> None:
     attrs = {k: v for k, v in attrs.items() if k in opdef.attrs}
     try:
         tracer.trace_op(op_type, inputs, outputs, attrs)
-    except OpRuntimeError as exc:
+    except (OpRuntimeError, KernelNotFoundError) as exc:
         # the kernel failed: explain it with the op's shape inference (run only now, so the
         # fast path pays nothing), else at least name the user's line
         _explain(op_type, opdef, inputs, tracer.complete_attrs(op_type, attrs))
@@ -458,9 +465,9 @@ def _wrap_layers() -> None:
 
     for name in __all__:
         cls = globals()[name]
-        if cls.__module__ != __name__:
-            continue  # the containers only pass their sublayers' errors on
-        for meth in ("__init__", "forward"):
+        # the containers' forward only passes their sublayers' errors on
+        meths = ("__init__", "forward") if cls.__module__ == __name__ else ("__init__",)
+        for meth in meths:
             fn = cls.__dict__.get(meth)
             if fn is not None:
                 setattr(cls, meth, with_user_line(fn, name))

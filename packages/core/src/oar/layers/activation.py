@@ -76,6 +76,11 @@ def softplus(x, name=None):
 
 
 def sign(x, name=None):
+    """-1, 0 or 1 by the sign of each element; float input only, as in Fluid."""
+    from oar.layer_helper import is_variable
+
+    if is_variable(x) and str(x.dtype) not in ("float16", "float32", "float64"):
+        raise TypeError(f"sign: x '{x.name}' must be float16, float32 or float64 (as in Fluid), given {x.dtype}")
     return _unary("sign", x, name)
 
 
