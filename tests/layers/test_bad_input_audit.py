@@ -184,6 +184,18 @@ DYGRAPH = [
      ["op 'pool2d'", "ksize", "[-2, -2]"]),
     ("Conv2DTranspose-groups-run", lambda: DN.Conv2DTranspose(3, 4, 3, groups=2)(tv(np.ones((1, 3, 4, 4), F))),
      ShapeError, ["op 'conv2d_transpose'", "channels 3", "groups=2"]),
+    # mixed dtypes: Fluid 1.8 rejects them in dygraph; numpy would upcast silently
+    ("elementwise_add-mixed-dtype", lambda: L.elementwise_add(tv(np.ones((2, 3), F)), tv(np.ones((2, 3)))),
+     DtypeError, ["elementwise_add", "same dtype", "x float32", "y float64"]),
+    ("matmul-mixed-dtype", lambda: L.matmul(tv(np.ones((2, 3), F)), tv(np.ones((3, 2)))), DtypeError,
+     ["matmul", "x float32", "y float64"]),
+    ("concat-mixed-dtype", lambda: L.concat([tv(np.ones((2, 3), F)), tv(np.ones((2, 3)))]), DtypeError,
+     ["concat", "input[0] float32", "input[1] float64"]),
+    ("operator-plus-mixed-dtype", lambda: tv(np.ones((2, 3), F)) + tv(np.ones((2, 3), "int64")), DtypeError,
+     ["elementwise_add", "float32 and int64", "nothing is cast"]),
+    # eager op failures inside a layer function name the user's line too
+    ("reshape-numel-eager", lambda: L.reshape(tv(np.ones((2, 3), F)), [4, 2]), OpRuntimeError,
+     ["reshape2", "[2, 3]", "[4, 2]"]),
     ("Embedding-id-out-of-range", lambda: DN.Embedding([10, 3])(tv(np.array([[1], [12]], "int64"))),
      OpRuntimeError, ["lookup_table", "[12]", "[0, 10)"]),
 ]

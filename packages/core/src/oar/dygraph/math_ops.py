@@ -48,6 +48,14 @@ def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
         else:
             return NotImplemented
     a, b = (other, x) if reverse else (x, other)
+    va, vb = a._value, b._value
+    if va.__class__ is np.ndarray and vb.__class__ is np.ndarray and va.dtype is not vb.dtype \
+            and va.dtype != vb.dtype:
+        from oar.errors import DtypeError, at_user_line
+
+        # Fluid 1.8 rejects mixed dtypes here too; numpy would upcast silently
+        raise DtypeError(f"'{op_type}' on dygraph variables of different dtypes ({a.dtype} and {b.dtype}); "
+                         f"nothing is cast: use .astype() on one side{at_user_line()}")
     if op_type == "matmul":
         from oar.layers.math import matmul
 

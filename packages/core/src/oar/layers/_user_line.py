@@ -16,7 +16,7 @@ import re
 import types
 from collections.abc import Callable
 
-from oar.errors import at_user_line
+from oar.errors import KernelNotFoundError, OpRuntimeError, at_user_line
 
 _MARKERS = ("created at ", "called at ")
 # Python's own conversion errors (``float("a")``, ``int("x")``) name neither the argument nor the layer
@@ -49,7 +49,8 @@ def with_user_line(fn: Callable, layer_name: str | None = None) -> Callable:
     def layer(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OpRuntimeError, KernelNotFoundError) as exc:
+            # (the last two reach here from eager ops in dygraph mode)
             msg = str(exc.args[0]) if exc.args else ""
             msg = _name_converted_arg(fn, args, kwargs, msg)
             if not (msg.startswith(lname) or f"'{lname}'" in msg or "op '" in msg

@@ -11,10 +11,29 @@ __all__ = ["elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise
            "elementwise_floordiv", "mul", "matmul", "mean", "scale"]
 
 
+def check_same_dtype(layer: str, args: dict) -> None:
+    """Dygraph only: raise DtypeError if the named Variables differ in dtype.
+
+    Static programs get this from the ops' shape inference; eager kernels would let
+    numpy upcast silently, which Fluid 1.8 rejects ("Tensor holds the wrong type").
+    """
+    from oar.framework.mode import _dygraph_tracer
+
+    if _dygraph_tracer() is None or len(args) < 2:
+        return
+    dtypes = {k: str(v.dtype) for k, v in args.items()}
+    if len(set(dtypes.values())) > 1:
+        from oar.errors import DtypeError
+
+        given = ", ".join(f"{k} {d}" for k, d in dtypes.items())
+        raise DtypeError(f"{layer}: inputs must have the same dtype (nothing is cast), given {given}")
+
+
 def _elementwise(op_type: str, x: Any, y: Any, axis: int = -1, act: Any = None, name: str | None = None) -> Any:
     helper = LayerHelper(op_type, act=act, name=name)
     check_variable(op_type, "x", x)
     check_variable(op_type, "y", y)
+    check_same_dtype(op_type, {"x": x, "y": y})
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(op_type, {"X": [x], "Y": [y]}, {"Out": [out]}, {"axis": axis})
     return helper.append_activation(out)
@@ -62,6 +81,7 @@ def mul(x: Any, y: Any, x_num_col_dims: int = 1, y_num_col_dims: int = 1, name: 
     helper = LayerHelper("mul", name=name)
     check_variable("mul", "x", x)
     check_variable("mul", "y", y)
+    check_same_dtype("mul", {"x": x, "y": y})
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("mul", {"X": [x], "Y": [y]}, {"Out": [out]},
                      {"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims})
@@ -74,6 +94,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     helper = LayerHelper("matmul", name=name)
     check_variable("matmul", "x", x)
     check_variable("matmul", "y", y)
+    check_same_dtype("matmul", {"x": x, "y": y})
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("matmul", {"X": [x], "Y": [y]}, {"Out": [out]},
                      {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)})
