@@ -193,9 +193,16 @@ DYGRAPH = [
      ["concat", "input[0] float32", "input[1] float64"]),
     ("operator-plus-mixed-dtype", lambda: tv(np.ones((2, 3), F)) + tv(np.ones((2, 3), "int64")), DtypeError,
      ["elementwise_add", "float32 and int64", "nothing is cast"]),
-    # eager op failures inside a layer function name the user's line too
-    ("reshape-numel-eager", lambda: L.reshape(tv(np.ones((2, 3), F)), [4, 2]), OpRuntimeError,
-     ["reshape2", "[2, 3]", "[4, 2]"]),
+    # eager kernel failures inside a layer function are explained by the op's infer_shape
+    ("reshape-numel-eager", lambda: L.reshape(tv(np.ones((2, 3), F)), [4, 2]), ShapeError,
+     ["op 'reshape2'", "[2, 3]", "[4, 2]"]),
+    ("softmax-axis-eager", lambda: L.softmax(tv(np.ones((2, 3), F)), axis=5), ShapeError,
+     ["op 'softmax'", "axis 5", "rank 2"]),
+    ("elementwise_add-shape-eager", lambda: L.elementwise_add(tv(np.ones((2, 3), F)), tv(np.ones((4, 5), F))),
+     ShapeError, ["op 'elementwise_add'", "[2, 3]", "[4, 5]"]),
+    # a kernel error that infer_shape cannot explain still names the op and the user's line
+    ("lookup-id-out-of-range-eager", lambda: L.embedding(tv(np.array([[12]], "int64")), size=[10, 3]),
+     OpRuntimeError, ["lookup_table", "[12]", "[0, 10)"]),
     ("Embedding-id-out-of-range", lambda: DN.Embedding([10, 3])(tv(np.array([[1], [12]], "int64"))),
      OpRuntimeError, ["lookup_table", "[12]", "[0, 10)"]),
 ]

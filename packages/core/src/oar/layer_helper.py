@@ -56,7 +56,20 @@ class LayerHelper:
                   attrs: dict | None = None) -> Any:
         tracer = _dygraph_tracer()
         if tracer is not None:
-            return tracer.trace_op(type, inputs or {}, outputs or {}, attrs or {})
+            try:
+                return tracer.trace_op(type, inputs or {}, outputs or {}, attrs or {})
+            except OarError as exc:
+                # failure path only: the op's infer_shape says what was wrong, in words
+                from oar.dygraph.explain import explain_failure
+                from oar.plugins import registries
+
+                try:
+                    opdef = registries().ops.get(type)
+                    full = tracer.complete_attrs(type, attrs or {})
+                except OarError:
+                    raise exc from None
+                explain_failure(type, opdef, inputs or {}, full)
+                raise exc from exc.__cause__
         try:
             return self.main_program.current_block().append_op(type, inputs, outputs, attrs)
         except OarError as exc:

@@ -13,20 +13,13 @@ from typing import Any
 import numpy as np
 
 from oar.dygraph.container import LayerList, ParameterList, Sequential
+from oar.dygraph.explain import explain_failure
 from oar.dygraph.layers import Layer
 from oar.dygraph.varbase import VarBase
-from oar.errors import (
-    DtypeError,
-    KernelNotFoundError,
-    OpRuntimeError,
-    ShapeError,
-    at_user_line,
-    describe_var,
-)
+from oar.errors import KernelNotFoundError, OpRuntimeError, at_user_line
 from oar.framework.mode import _dygraph_tracer
 from oar.framework.param_attr import ParamAttr
 from oar.initializer import Constant, Normal
-from oar.registry import VarMeta
 
 __all__ = ["Linear", "Conv2D", "Conv2DTranspose", "Pool2D", "BatchNorm", "LayerNorm", "Embedding",
            "Dropout", "GRUUnit", "PRelu", "Sequential", "LayerList", "ParameterList"]
@@ -57,30 +50,10 @@ def _op(op_type: str, inputs: dict, outputs: dict, attrs: dict) -> None:
     except (OpRuntimeError, KernelNotFoundError) as exc:
         # the kernel failed: explain it with the op's shape inference (run only now, so the
         # fast path pays nothing), else at least name the user's line
-        _explain(op_type, opdef, inputs, tracer.complete_attrs(op_type, attrs))
+        explain_failure(op_type, opdef, inputs, tracer.complete_attrs(op_type, attrs))
         if exc.args and "called at " not in str(exc.args[0]):
             exc.args = (str(exc.args[0]) + at_user_line(),) + tuple(exc.args[1:])
         raise
-
-
-def _explain(op_type: str, opdef: Any, inputs: dict, attrs: dict) -> None:
-    """Raise ShapeError/DtypeError if ``op_type``'s infer_shape rejects the inputs' shapes/dtypes."""
-    if opdef.infer_shape is None:
-        return
-    ins: dict = {}
-    for s in opdef.inputs:
-        vs = [v for v in inputs.get(s.name, []) if v is not None]
-        metas = [VarMeta(tuple(int(d) for d in v.shape), str(v.dtype)) for v in vs]
-        ins[s.name] = metas if s.duplicable else (metas[0] if metas else None)
-    try:
-        opdef.infer_shape(ins, attrs)
-    except (ValueError, TypeError) as exc:
-        detail = ", ".join(f"{slot}={describe_var(v.name, m)}" for slot, vs in inputs.items()
-                           for v, m in zip(vs, [VarMeta(tuple(v.shape), str(v.dtype)) for v in vs]))
-        cls = DtypeError if isinstance(exc, TypeError) else ShapeError
-        raise cls(f"op '{op_type}': {exc}; inputs: {detail}{at_user_line()}") from None
-    except Exception:  # noqa: BLE001 - inference itself could not judge these inputs
-        return
 
 
 def _check_input(layer: str, x: Any) -> None:
