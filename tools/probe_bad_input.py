@@ -1,6 +1,6 @@
 """Probe every public layer with plausible-but-wrong inputs; report how each fails.
 
-Run: .venv/bin/python tools/probe_bad_input.py [-v]
+Run: .venv/bin/python tools/probe_bad_input.py [-v] [--dygraph]
 Per case: raised at build time? exception type; does the message name the
 layer/op, the argument, expected & given values, and this file's line?
 If the build passes and a feed is given, the program is run and run-time errors
@@ -609,5 +609,35 @@ def main(verbose=False):
     print(f"\n{len(layers)} layers, {len(CASES)} cases, {len(bad)} flagged")
 
 
+def main_dygraph() -> None:
+    """The static cases again in dygraph mode (data -> to_variable, -1 dims -> 2)."""
+    global d
+
+    def d_dy(name, shape, dtype=F32, lod_level=0):
+        shape = [2 if s < 0 else s for s in shape]
+        return fluid.dygraph.to_variable((np.zeros if dtype.startswith("int") else np.ones)(shape, dtype))
+
+    d = d_dy
+    flagged = n = 0
+    for cid, layer, arg, fn, feed in CASES:
+        if cid.startswith("dy-") or feed is not None:
+            continue
+        n += 1
+        with fluid.dygraph.guard():
+            try:
+                fn()
+                continue
+            except Exception as exc:  # noqa: BLE001
+                info = classify(exc, layer, arg)
+        if not info["user_line"] or info["raw_numpy"] or info["type"] in (
+                "IndexError", "KeyError", "AttributeError", "AxisError", "RuntimeError"):
+            flagged += 1
+            print(f"BAD {cid:32s} {info['type']} :: {info['msg']}")
+    print(f"\ndygraph: {n} cases, {flagged} flagged")
+
+
 if __name__ == "__main__":
-    main("-v" in sys.argv)
+    if "--dygraph" in sys.argv:
+        main_dygraph()
+    else:
+        main("-v" in sys.argv)

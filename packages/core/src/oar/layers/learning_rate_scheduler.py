@@ -220,10 +220,10 @@ def noam_decay(d_model: Any, warmup_steps: Any, learning_rate: Any = 1.0) -> Var
 
 def linear_lr_warmup(learning_rate: Any, warmup_steps: int, start_lr: float, end_lr: float) -> Variable:
     """``start_lr + (end_lr - start_lr) * step / warmup_steps`` while step < warmup_steps, then ``learning_rate``."""
+    _check_positive("linear_lr_warmup", "warmup_steps", warmup_steps)
     if _in_dygraph():  # learning_rate may be another dygraph schedule here
         return _dygraph_schedule("LinearLrWarmup", learning_rate, warmup_steps, start_lr, end_lr)
     _check_lr("linear_lr_warmup", learning_rate)
-    _check_positive("linear_lr_warmup", "warmup_steps", warmup_steps)
     if isinstance(learning_rate, Variable) and learning_rate.dtype not in ("float32", None):
         raise TypeError(f"linear_lr_warmup: learning_rate must be float32, given {learning_rate.dtype}")
     with default_main_program()._lr_schedule_guard():
