@@ -10,9 +10,9 @@ and is kept. The two ``append_batch_size=False`` one-liners are indented by
 four spaces in the seed (they sit inside a list item), so they are dedented:
 whitespace only.
 
-Not run: ``fluid.ParallelExecutor()`` with a list of feeds (lines 971-985),
-because Fluid 1.8 itself rejects it (``TypeError: __init__() missing 1
-required positional argument: 'use_cuda'``).
+``fluid.ParallelExecutor()`` with a list of feeds (lines 971-985) is
+rejected by Fluid 1.8.5 itself (``TypeError: __init__() missing 1 required
+positional argument: 'use_cuda'``); the test checks oar rejects it the same way.
 """
 
 import subprocess
@@ -42,6 +42,22 @@ exe.run(feed={
    "image": numpy.random.random(size=(32, 3, 224, 224)).astype('float32'),
    "label": numpy.random.random(size=(32, 1)).astype('int64')
 })
+"""
+
+PARALLEL_FEED_LIST = """
+parallel_executor = fluid.ParallelExecutor()
+parallel_executor.run(
+  feed=[
+     {
+       "image": numpy.random.random(size=(32, 3, 224, 224)).astype('float32'),
+       "label": numpy.random.random(size=(32, 1)).astype('int64')
+     },
+     {
+       "image": numpy.random.random(size=(16, 3, 224, 224)).astype('float32'),
+       "label": numpy.random.random(size=(16, 1)).astype('int64')
+     },
+  ]
+)
 """
 
 # harness: the same kind of batch again, now fetching the loss, and the weights to check it against
@@ -125,3 +141,10 @@ def test_append_batch_size_false_keeps_the_declared_shape():
     sentence = (HARNESS_IMPORT + textwrap.dedent(FIXED_SEQUENCE)
                 + 'print("SENTENCE", sentence.shape, sentence.lod_level)  # harness\n')
     assert "SENTENCE (80, -1, 1) 0" in run(port(sentence))
+
+
+def test_parallel_executor_without_use_cuda_is_a_type_error_as_in_fluid():
+    src = port(DATA_LAYER_CONFIG + "import numpy  # harness\n" + PARALLEL_FEED_LIST)
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "missing 1 required positional argument: 'use_cuda'" in r.stderr.strip().splitlines()[-1]
