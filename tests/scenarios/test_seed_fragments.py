@@ -12,6 +12,11 @@
   Fluid 1.8.5 as a ``lookup_table`` op with ``is_distributed``/``is_sparse``
   set; so it must in oar. ``input``, ``dict_size`` and ``embedding_width``
   are harness lines.
+* Seed 001, Batch Reader接口 (lines 571-581): ``custom_batch_reader`` is
+  written for Python 2 (``xrange``); a ``# harness`` line binds ``xrange``
+  to ``range`` (and imports ``numpy``, which the text leaves out). One batch
+  it yields is checked for the layout the text describes (128 one-column
+  tuples) and fed through ``fluid.DataFeeder`` to a 784-wide data layer.
 """
 
 import subprocess
@@ -53,6 +58,28 @@ print("ROWS", bool((out == w[[1, 3, 1]]).all()))  # harness
 """
 
 
+CUSTOM_BATCH_READER = """
+import numpy  # harness
+xrange = range  # harness: the sample is Python 2 code
+def custom_batch_reader():
+    while True:
+        batch = []
+        for i in xrange(128):
+            # 注意一定需要是tuple，所以是(data,)这样的写法
+            batch.append((numpy.random.uniform(-1, 1, 28*28),)) 
+        yield batch
+
+mnist_random_image_batch_reader = custom_batch_reader
+import paddle.fluid as fluid  # harness
+batch = next(mnist_random_image_batch_reader())  # harness
+image = fluid.layers.data(name='image', shape=[784], dtype='float32')  # harness
+fed = fluid.DataFeeder(feed_list=[image], place=fluid.CPUPlace()).feed(batch)  # harness
+arr = numpy.array(fed['image'])  # harness
+print("BATCH", len(batch), all(isinstance(t, tuple) and len(t) == 1 for t in batch), arr.shape, arr.dtype,  # harness
+      bool((numpy.abs(arr) <= 1).all()), bool(numpy.allclose(arr, numpy.stack([t[0] for t in batch]))))  # harness
+"""  # noqa: W291 (the seed's trailing space)
+
+
 def port(src: str) -> str:
     """The user's change: import lines only."""
     return src.replace("import paddle.fluid as fluid", "from oar import fluid")
@@ -74,3 +101,9 @@ def test_distributed_embedding_flag_builds_and_runs_locally():
     assert r.returncode == 0, r.stderr
     assert "OP lookup_table True True (10, 4) (3, 4)" in r.stdout
     assert "ROWS True" in r.stdout
+
+
+def test_python2_custom_batch_reader_feeds_a_data_layer():
+    r = run(CUSTOM_BATCH_READER)
+    assert r.returncode == 0, r.stderr
+    assert "BATCH 128 True (128, 784) float32 True True" in r.stdout
