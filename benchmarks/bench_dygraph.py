@@ -6,7 +6,8 @@
 - ``dygraph_mnist_cnn``: seed 004's MNIST model (Conv2D 5x5 -> max Pool2D -> Conv2D -> Pool2D ->
   Linear softmax), Adam, batch 100, against PyTorch eager and oar static.
 - ``dygraph_per_op``: 200 ``x = x + y`` on [4] tensors in a Python loop (no autograd), against
-  PyTorch eager. Target: oar <= 2 x torch per op.
+  PyTorch eager. Target: oar <= 2 x torch per op. ``dygraph_per_op_taped``: the same with the
+  first operand requiring a gradient, so both frameworks record their tape.
 """
 
 from __future__ import annotations
@@ -249,6 +250,36 @@ def perop_torch_step():
     return step
 
 
+def _build_perop_grad(fluid):
+    a, b = fluid.dygraph.to_variable(A4), fluid.dygraph.to_variable(B4)
+    a.stop_gradient = False
+
+    def step():
+        x = a
+        for _ in range(N_OPS):
+            x = x + b
+        return x.numpy()
+
+    return step
+
+
+def perop_grad_oar_step():
+    return _eager(_build_perop_grad)
+
+
+def perop_grad_torch_step():
+    torch = require("torch")
+    a, b = torch.from_numpy(A4.copy()).requires_grad_(), torch.from_numpy(B4.copy())
+
+    def step():
+        x = a
+        for _ in range(N_OPS):
+            x = x + b
+        return x.detach().numpy()
+
+    return step
+
+
 def perop_numpy_step():
     def step():
         x = A4
@@ -270,4 +301,7 @@ BENCHMARKS = [
     Benchmark("dygraph_per_op", "200 eager adds on [4] tensors (Python loop, no autograd)",
               {"oar": perop_oar_step, "numpy": perop_numpy_step, "torch": perop_torch_step},
               ops_per_step=N_OPS, targets={"oar/torch": 2.0}),
+    Benchmark("dygraph_per_op_taped", "200 eager adds on [4] tensors recording the autograd tape",
+              {"oar": perop_grad_oar_step, "numpy": perop_numpy_step, "torch": perop_grad_torch_step},
+              ops_per_step=N_OPS),
 ]

@@ -135,3 +135,20 @@ def test_op_without_gradient_on_the_path_is_a_clear_error():
 def test_append_backward_needs_a_variable():
     with pytest.raises(TypeError, match="loss must be a Variable"):
         fluid.backward.append_backward("loss")
+
+
+def test_two_gradients_calls_do_not_overwrite_each_other():
+    """A second backward pass names its gradients apart from the first (Fluid uses a prefix)."""
+    import numpy as np
+    from oar import fluid
+
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data("x", [1], append_batch_size=False)
+        x.stop_gradient = False
+        (g1,) = fluid.gradients(fluid.layers.scale(x, 2.0), x)
+        (g2,) = fluid.gradients(fluid.layers.scale(x, 5.0), x)
+    assert g1.name != g2.name
+    got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": np.ones(1, "float32")}, fetch_list=[g1, g2])
+    np.testing.assert_allclose(got[0], [2.0])
+    np.testing.assert_allclose(got[1], [5.0])

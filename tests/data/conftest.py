@@ -6,8 +6,6 @@ import time
 
 import pytest
 
-pytest.importorskip("oar_data")
-
 
 def _extra_threads(before):
     return [t for t in threading.enumerate() if t not in before and t.is_alive()]

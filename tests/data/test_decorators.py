@@ -7,6 +7,8 @@ import numpy as np
 import oar
 import pytest
 
+pytest.importorskip("oar_data")
+
 R = oar.reader
 
 
@@ -19,8 +21,7 @@ def rng_reader(n, start=0):
 
 def failing_reader(after):
     def reader():
-        for i in range(after):
-            yield i
+        yield from range(after)
         raise KeyError("broken sample source")
 
     return reader
@@ -159,4 +160,4 @@ def test_third_party_decorator_through_the_hook():
     assert list(oar.reader.every_other_test(rng_reader(5))()) == [0, 2, 4]
     assert "every_other_test" in dir(oar.reader)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        oar.reader.nope
+        oar.reader.nope  # noqa: B018

@@ -3,6 +3,8 @@
 import pytest
 from oar import fluid
 
+pytest.importorskip("oar_data")
+
 
 def batches():
     yield from ([i] for i in range(7))

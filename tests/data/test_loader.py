@@ -8,6 +8,8 @@ import oar
 import pytest
 from oar import fluid
 
+pytest.importorskip("oar_data")
+
 N_SAMPLES = 100
 BATCH = 32
 
@@ -120,7 +122,7 @@ def test_iterable_several_places(nplaces, expected_steps, no_leaks):
 
 
 def test_return_list():
-    main, startup, image_label = fluid.Program(), fluid.Program(), None
+    main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         image = fluid.layers.data(name="image", dtype="float32", shape=[784])
         label = fluid.layers.data(name="label", dtype="int64", shape=[1])
@@ -217,7 +219,7 @@ def test_train_test_pair_shares_parameters(no_leaks):
 
 
 def broken_reader():
-    for i in range(5):
+    for _i in range(5):
         yield np.zeros(784, "float32"), np.array([1], "int64")
     raise IndexError("sample 5 is broken")
 
@@ -341,3 +343,128 @@ def test_dataloader_from_generator_and_multiprocess(no_leaks):
         list(loader())
     with pytest.raises(NotImplementedError, match="from_generator"):
         fluid.io.DataLoader.from_dataset(None, fluid.cpu_places(1))
+
+
+def test_dygraph_loader_yields_eager_variables(no_leaks):
+    def gen():
+        for i in range(10):
+            yield np.full((4,), i, "float32"), np.array([i], "int64")
+
+    with fluid.dygraph.guard():
+        loader = fluid.io.DataLoader.from_generator(capacity=4, return_list=True)
+        loader.set_sample_generator(gen, batch_size=3, places=fluid.CPUPlace())
+        batches = list(loader())
+        assert len(batches) == 3  # drop_last=True by default
+        img, label = batches[1]
+        assert isinstance(img, fluid.dygraph.VarBase) and img.shape == [3, 4] and label.shape == [3, 1]
+        np.testing.assert_array_equal(label.numpy().ravel(), [3, 4, 5])
+        assert img.stop_gradient
+        loader.set_batch_generator(lambda: iter([[np.ones((2, 3), "float32")]]), places=fluid.CPUPlace())
+        (only,) = next(iter(loader()))
+        assert only.numpy().sum() == 6
+        with pytest.raises(ValueError, match="return_list=True"):
+            fluid.io.DataLoader.from_generator(capacity=4)
+
+
+def test_multiprocess_loader_stops_a_slow_child_early(no_leaks):
+    import time
+
+    def slow():
+        for i in range(100):
+            time.sleep(0.2)
+            yield np.zeros(784, "float32"), np.array([i % 10], "int64")
+
+    main, startup, reader, image, label, total = build(True, capacity=2)
+    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=2, use_multiprocess=True)
+    loader.set_sample_generator(slow, batch_size=1, places=fluid.CPUPlace())
+    for _ in loader():
+        break  # the child is still sleeping in its generator: it must be terminated, not waited for
+
+
+@pytest.mark.parametrize("iterable", [True, False])
+def test_lod_input_through_the_loader(iterable, no_leaks):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        words = fluid.layers.data(name="words", shape=[1], dtype="int64", lod_level=1)
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        reader = fluid.io.PyReader(feed_list=[words, label], capacity=2, iterable=iterable)
+        doubled = fluid.layers.scale(words, scale=2.0)
+
+    def sentences():
+        yield [1, 2, 3], [0]
+        yield [4], [1]
+        yield [5, 6], [0]
+
+    reader.decorate_sample_generator(sentences, batch_size=3, places=fluid.CPUPlace() if iterable else None)
+    exe = fluid.Executor(fluid.CPUPlace())
+    if iterable:
+        (data,) = list(reader())
+        assert data[0]["words"].recursive_sequence_lengths() == [[3, 1, 2]]
+        out = exe.run(main, feed=data, fetch_list=[words, doubled], return_numpy=False)
+    else:
+        reader.start()
+        out = exe.run(main, fetch_list=[words, doubled], return_numpy=False)
+        with pytest.raises(fluid.core.EOFException):
+            exe.run(main, fetch_list=[words])
+        reader.reset()
+    assert out[0].recursive_sequence_lengths() == [[3, 1, 2]]
+    np.testing.assert_array_equal(np.array(out[0]).ravel(), [1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(np.array(out[1]).ravel(), [2, 4, 6, 8, 10, 12])
+
+
+def test_non_iterable_batches_go_to_the_executors_device(monkeypatch):
+    """On a non-CPU device the executor moves reader batches to it, as it does user feeds."""
+    main, startup, reader, image, label, total = build(False)
+    reader.decorate_batch_generator(fake_batch_reader)
+    exe = fluid.Executor(fluid.CPUPlace())
+    moved, seen = [], {}
+
+    class FakeDevice:
+        name = "fake"
+
+        def from_host(self, arr, device_id):
+            moved.append(arr.shape)
+            return arr
+
+    class StubPlan:
+        def run(self, arrays, lods, scope, return_numpy):
+            seen.update(arrays)
+            return []
+
+    monkeypatch.setattr(exe, "_device", FakeDevice())
+    monkeypatch.setattr(exe, "_plan", lambda *a: StubPlan())
+    reader.start()
+    exe.run(main, fetch_list=[])
+    reader.reset()
+    assert sorted(moved) == [(BATCH, 1), (BATCH, 784)] and set(seen) == {"image", "label"}
+
+
+def test_several_places_keep_the_short_last_group_without_drop_last():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        image = fluid.layers.data(name="image", dtype="float32", shape=[784])
+        label = fluid.layers.data(name="label", dtype="int64", shape=[1])
+    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, drop_last=False)
+    loader.set_batch_generator(fake_batch_reader, places=fluid.cpu_places(3))
+    assert [len(step) for step in loader()] == [3, 3, 3, 1]
+
+
+@pytest.mark.parametrize("nplaces,expected_steps", [(2, 5), (3, 3)])
+def test_non_iterable_data_parallel_reads_one_batch_per_device(nplaces, expected_steps, no_leaks):
+    main, startup, reader, image, label, total = build(False)
+    reader.decorate_batch_generator(fake_batch_reader)
+    prog = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(nplaces))
+    exe = fluid.Executor(fluid.CPUPlace())
+    firsts = []
+    reader.start()
+    try:
+        while True:
+            out = exe.run(prog, fetch_list=[image])[0]
+            assert out.shape[0] == BATCH * nplaces
+            firsts.append(out[::BATCH, 0].astype(int).tolist())
+    except fluid.core.EOFException:
+        reader.reset()
+    # consecutive batches, one per device; the incomplete last group is dropped
+    assert len(firsts) == expected_steps and sum(firsts, []) == list(range(expected_steps * nplaces))
+    # the plain program still reads one batch per run
+    assert len(run_non_iterable(exe, main, reader, image)) == 10

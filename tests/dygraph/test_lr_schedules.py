@@ -74,3 +74,31 @@ def test_bad_arguments():
         dg.PiecewiseDecay([1, 2], [0.1], 0)
     with pytest.raises(ValueError, match="end_lr"):
         dg.LinearLrWarmup(0.1, 3, 0.5, 0.1)
+
+
+def test_layers_decay_functions_return_dygraph_schedules():
+    with dg.guard():
+        cases = [
+            (fluid.layers.exponential_decay(0.1, 5, 0.5), dg.ExponentialDecay),
+            (fluid.layers.natural_exp_decay(0.1, 5, 0.5, True), dg.NaturalExpDecay),
+            (fluid.layers.inverse_time_decay(0.1, 5, 0.5), dg.InverseTimeDecay),
+            (fluid.layers.polynomial_decay(0.01, 10, 0.001), dg.PolynomialDecay),
+            (fluid.layers.piecewise_decay([3, 6], [0.1, 0.05, 0.01]), dg.PiecewiseDecay),
+            (fluid.layers.cosine_decay(0.1, 3, 4), dg.CosineDecay),
+            (fluid.layers.noam_decay(64, 4), dg.NoamDecay),
+            (fluid.layers.linear_lr_warmup(0.1, 4, 0.0, 0.1), dg.LinearLrWarmup),
+        ]
+        for sched, cls in cases:
+            assert type(sched) is cls
+        np.testing.assert_allclose([cases[3][0]() for _ in range(3)], EXPECTED["poly"][1][:3], rtol=1e-6)
+        lin = dg.Linear(2, 1)
+        opt = fluid.optimizer.SGD(learning_rate=fluid.layers.piecewise_decay([1], [1.0, 0.5]),
+                                  parameter_list=lin.parameters())
+        x = dg.to_variable(np.ones((1, 2), "float32"))
+        w0 = lin.weight.numpy()
+        for _ in range(2):
+            loss = fluid.layers.mean(lin(x))
+            loss.backward()
+            opt.minimize(loss)
+            lin.clear_gradients()
+        np.testing.assert_allclose(lin.weight.numpy(), w0 - 1.5, rtol=1e-6)

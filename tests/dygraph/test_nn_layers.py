@@ -165,3 +165,29 @@ def test_containers_in_state_dict():
         model = dg.Sequential(("first", dg.Linear(2, 3)), ("second", dg.Linear(3, 1)))
         assert list(model.state_dict()) == ["first.weight", "first.bias", "second.weight", "second.bias"]
         assert model["second"] is model[1]
+
+
+@_needs("lookup_table")
+def test_sparse_embedding_updates_only_looked_up_rows():
+    with dg.guard():
+        emb = dg.Embedding(size=[10, 3], is_sparse=True)
+        ids = dg.to_variable(np.array([[1], [4], [1]], "int64"))
+        for opt_cls in (fluid.optimizer.SGD, fluid.optimizer.Adam):
+            opt = opt_cls(learning_rate=0.1, parameter_list=emb.parameters())
+            w0 = emb.weight.numpy()
+            loss = fluid.layers.mean(emb(ids) * 2.0)
+            loss.backward()
+            assert type(emb.weight._grad).__name__ == "SelectedRows"
+            assert emb.weight.gradient().shape == (10, 3)
+            opt.minimize(loss)
+            emb.clear_gradients()
+            changed = np.where((emb.weight.numpy() != w0).any(axis=1))[0].tolist()
+            assert changed == [1, 4], opt_cls.__name__
+        # with weight decay the gradient is densified (every row decays), as in Fluid
+        opt = fluid.optimizer.SGD(learning_rate=0.1, parameter_list=emb.parameters(),
+                                  regularization=fluid.regularizer.L2Decay(0.01))
+        w0 = emb.weight.numpy()
+        loss = fluid.layers.mean(emb(ids))
+        loss.backward()
+        opt.minimize(loss)
+        assert (emb.weight.numpy() != w0).any(axis=1).all()

@@ -11,7 +11,6 @@ import importlib.util
 import pathlib
 
 import attrs
-
 import numpy as np
 import pytest
 from oar import fluid

@@ -1,6 +1,9 @@
 """Seed 004's MNIST model, written as in the seed (only imports changed): debugging printouts,
 L2-regularised Adam with PolynomialDecay, and the epoch-0 checkpoint resume check."""
 
+# the seed's code is kept as the seed writes it
+# ruff: noqa: UP008, UP032, F841, E111, E114, E117
+
 import contextlib
 import importlib.util
 import io
@@ -94,7 +97,7 @@ def test_check_shape_and_content_printouts():
     assert acc.shape == [1]
 
 
-def _train(epochs, start_epoch=0, state=None, save_after_epoch=None, n=160, bs=40):
+def _train(epochs, start_epoch=0, state=None, save_after_epoch=None, n=60, bs=20):
     imgs, labels = _models.synthetic_mnist(n, seed=11)
     losses, saved = [], None
     with fluid.dygraph.guard(place=fluid.CPUPlace()):
@@ -131,7 +134,7 @@ def _train(epochs, start_epoch=0, state=None, save_after_epoch=None, n=160, bs=4
 def test_seed_resume_from_epoch0_gives_identical_losses():
     full, state = _train(3, save_after_epoch=0)
     resumed, _ = _train(3, start_epoch=1, state=state)
-    assert len(resumed) == len(full) - 4
-    for a, b in zip(full[4:], resumed):
+    assert len(resumed) == len(full) - 3
+    for a, b in zip(full[3:], resumed):
         assert np.array_equal(a, b), (a, b)
     assert float(full[-1][0]) < float(full[0][0])

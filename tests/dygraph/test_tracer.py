@@ -188,3 +188,36 @@ def test_dygraph_grad_returns_without_accumulating():
         strategy.sort_sum_gradient = True
         fluid.layers.mean(x * x).backward(strategy)
         np.testing.assert_allclose(x.gradient(), np.array([2.0, 4.0, 6.0]) / 3, rtol=1e-6)
+
+
+def test_tape_is_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+
+    with fluid.dygraph.guard():
+        x = _var(np.ones((3, 4)))
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            h = fluid.layers.relu(x * 2.0)
+            loss = fluid.layers.mean(h)
+            probe = weakref.ref(h)
+            del h
+            assert probe() is not None  # kept alive by the tape below the loss
+            del loss
+            assert probe() is None  # no var <-> node cycle keeps the step's tape
+        finally:
+            if was:
+                gc.enable()
+
+
+def test_plugin_provided_dygraph_names_say_what_to_install():
+    from oar.errors import MissingPluginError
+    from oar.plugins import registries
+
+    if "dygraph.parallel" in registries().fluid_api:
+        pytest.skip("oar-dist is installed")
+    with pytest.raises(MissingPluginError, match="oar-dist"):
+        fluid.dygraph.parallel.Env()
+    with pytest.raises(AttributeError):
+        fluid.dygraph.no_such_name

@@ -86,6 +86,12 @@ CASES = [
            {"paddings": [3, 3], "padding_algorithm": "VALID"}, ref=conv_ref, name="valid"),
     OpCase("conv2d", {"Input": r(1, 4, 4, 2), "Filter": r(3, 2, 2, 2)},
            {"data_format": "NHWC"}, ref=conv_ref, grad=G, name="nhwc"),
+    # padding wider than the dilated kernel: the stride-1 input gradient falls back to col2im
+    OpCase("conv2d", {"Input": r(1, 2, 3, 3), "Filter": r(2, 2, 1, 2)},
+           {"paddings": [1, 2]}, ref=conv_ref, grad=G, name="pad_beyond_kernel"),
+    OpCase("conv2d", {"Input": r(1, 4, 5, 5), "Filter": r(4, 2, 3, 3)},
+           {"groups": 2, "strides": [2, 2], "dilations": [1, 2], "paddings": [1, 1]}, ref=conv_ref, grad=G,
+           name="groups_stride_dilation"),
     OpCase("depthwise_conv2d", {"Input": r(1, 3, 4, 4), "Filter": r(6, 1, 3, 3)},
            {"groups": 3, "paddings": [1, 1]}, ref=conv_ref, grad=G, name="depthwise"),
     OpCase("conv2d_transpose", {"Input": r(1, 2, 3, 3), "Filter": r(2, 3, 3, 3)},
@@ -96,6 +102,8 @@ CASES = [
     OpCase("conv2d_transpose", {"Input": r(1, 4, 2, 2), "Filter": r(4, 1, 3, 3)},
            {"strides": [2, 2], "groups": 2, "output_size": [6, 5]}, ref=conv_t_ref, grad=G,
            name="groups_output_size"),
+    OpCase("depthwise_conv2d_transpose", {"Input": r(1, 3, 3, 3), "Filter": r(3, 1, 3, 3)},
+           {"strides": [2, 2], "groups": 3, "paddings": [1, 1]}, ref=conv_t_ref, grad=G, name="depthwise"),
 ]
 
 

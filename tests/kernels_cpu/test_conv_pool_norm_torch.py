@@ -25,8 +25,9 @@ def _program(op_type, inputs, attrs, out_slot, grad_slots, extra_outputs, dout_s
     return main, [g.name for g in grads]
 
 
-def run_op(op_type, inputs, attrs, out_slot, grad_slots=(), extra_outputs=()):
-    """Run one op on float64 inputs; returns (output, {slot: d(sum(out * dout))/d input}, dout)."""
+def run_op(op_type, inputs, attrs, out_slot, grad_slots=(), extra_outputs=(), fetch_extra=False):
+    """Run one op on float64 inputs; returns (output, {slot: d(sum(out * dout))/d input}, dout)
+    (and {slot: value} of ``extra_outputs`` with ``fetch_extra``)."""
     exe = fluid.Executor(fluid.CPUPlace())
     feeds = {slot.lower(): arr for slot, arr in inputs.items()}
     fwd, _ = _program(op_type, inputs, attrs, out_slot, (), extra_outputs)
@@ -34,9 +35,13 @@ def run_op(op_type, inputs, attrs, out_slot, grad_slots=(), extra_outputs=()):
     (y,) = exe.run(fwd, feed=probe, fetch_list=[f"out_{out_slot.lower()}"], scope=fluid.Scope())
     d = rng.uniform(0.5, 1.5, y.shape)
     main, grad_names = _program(op_type, inputs, attrs, out_slot, grad_slots, extra_outputs, y.shape)
-    fetched = exe.run(main, feed=dict(feeds, dout=d), fetch_list=[f"out_{out_slot.lower()}"] + grad_names,
+    extra = [f"out_{s.lower()}" for s in extra_outputs] if fetch_extra else []
+    fetched = exe.run(main, feed=dict(feeds, dout=d), fetch_list=[f"out_{out_slot.lower()}"] + grad_names + extra,
                       scope=fluid.Scope())
-    return fetched[0], dict(zip(grad_slots, fetched[1:])), d
+    grads = dict(zip(grad_slots, fetched[1:1 + len(grad_names)]))
+    if fetch_extra:
+        return fetched[0], grads, d, dict(zip(extra_outputs, fetched[1 + len(grad_names):]))
+    return fetched[0], grads, d
 
 
 def torch_grads(fn, arrays, d):
@@ -149,9 +154,10 @@ def test_batch_norm_vs_torch(is_test):
 
 def test_batch_norm_moving_mean_vs_torch():
     x = rng.standard_normal((6, 2, 3, 3))
-    mean, var = np.zeros(2), np.ones(2)
-    run_op("batch_norm", {"X": x, "Scale": np.ones(2), "Bias": np.zeros(2), "Mean": mean, "Variance": var},
-           {"momentum": 0.9}, "Y", extra_outputs=("MeanOut", "VarianceOut", "SavedMean", "SavedVariance"))
+    *_, extra = run_op("batch_norm", {"X": x, "Scale": np.ones(2), "Bias": np.zeros(2), "Mean": np.zeros(2),
+                                      "Variance": np.ones(2)}, {"momentum": 0.9}, "Y",
+                       extra_outputs=("MeanOut", "VarianceOut", "SavedMean", "SavedVariance"), fetch_extra=True)
+    mean, var = extra["MeanOut"], extra["VarianceOut"]
     tm, tv = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)
     F.batch_norm(torch.tensor(x), tm, tv, training=True, momentum=0.1)
     np.testing.assert_allclose(mean, tm.numpy(), rtol=1e-10)

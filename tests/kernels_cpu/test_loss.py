@@ -68,11 +68,17 @@ def test_label_out_of_range_is_a_clear_runtime_error():
 
 
 def test_hard_label_must_be_int():
+    """A float hard label builds (as in Fluid 1.8) but running it is a clear error at the user's line."""
     from oar import fluid
+    from oar.errors import OpRuntimeError
 
-    with fluid.program_guard(fluid.Program(), fluid.Program()):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
         x = fluid.layers.data("x", shape=[3], dtype="float32")
         label = fluid.layers.data("label", shape=[1], dtype="float32")
-        with pytest.raises(TypeError, match="hard Label must be int64") as info:
-            fluid.layers.cross_entropy(x, label)
+        loss = fluid.layers.cross_entropy(x, label)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.raises(OpRuntimeError, match="hard Label must hold int64") as info:
+        exe.run(main, feed={"x": probs(2, 3).astype("float32"), "label": np.zeros((2, 1), "float32")},
+                fetch_list=[loss])
     assert "test_loss.py" in str(info.value)

@@ -96,6 +96,38 @@ CASES = [
            {"sigma": 2.0}, ref=_smooth_l1_ref, grad=["X", "Y"], grad_outputs=["Out"], name="weights"),
     OpCase("bpr_loss", {"X": LOGITS, "Label": HARD}, ref=_bpr_ref, grad=["X"]),
 ]
+def _tss_ref(X, Label, **_):
+    sp = np.logaddexp(0, X)
+    out = np.where(Label < -1, sp, np.where(Label < 0, sp - X, np.where(
+        Label < 1, 2 * sp - X * Label, 2 * sp - X - X * (Label - 1))))
+    return {"Y": out}
+
+
+def _focal_ref(X, Label, FgNum, gamma=2.0, alpha=0.25):
+    p = 1 / (1 + np.exp(-X))
+    out = np.zeros_like(X)
+    fg = max(FgNum[0], 1)
+    for i in range(X.shape[0]):
+        for c in range(X.shape[1]):
+            g = Label[i, 0]
+            if g == c + 1:
+                out[i, c] = -alpha / fg * (1 - p[i, c]) ** gamma * np.log(p[i, c])
+            elif g != -1:
+                out[i, c] = -(1 - alpha) / fg * p[i, c] ** gamma * np.log(1 - p[i, c])
+    return {"Out": out}
+
+
+CASES += [
+    OpCase("teacher_student_sigmoid_loss", {"X": np.array([[0.3], [-1.2], [0.8], [2.0]]),
+                                            "Label": np.array([[-2.0], [-0.5], [0.3], [1.7]])},
+           ref=_tss_ref, grad=["X"]),
+    OpCase("sigmoid_focal_loss", {"X": r(4, 3) * 2, "Label": np.array([[1], [0], [3], [-1]], "int32"),
+                                  "FgNum": np.array([2], "int32")}, {"gamma": 2.0, "alpha": 0.25},
+           ref=_focal_ref, grad=["X"]),
+    OpCase("sigmoid_focal_loss", {"X": r(3, 2), "Label": np.array([[2], [1], [0]], "int32"),
+                                  "FgNum": np.array([0], "int32")}, {"gamma": 0.5, "alpha": 0.6},
+           ref=_focal_ref, grad=["X"], name="gamma_half"),
+]
 for red in ("none", "sum", "mean", "batchmean"):
     CASES.append(OpCase("kldiv_loss", {"X": np.log(SOFT), "Target": np.where(SOFT > 0.1, SOFT, 0)},
                         {"reduction": red}, ref=_kl_ref, grad=["X"], name=red))

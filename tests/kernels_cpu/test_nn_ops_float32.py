@@ -10,7 +10,7 @@ from oar.testing import run_forward
 
 HERE = pathlib.Path(__file__).parent
 MODULES = ["test_embedding", "test_losses", "test_reduce", "test_manip", "test_indexing", "test_search",
-           "test_clip", "test_compare", "test_ranges", "test_tensor_misc", "test_rank_losses", "test_random_like"]
+           "test_clip", "test_compare", "test_ranges", "test_tensor_misc", "test_rank_losses", "test_random_like", "test_rearrange"]
 
 
 def _cases():

@@ -119,6 +119,20 @@ def ref_adam(Param, Grad, LearningRate, Moment1, Moment2, Beta1Pow, Beta2Pow, be
             "Beta1PowOut": Beta1Pow * b1, "Beta2PowOut": Beta2Pow * b2}
 
 
+def ref_average_accumulates(param, in_sum_1, in_sum_2, in_sum_3, in_num_accumulates, in_old_num_accumulates,
+                             in_num_updates, average_window=0.0, max_average_window=2**63 - 1,
+                             min_average_window=10000):
+    n_upd, n_acc, old = int(in_num_updates[0]) + 1, int(in_num_accumulates[0]) + 1, int(in_old_num_accumulates[0])
+    s1, s2, s3 = in_sum_1 + param, in_sum_2, in_sum_3
+    if n_upd % 16384 == 0:
+        s1, s2 = np.zeros_like(s1), s2 + s1
+    if n_acc >= min_average_window and n_acc >= min(max_average_window, int(n_upd * average_window)):
+        s1, s2, s3, old, n_acc = np.zeros_like(s1), np.zeros_like(s2), s1 + s2, n_acc, 0
+    i64 = lambda v: np.array([v], "int64")  # noqa: E731
+    return {"out_sum_1": s1, "out_sum_2": s2, "out_sum_3": s3, "out_num_accumulates": i64(n_acc),
+            "out_old_num_accumulates": i64(old), "out_num_updates": i64(n_upd)}
+
+
 REFS = {"momentum": ref_momentum, "lars_momentum": ref_lars_momentum, "adagrad": ref_adagrad,
         "decayed_adagrad": ref_decayed_adagrad, "rmsprop": ref_rmsprop, "adamax": ref_adamax,
         "adadelta": ref_adadelta, "ftrl": ref_ftrl, "lamb": ref_lamb, "adam": ref_adam}
@@ -170,11 +184,27 @@ CASES = [
 ]
 
 
+def _avg_ins(n_acc, n_upd):
+    return {"param": r(2, 3), "in_sum_1": r(2, 3), "in_sum_2": r(2, 3), "in_sum_3": r(2, 3),
+            "in_num_accumulates": np.array([n_acc], "int64"), "in_old_num_accumulates": np.array([4], "int64"),
+            "in_num_updates": np.array([n_upd], "int64")}
+
+
+for _name, _ins_avg, _attrs in [
+    ("accumulate", _avg_ins(1, 5), {"average_window": 0.5, "min_average_window": 3, "max_average_window": 10}),
+    ("window_restart", _avg_ins(2, 5), {"average_window": 0.5, "min_average_window": 3, "max_average_window": 10}),
+    ("spill", _avg_ins(6, 16383), {"average_window": 0.5, "min_average_window": 100, "max_average_window": 10**6}),
+]:
+    CASES.append(OpCase("average_accumulates", _ins_avg, _attrs, ref=ref_average_accumulates, name=_name))
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_update_op(case):
     fed = attrs.evolve(case, inputs=copy.deepcopy(case.inputs))
     got = run_forward(fed)
-    expected = case.ref(**{k: v.astype("float64") for k, v in copy.deepcopy(case.inputs).items()}, **case.attrs)
+    pristine = copy.deepcopy(case.inputs)
+    expected = case.ref(**{k: v.astype("float64") if v.dtype.kind == "f" else v for k, v in pristine.items()},
+                        **case.attrs)
     for slot, exp in expected.items():
         if slot not in got:
             continue

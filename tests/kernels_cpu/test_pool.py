@@ -71,6 +71,9 @@ CASES = [
     _case((1, 2, 6, 4), "adaptive_even_avg", pooling_type="avg", adaptive=True, ksize=[3, 2]),
     _case((1, 2, 5, 5), "adaptive_uneven_avg", pooling_type="avg", adaptive=True, ksize=[3, 2]),
     _case((1, 2, 5, 5), "adaptive_uneven_max", adaptive=True, ksize=[3, 2]),
+    # adaptive output larger than the input: overlapping windows (Fluid allows it)
+    _case((1, 2, 2, 3), "adaptive_upsample_avg", pooling_type="avg", adaptive=True, ksize=[3, 5]),
+    _case((1, 2, 2, 3), "adaptive_upsample_max", adaptive=True, ksize=[3, 5]),
     _case((1, 4, 4, 2), "nhwc", data_format="NHWC", strides=[2, 2]),
 ]
 
@@ -120,4 +123,30 @@ def test_max_pool_grad_ties_go_to_first_maximum(ksize, strides):
             for a in range(2):
                 for b in range(2):
                     expected[a, b, h0 + first[a, b] // ksize[1], w0 + first[a, b] % ksize[1]] += 1
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("require_index", [False, True])
+def test_uneven_adaptive_max_grad_ties_go_to_first_maximum(require_index):
+    from oar import fluid
+
+    x = rng.integers(0, 2, (2, 3, 7, 5)).astype("float64")
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        xv = fluid.data("x", [2, 3, 7, 5], "float64")
+        xv.stop_gradient = False
+        y = fluid.layers.adaptive_pool2d(xv, [3, 2], "max", require_index=require_index)
+        y = y[0] if require_index else y
+        (g,) = fluid.gradients([y], [xv])
+    got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": x}, fetch_list=[g], scope=fluid.Scope())[0]
+    expected = np.zeros_like(x)
+    for i in range(3):
+        h0, h1 = i * 7 // 3, -(-(i + 1) * 7 // 3)
+        for j in range(2):
+            w0, w1 = j * 5 // 2, -(-(j + 1) * 5 // 2)
+            cell = x[:, :, h0:h1, w0:w1].reshape(2, 3, -1)
+            first = cell.argmax(axis=2)
+            for a in range(2):
+                for b in range(3):
+                    expected[a, b, h0 + first[a, b] // (w1 - w0), w0 + first[a, b] % (w1 - w0)] += 1
     np.testing.assert_array_equal(got, expected)

@@ -7,6 +7,12 @@ from oar.testing import OpCase, check_case, run_forward
 INPUT = np.zeros((5, 2), "float32")
 
 CASES = [
+    # min == max - tiny: every draw is (almost) the same value, so the result is checkable exactly
+    OpCase("uniform_random_batch_size_like", {"Input": INPUT}, {"shape": [-1, 3], "min": 1.0, "max": 1.0 + 1e-9},
+           ref=lambda Input, **_: {"Out": np.ones((5, 3), "float32")}),
+    OpCase("gaussian_random_batch_size_like", {"Input": INPUT}, {"shape": [2, -1], "output_dim_idx": 1,
+                                                                 "input_dim_idx": 1, "mean": 4.0, "std": 0.0},
+           ref=lambda Input, **_: {"Out": np.full((2, 2), 4.0, "float32")}),
     # one-hot rows: the sample is certain
     OpCase("sampling_id", {"X": np.eye(4, dtype="float32")[[2, 0, 3]]}, {"seed": 3},
            ref=lambda X, **_: {"Out": np.array([2, 0, 3])}),

@@ -53,6 +53,14 @@ def test_depthwise_when_cudnn_off(prog):
     assert _ops(main)[0] == "depthwise_conv2d" and _ops(main)[2] == "conv2d"
 
 
+def test_depthwise_transpose_when_cudnn_off(prog):
+    main, _ = prog
+    x = fluid.data("x", [None, 4, 8, 8])
+    fluid.layers.conv2d_transpose(x, 4, filter_size=3, groups=4, use_cudnn=False)
+    fluid.layers.conv2d_transpose(x, 4, filter_size=3, groups=4)
+    assert _ops(main) == ["depthwise_conv2d_transpose", "elementwise_add", "conv2d_transpose", "elementwise_add"]
+
+
 def test_conv2d_transpose_sizes(prog):
     x = fluid.data("x", [None, 4, 8, 8])
     assert fluid.layers.conv2d_transpose(x, 3, filter_size=3, stride=2).shape == (-1, 3, 17, 17)
@@ -72,13 +80,14 @@ def test_conv2d_transpose_sizes(prog):
     (lambda x: fluid.layers.pool2d(x), "pool_size"),
     (lambda x: fluid.layers.pool2d(x, 2, "sum"), "pool_type"),
     (lambda x: fluid.layers.pool2d(x, 2, pool_padding="VALID", ceil_mode=True), "ceil_mode"),
-    (lambda x: fluid.layers.adaptive_pool2d(x, 9), "larger than the input"),
+    (lambda x: fluid.layers.adaptive_pool2d(x, 0), "pool_size"),
     (lambda x: fluid.layers.adaptive_pool2d(x, 2, "avg", require_index=True), "require_index"),
     (lambda x: fluid.layers.conv2d_transpose(x, 3), "filter_size or output_size"),
     (lambda x: fluid.layers.conv2d_transpose(x, 3, output_size=40, filter_size=3, stride=2), "output_size"),
     (lambda x: fluid.layers.batch_norm(x, data_layout="NCDHW"), "data_layout"),
     (lambda x: fluid.layers.layer_norm(x, begin_norm_axis=4), "begin_norm_axis"),
     (lambda x: fluid.layers.dropout(x, 1.2), "dropout_prob"),
+    (lambda x: fluid.layers.lrn(x, n=4), "odd"),
     (lambda x: fluid.layers.dropout(x, 0.5, dropout_implementation="scale"), "dropout_implementation"),
     (lambda x: fluid.layers.image_resize(x), "out_shape"),
     (lambda x: fluid.layers.image_resize(x, [4, 4], resample="CUBIC"), "resample"),
@@ -168,3 +177,26 @@ def test_dropout_seed_from_program_random_seed(prog):
     fluid.layers.dropout(x, 0.3)
     op = main.global_block().ops[0]
     assert op.attrs["fix_seed"] and op.attrs["seed"] == 33
+
+
+def test_resize_sizes_from_variables(prog):
+    main, startup = prog
+    x = fluid.data("x", [2, 3, 4, 6])
+    size = fluid.data("size", [2], "int32")
+    scale = fluid.data("scale", [1], "float32")
+    h = fluid.layers.fill_constant([1], "int32", 5)
+    by_tensor = fluid.layers.resize_bilinear(x, out_shape=size)
+    by_list = fluid.layers.resize_nearest(x, out_shape=[h, 9])
+    by_scale = fluid.layers.resize_bilinear(x, scale=scale)
+    actual = fluid.layers.resize_nearest(x, out_shape=[1, 1], actual_shape=size)
+    assert by_tensor.shape == (2, 3, -1, -1)
+    ops = [op for op in main.global_block().ops if op.type.endswith("_interp")]
+    assert [sorted(k for k, v in op.inputs.items() if v) for op in ops] == [
+        ["OutSize", "X"], ["SizeTensor", "X"], ["Scale", "X"], ["OutSize", "X"]]
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    xv = np.random.default_rng(0).random((2, 3, 4, 6)).astype("float32")
+    outs = exe.run(main, feed={"x": xv, "size": np.array([7, 3], "int32"), "scale": np.array([0.5], "float32")},
+                   fetch_list=[by_tensor, by_list, by_scale, actual], scope=scope)
+    assert [o.shape for o in outs] == [(2, 3, 7, 3), (2, 3, 5, 9), (2, 3, 2, 3), (2, 3, 7, 3)]

@@ -122,3 +122,59 @@ def test_random_like_layers_and_bad_input():
             L.shard_index(L.data("ids", [1], dtype="int64"), 20, 2, 2)
     out = fluid.Executor(fluid.CPUPlace()).run(main, feed={"n": np.zeros((6, 4), "float32")}, fetch_list=[u, g])
     assert out[0].shape == (6, 7) and out[1].shape == (6, 3)
+
+
+def test_rearrange_layers_build_fluid_ops_and_run():
+    x = rng.normal(size=(4, 3)).astype("float32")
+    img = rng.normal(size=(1, 8, 2, 2)).astype("float32")
+
+    def net():
+        a, im = _x("x", x.shape), _x("img", img.shape)
+        return [L.pixel_shuffle(im, 2), L.shuffle_channel(im, 2), L.crop_tensor(a, [2, -1], [1, 0]),
+                L.pad_constant_like(a, L.crop_tensor(a, [2, 2]), 9.0), L.tril(a), L.triu(a, 1),
+                L.scatter_nd(L.assign(np.array([[0], [0]], "int64")), L.assign(np.ones((2, 3), "float32")), [2, 3]),
+                L.randint(5, shape=[3]), L.rank(im), L.logsumexp(a, dim=1, keepdim=True), L.logsumexp(a)]
+
+    ps, sc, cr, pcl, lo, up, snd, ri, rk, lse, lse_all = _run(net, {"x": x, "img": img})
+    assert ps.shape == (1, 2, 4, 4) and sc.shape == img.shape
+    np.testing.assert_array_equal(cr, x[1:3])
+    np.testing.assert_array_equal(pcl[:2, :2], x[:2, :2])
+    assert (pcl[2:] == 9).all() and (pcl[:, 2:] == 9).all()
+    np.testing.assert_array_equal(lo, np.tril(x))
+    np.testing.assert_array_equal(up, np.triu(x, 1))
+    np.testing.assert_array_equal(snd, [[2, 2, 2], [0, 0, 0]])
+    assert ri.dtype == np.int64 and ri.shape == (3,) and (0 <= ri).all() and (ri < 5).all()
+    assert rk.shape == () and int(rk) == 4
+    np.testing.assert_allclose(lse, np.log(np.exp(x).sum(1, keepdims=True)), rtol=1e-5)
+    np.testing.assert_allclose(lse_all, [np.log(np.exp(x).sum())], rtol=1e-5)
+
+
+def test_ctr_losses_layers():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        t = L.teacher_student_sigmoid_loss(_x("x", (3, 1)), _x("l", (3, 1)))
+        f = L.sigmoid_focal_loss(_x("y", (3, 4)), _x("c", (3, 1), "int32"), _x("n", (1,), "int32"))
+        assert t.shape == (3, 1) and f.shape == (3, 4)
+        assert [op.type for op in main.global_block().ops] == ["teacher_student_sigmoid_loss", "sigmoid_focal_loss"]
+        with pytest.raises(TypeError, match="int32"):
+            L.sigmoid_focal_loss(_x("y2", (3, 4)), _x("c2", (3, 1), "float32"), _x("n2", (1,), "int32"))
+        with pytest.raises(ValueError, match="soft_max_lower_bound"):
+            L.teacher_student_sigmoid_loss(_x("x3", (3, 1)), _x("l3", (3, 1)), 1.0, 2.0)
+
+
+@pytest.mark.parametrize("fn, exc, match", [
+    (lambda: L.pixel_shuffle(_x("x", (1, 6, 2, 2)), 2), ValueError, "divisible"),
+    (lambda: L.pixel_shuffle(_x("x", (6, 2, 2)), 1), ValueError, "4-D"),
+    (lambda: L.shuffle_channel(_x("x", (1, 6, 2, 2)), 4), ValueError, "divide"),
+    (lambda: L.crop_tensor(_x("x", (3, 4)), [2, 5]), ValueError, "runs past"),
+    (lambda: L.crop_tensor(_x("x", (3, 4)), [2]), ValueError, "one entry per dim"),
+    (lambda: L.pad_constant_like(_x("x", (3, 4)), _x("y", (4, 4))), ValueError, "exceeds"),
+    (lambda: L.tril(_x("x", (3,))), ValueError, "rank >= 2"),
+    (lambda: L.scatter_nd_add(_x("x", (3, 4)), _x("i", (2, 1), "int64"), _x("u", (2, 3))), ValueError, "Updates shape"),
+    (lambda: L.randint(5, 2, shape=[2]), ValueError, "low < high"),
+    (lambda: L.randint(5, shape=[0]), ValueError, "shape"),
+])
+def test_rearrange_bad_input(fn, exc, match):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), pytest.raises(exc, match=match):
+        fn()

@@ -77,12 +77,6 @@ def test_attention_shape_errors(prog):
         fluid.nets.scaled_dot_product_attention(fluid.data("q2", [None, 8]), k, k)
 
 
-needs_split = pytest.mark.skipif(not hasattr(fluid.layers, "split"), reason="fluid.layers.split not merged yet")
-needs_transpose = pytest.mark.skipif(not hasattr(fluid.layers, "transpose"),
-                                     reason="fluid.layers.transpose not merged yet")
-
-
-@needs_split
 def test_glu_numbers(prog):
     main, startup = prog
     x = fluid.data("x", [None, 6, 4])
@@ -98,7 +92,6 @@ def test_glu_odd_dim_refused(prog):
         fluid.nets.glu(fluid.data("x", [None, 5]), dim=-1)
 
 
-@needs_transpose
 def test_attention_multi_head_numbers(prog):
     main, startup = prog
     rng = np.random.default_rng(2)
@@ -118,3 +111,14 @@ def test_attention_multi_head_numbers(prog):
     qh, kh, vh = heads(qv, wq, bq), heads(kv, wk, bk), heads(vv, wv, bv)
     ctx = _softmax(qh @ kh.transpose(0, 1, 3, 2) * 4 ** -0.5) @ vh
     np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, 5, 4), rtol=1e-4, atol=1e-5)
+
+
+def test_attention_op_sequence_matches_fluid(prog):
+    main, _ = prog
+    q, k, v = fluid.data("q", [None, 5, 8]), fluid.data("k", [None, 6, 8]), fluid.data("v", [None, 6, 4])
+    fluid.nets.scaled_dot_product_attention(q, k, v, num_heads=2, dropout_rate=0.1)
+    # as printed by Fluid 1.8.5 for the same call
+    assert _types(main) == ["mul", "elementwise_add"] * 3 + ["reshape2", "transpose2"] * 3 + [
+        "scale", "matmul", "reshape2", "softmax", "reshape2", "dropout", "matmul", "transpose2", "reshape2"]
+    ops = main.global_block().ops
+    assert ops[12].attrs["scale"] == 0.5 and ops[13].attrs["transpose_Y"] is True

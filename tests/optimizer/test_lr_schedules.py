@@ -116,3 +116,47 @@ def test_autoincreased_step_counter_begins_and_steps():
 def test_bad_schedule_arguments(make, match):
     with fluid.program_guard(fluid.Program(), fluid.Program()), pytest.raises((ValueError, TypeError), match=match):
         make()
+
+
+def _dy():
+    from oar.dygraph import learning_rate_scheduler as dy
+
+    return dy
+
+
+DYGRAPH_TWINS = {  # layer call -> the fluid.dygraph schedule Fluid 1.8 returns under dygraph.guard()
+    "exponential": lambda dy: dy.ExponentialDecay(0.1, 3, 0.5, False),
+    "inverse_time_staircase": lambda dy: dy.InverseTimeDecay(0.1, 3, 0.5, True),
+    "polynomial_cycle": lambda dy: dy.PolynomialDecay(0.1, 4, 0.01, 1.0, True),
+    "piecewise": lambda dy: dy.PiecewiseDecay([2, 5], [1.0, 0.5, 0.1], 0),
+    "cosine": lambda dy: dy.CosineDecay(0.1, 2, 5),
+    "noam": lambda dy: dy.NoamDecay(16, 3, learning_rate=2.0),
+    "warmup": lambda dy: dy.LinearLrWarmup(0.1, 3, 0.0, 0.2),
+}
+
+
+@pytest.mark.parametrize("name", list(DYGRAPH_TWINS))
+def test_under_dygraph_guard_the_layers_return_dygraph_schedules(name):
+    dy = _dy()
+    with fluid.dygraph.guard():
+        sched = SCHEDULES[name][0]()
+        twin = DYGRAPH_TWINS[name](dy)
+        assert type(sched) is type(twin)
+        got, want = [sched() for _ in range(8)], [twin() for _ in range(8)]
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+    assert len(set(np.round(got, 7))) > 1  # the rate really changes over the steps
+
+
+def test_dygraph_schedule_drives_an_optimizer():
+    with fluid.dygraph.guard():
+        lr = L.piecewise_decay([2], [0.5, 0.25])
+        lin = fluid.dygraph.Linear(2, 1)
+        opt = fluid.optimizer.SGD(learning_rate=lr, parameter_list=lin.parameters())
+        seen = []
+        for _ in range(4):
+            loss = fluid.layers.mean(lin(fluid.dygraph.to_variable(np.ones((2, 2), "float32"))))
+            loss.backward()
+            opt.minimize(loss)
+            seen.append(lr.step_num)
+            lin.clear_gradients()
+    assert seen == [1, 2, 3, 4]

@@ -20,7 +20,7 @@ rng = np.random.default_rng(3)
 W0 = rng.uniform(-1, 1, (3, 2)).astype("float32")
 X = rng.uniform(-1, 1, (4, 3)).astype("float32")
 Y = rng.uniform(-1, 1, (4, 2)).astype("float32")
-O = fluid.optimizer
+OPT = fluid.optimizer
 
 
 def grad_of(w):
@@ -57,31 +57,31 @@ def zeros():
 
 # name: (optimizer, op type, initial state, attrs of the reference, lr, after-step hook on the state)
 SPECS = {
-    "Momentum": (lambda: O.Momentum(0.1, 0.9), "momentum", lambda: {"Velocity": zeros()}, {"mu": 0.9}, 0.1),
-    "Nesterov": (lambda: O.MomentumOptimizer(0.1, 0.9, use_nesterov=True), "momentum",
+    "Momentum": (lambda: OPT.Momentum(0.1, 0.9), "momentum", lambda: {"Velocity": zeros()}, {"mu": 0.9}, 0.1),
+    "Nesterov": (lambda: OPT.MomentumOptimizer(0.1, 0.9, use_nesterov=True), "momentum",
                  lambda: {"Velocity": zeros()}, {"mu": 0.9, "use_nesterov": True}, 0.1),
-    "LarsMomentum": (lambda: O.LarsMomentum(0.1, 0.9, lars_coeff=0.01), "lars_momentum",
+    "LarsMomentum": (lambda: OPT.LarsMomentum(0.1, 0.9, lars_coeff=0.01), "lars_momentum",
                      lambda: {"Velocity": zeros()}, {"mu": 0.9, "lars_coeff": 0.01}, 0.1),
-    "Adagrad": (lambda: O.Adagrad(0.1, initial_accumulator_value=0.1), "adagrad",
+    "Adagrad": (lambda: OPT.Adagrad(0.1, initial_accumulator_value=0.1), "adagrad",
                 lambda: {"Moment": zeros() + 0.1}, {}, 0.1),
-    "DecayedAdagrad": (lambda: O.DecayedAdagrad(0.1, decay=0.9), "decayed_adagrad", lambda: {"Moment": zeros()},
+    "DecayedAdagrad": (lambda: OPT.DecayedAdagrad(0.1, decay=0.9), "decayed_adagrad", lambda: {"Moment": zeros()},
                        {"decay": 0.9}, 0.1),
-    "RMSProp": (lambda: O.RMSProp(0.01), "rmsprop",
+    "RMSProp": (lambda: OPT.RMSProp(0.01), "rmsprop",
                 lambda: {"Moment": zeros(), "MeanSquare": zeros(), "MeanGrad": zeros()},
                 {"decay": 0.95, "epsilon": 1e-6}, 0.01),
-    "RMSPropCentered": (lambda: O.RMSPropOptimizer(0.01, centered=True, momentum=0.5), "rmsprop",
+    "RMSPropCentered": (lambda: OPT.RMSPropOptimizer(0.01, centered=True, momentum=0.5), "rmsprop",
                         lambda: {"Moment": zeros(), "MeanSquare": zeros(), "MeanGrad": zeros()},
                         {"decay": 0.95, "epsilon": 1e-6, "momentum": 0.5, "centered": True}, 0.01),
-    "Adamax": (lambda: O.Adamax(0.1), "adamax",
+    "Adamax": (lambda: OPT.Adamax(0.1), "adamax",
                lambda: {"Moment": zeros(), "InfNorm": zeros(), "Beta1Pow": np.array([0.9])}, {}, 0.1),
-    "Adadelta": (lambda: O.Adadelta(0.1, rho=0.9), "adadelta",
+    "Adadelta": (lambda: OPT.Adadelta(0.1, rho=0.9), "adadelta",
                  lambda: {"AvgSquaredGrad": zeros(), "AvgSquaredUpdate": zeros()}, {"rho": 0.9}, None),
-    "Ftrl": (lambda: O.Ftrl(0.1, l1=0.01, l2=0.02), "ftrl",
+    "Ftrl": (lambda: OPT.Ftrl(0.1, l1=0.01, l2=0.02), "ftrl",
              lambda: {"SquaredAccumulator": zeros(), "LinearAccumulator": zeros()}, {"l1": 0.01, "l2": 0.02}, 0.1),
-    "Lamb": (lambda: O.Lamb(0.1), "lamb",
+    "Lamb": (lambda: OPT.Lamb(0.1), "lamb",
              lambda: {"Moment1": zeros(), "Moment2": zeros(), "Beta1Pow": np.array([0.9]),
                       "Beta2Pow": np.array([0.999])}, {}, 0.1),
-    "Adam": (lambda: O.Adam(0.1), "adam",
+    "Adam": (lambda: OPT.Adam(0.1), "adam",
              lambda: {"Moment1": zeros(), "Moment2": zeros(), "Beta1Pow": np.array([0.9]),
                       "Beta2Pow": np.array([0.999])}, {}, 0.1),
 }
@@ -119,11 +119,11 @@ def test_optimizer_steps_match_reference(name):
 def test_fluid_aliases_are_the_classes():
     for short in ["Momentum", "LarsMomentum", "Adagrad", "DecayedAdagrad", "RMSProp", "Adamax", "Adadelta",
                   "Ftrl", "Lamb"]:
-        assert getattr(O, short + "Optimizer") is getattr(O, short)
+        assert getattr(OPT, short + "Optimizer") is getattr(OPT, short)
 
 
 def test_update_ops_carry_optimize_role_and_fluid_attrs():
-    main, _ = build(O.RMSProp(0.01, centered=True))
+    main, _ = build(OPT.RMSProp(0.01, centered=True))
     op = next(o for o in main.global_block().ops if o.type == "rmsprop")
     assert op.attr("op_role") == 2
     assert op.attr("centered") is True and op.attr("decay") == 0.95
@@ -131,18 +131,18 @@ def test_update_ops_carry_optimize_role_and_fluid_attrs():
 
 
 def test_lamb_excludes_parameters_from_weight_decay():
-    main, _ = build(O.Lamb(0.1, exclude_from_weight_decay_fn=lambda p: p.name == "w"))
+    main, _ = build(OPT.Lamb(0.1, exclude_from_weight_decay_fn=lambda p: p.name == "w"))
     op = next(o for o in main.global_block().ops if o.type == "lamb")
     assert op.attr("weight_decay") == 0.0
 
 
 @pytest.mark.parametrize("make,match", [
-    (lambda: O.Momentum(0.1, momentum="a"), "momentum must be a float"),
-    (lambda: O.RMSProp(0.1, rho=1.5), "rho must be in"),
-    (lambda: O.Adamax(0.1, beta1=1.0), "beta1 must be in"),
-    (lambda: O.DecayedAdagrad(0.1, decay=-0.1), "decay must be in"),
-    (lambda: O.Ftrl(0.1, l1=-1.0), "l1 must be in"),
-    (lambda: O.Adagrad("fast"), "learning_rate must be a float"),
+    (lambda: OPT.Momentum(0.1, momentum="a"), "momentum must be a float"),
+    (lambda: OPT.RMSProp(0.1, rho=1.5), "rho must be in"),
+    (lambda: OPT.Adamax(0.1, beta1=1.0), "beta1 must be in"),
+    (lambda: OPT.DecayedAdagrad(0.1, decay=-0.1), "decay must be in"),
+    (lambda: OPT.Ftrl(0.1, l1=-1.0), "l1 must be in"),
+    (lambda: OPT.Adagrad("fast"), "learning_rate must be a float"),
 ])
 def test_bad_arguments_are_refused(make, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -163,9 +163,9 @@ def test_every_optimizer_applies_its_regularization(name):
 
 def test_constructors_take_regularization():
     reg = fluid.regularizer.L1Decay(0.1)
-    for make in [lambda: O.Momentum(0.1, 0.9, regularization=reg), lambda: O.Adagrad(0.1, regularization=reg),
-                 lambda: O.RMSProp(0.1, regularization=reg), lambda: O.Adamax(0.1, regularization=reg),
-                 lambda: O.Adadelta(0.1, regularization=reg), lambda: O.DecayedAdagrad(0.1, regularization=reg),
-                 lambda: O.Ftrl(0.1, regularization=reg), lambda: O.Lamb(0.1, regularization=reg),
-                 lambda: O.LarsMomentum(0.1, 0.9, regularization=reg)]:
+    for make in [lambda: OPT.Momentum(0.1, 0.9, regularization=reg), lambda: OPT.Adagrad(0.1, regularization=reg),
+                 lambda: OPT.RMSProp(0.1, regularization=reg), lambda: OPT.Adamax(0.1, regularization=reg),
+                 lambda: OPT.Adadelta(0.1, regularization=reg), lambda: OPT.DecayedAdagrad(0.1, regularization=reg),
+                 lambda: OPT.Ftrl(0.1, regularization=reg), lambda: OPT.Lamb(0.1, regularization=reg),
+                 lambda: OPT.LarsMomentum(0.1, 0.9, regularization=reg)]:
         assert make().regularization is reg

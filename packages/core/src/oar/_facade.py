@@ -32,7 +32,7 @@ OWNERS = {
     "load_program_state": "oar-io", "set_program_state": "oar-io",
     "DistributeTranspiler": "oar-dist", "DistributeTranspilerConfig": "oar-dist",
     "transpiler": "oar-dist", "oar.distributed": "oar-dist", "dygraph.DataParallel": "oar-dist",
-    "dygraph.prepare_context": "oar-dist", "incubate": "oar-dist",
+    "dygraph.prepare_context": "oar-dist", "dygraph.parallel": "oar-dist", "incubate": "oar-dist",
 }
 
 

@@ -39,8 +39,22 @@ class _GradBuilder:
         self.pending: dict = {}  # var -> [piece names]
         self.piece_op: dict = {}  # piece name -> grad op that writes it
         self.final: dict = {}  # var -> finished grad name
+        self._gnames: dict = {}  # var -> this pass's grad name
 
     # --- grad variables -----------------------------------------------------------------------
+    def gname(self, var: str) -> str:
+        """``var@GRAD``, or ``var@GRAD@<k>`` when an earlier backward pass already used that name
+        (so a second ``fluid.gradients`` call does not overwrite the first one's results)."""
+        name = self._gnames.get(var)
+        if name is None:
+            name = grad_var_name(var)
+            k = 1
+            while self.block._find_var_recursive(name) is not None:
+                name = f"{grad_var_name(var)}@{k}"
+                k += 1
+            self._gnames[var] = name
+        return name
+
     def _make_grad_var(self, fwd_name: str, grad_name: str) -> Variable:
         fwd = self.block._var_recursive(fwd_name)
         if grad_name in self.block.vars:
@@ -50,7 +64,7 @@ class _GradBuilder:
 
     def new_piece(self, var: str) -> str:
         pieces = self.pending.setdefault(var, [])
-        name = grad_var_name(var) if not pieces else f"{grad_var_name(var)}@RENAME@{len(pieces)}"
+        name = self.gname(var) if not pieces else f"{self.gname(var)}@RENAME@{len(pieces)}"
         pieces.append(name)
         self._make_grad_var(var, name)
         return name
@@ -62,7 +76,7 @@ class _GradBuilder:
         pieces = self.pending.pop(var, None)
         if not pieces:
             return None
-        target = grad_var_name(var)
+        target = self.gname(var)
         if len(pieces) > 1:
             first = f"{target}@RENAME@0"
             op = self.piece_op.get(target)
@@ -139,7 +153,7 @@ class _GradBuilder:
                         if n == EMPTY_VAR or var is None or var.dtype not in ("float16", "float32", "float64"):
                             gs[i] = EMPTY_VAR
                             continue
-                        z = grad_var_name(n) + "@ZERO"
+                        z = self.gname(n) + "@ZERO"
                         self._make_grad_var(n, z)
                         self._append("fill_zeros_like", {"X": [n]}, {"Out": [z]}, {})
                         gs[i] = z

@@ -36,10 +36,7 @@ class GradientClipBase:
         return self._need_clip_func is None or bool(self._need_clip_func(param))
 
     def __call__(self, params_grads: list) -> list:
-        from oar.framework.mode import in_dygraph_mode
-
-        if in_dygraph_mode():
-            raise NotImplementedError(f"{type(self).__name__}: clipping in dygraph mode needs the dygraph runtime")
+        # the same ops serve dygraph: there the tracer's eager block runs them at once
         return self._static_clip(params_grads)
 
     def _static_clip(self, params_grads: list) -> list:

@@ -114,7 +114,8 @@ def scaled_dot_product_attention(queries: Any, keys: Any, values: Any, num_heads
         t = layers.transpose(x, perm=[0, 2, 1, 3])
         return layers.reshape(x=t, shape=[t.shape[0], t.shape[1], t.shape[2] * t.shape[3]])
 
-    q, k, v = (split_heads(project(x)) for x in (queries, keys, values))
+    projected = [project(x) for x in (queries, keys, values)]  # all projections first, as Fluid orders them
+    q, k, v = (split_heads(x) for x in projected)
     scaled_q = layers.scale(x=q, scale=(keys.shape[-1] // num_heads) ** -0.5)
     product = layers.matmul(x=scaled_q, y=k, transpose_y=True)
     weights = layers.reshape(x=layers.softmax(layers.reshape(x=product, shape=[-1, product.shape[-1]])),

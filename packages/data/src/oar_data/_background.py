@@ -68,10 +68,10 @@ def _close_iter(it: Any) -> None:
 
 
 def _produce(source: Callable, q: queue.Queue, stop: threading.Event,
-             transform: Callable | None) -> None:
+             transform: Callable | None, pass_stop: bool = False) -> None:
     it = None
     try:
-        it = iter(source())
+        it = iter(source(stop) if pass_stop else source())
         for item in it:
             if stop.is_set():
                 return
@@ -105,14 +105,16 @@ class BackgroundIter:
 
     Iterating yields the (transformed) items; a producer exception is raised
     here. ``close()`` (also run when the object is garbage-collected) stops
-    and joins the thread.
+    and joins the thread. With ``pass_stop`` the source is called as
+    ``source(stop_event)``, so a source that blocks can watch for the stop.
     """
 
     def __init__(self, source: Callable, size: int, name: str = "oar-reader",
-                 transform: Callable | None = None) -> None:
+                 transform: Callable | None = None, pass_stop: bool = False) -> None:
         self._q: queue.Queue = queue.Queue(maxsize=size)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=_produce, args=(source, self._q, self._stop, transform),
+        self._thread = threading.Thread(target=_produce,
+                                        args=(source, self._q, self._stop, transform, pass_stop),
                                         name=name, daemon=True)
         self._done = False
         self._finalizer = weakref.finalize(self, _stop_and_join, self._stop, self._q, [self._thread])

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from multiprocessing.connection import wait
 from typing import Any
 
+POLL_S = 0.1
 _END = "__oar_reader_end__"
 _FAIL = "__oar_reader_failure__"
 
@@ -53,8 +54,9 @@ def _is_end(x: Any) -> bool:
 class ProcessMerge:
     """Iterate the samples of several readers, each run in its own forked process."""
 
-    def __init__(self, readers: list, use_pipe: bool, queue_size: int) -> None:
+    def __init__(self, readers: list, use_pipe: bool, queue_size: int, stop: Any = None) -> None:
         ctx = mp.get_context("fork")
+        self._stop = stop  # a threading.Event: when set, the merge ends (and its children with it)
         self._use_pipe = use_pipe
         self._procs: list = []
         self._conns: list = []
@@ -87,6 +89,9 @@ class ProcessMerge:
                 self.close()
                 raise StopIteration
             else:
+                if self._stop is not None and self._stop.is_set():
+                    self.close()
+                    raise StopIteration
                 item = self._receive()
                 if item is None:
                     continue
@@ -102,7 +107,7 @@ class ProcessMerge:
 
     def _receive(self) -> Any:
         if self._use_pipe:
-            ready = wait(self._conns, timeout=1.0)
+            ready = wait(self._conns, timeout=POLL_S)
             if not ready:
                 self._check_children()
                 return None
@@ -124,7 +129,7 @@ class ProcessMerge:
         import queue as _queue
 
         try:
-            return self._queue.get(timeout=1.0)
+            return self._queue.get(timeout=POLL_S)
         except _queue.Empty:
             self._check_children()
             return None

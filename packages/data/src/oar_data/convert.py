@@ -218,3 +218,32 @@ def _check_batch_shape(spec: FieldSpec, arr: np.ndarray, what: str) -> np.ndarra
         return arr.reshape([arr.shape[0]] + spec.sample_shape)
     raise ShapeError(f"{what}: the batch for field '{spec.name}' has shape {list(arr.shape)}, but "
                      f"{spec.describe()} expects {declared} (-1 = any size)")
+
+
+def samples_to_arrays(samples: Sequence, what: str = "DataLoader") -> list:
+    """Dygraph (no data layers): one stacked array per field of the sample tuples."""
+    samples = list(samples)
+    if not samples:
+        raise FeedError(f"{what}: an empty batch")
+    n = len(samples[0]) if isinstance(samples[0], (list, tuple)) else None
+    for idx, s in enumerate(samples):
+        if not isinstance(s, (list, tuple)) or len(s) != n:
+            raise FeedError(f"{what}: sample {idx} is not a tuple of {n} fields like sample 0")
+    out = []
+    for i in range(n):
+        try:
+            arr = np.asarray([s[i] for s in samples])
+        except ValueError:
+            arr = None
+        if arr is None or arr.dtype == object:
+            shapes = sorted({tuple(np.shape(s[i])) for s in samples})
+            raise ShapeError(f"{what}: field {i} of the samples has differing shapes {shapes}")
+        out.append(arr)
+    return out
+
+
+def batch_to_arrays(batch: Sequence, what: str = "DataLoader") -> list:
+    """Dygraph (no data layers): the batch's fields as arrays (LoDTensors kept)."""
+    if not isinstance(batch, (list, tuple)):
+        raise FeedError(f"{what}: a batch must be a list of arrays, given a {type(batch).__name__}")
+    return [v if isinstance(v, LoDTensor) else np.asarray(v) for v in batch]

@@ -25,12 +25,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from oar.errors import EOFException
+from oar.executor.compiler import _merge_feeds
 from oar.lod_tensor import LoDTensor
 
 from oar_data._background import BackgroundIter
 from oar_data._procs import ProcessMerge
 from oar_data.batching import batch as make_batches
-from oar_data.convert import batch_to_feed, samples_to_feed, specs_for
+from oar_data.convert import (
+    batch_to_arrays,
+    batch_to_feed,
+    samples_to_arrays,
+    samples_to_feed,
+    specs_for,
+)
 
 
 def _normalize_places(places: Any, iterable: bool, what: str) -> list | None:
@@ -56,11 +63,19 @@ class GeneratorLoader:
     def __init__(self, feed_list: Sequence | None = None, capacity: int | None = None,
                  use_double_buffer: bool = True, iterable: bool = True, return_list: bool = False,
                  use_multiprocess: bool = False, drop_last: bool = True, _what: str = "DataLoader") -> None:
+        from oar.framework.mode import in_dygraph_mode
+
         self._what = _what
-        if not feed_list:
-            raise ValueError(f"{_what}: feed_list must be a non-empty list of data Variables")
+        self._dygraph = in_dygraph_mode()
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
             raise ValueError(f"{_what}: capacity must be a positive int (batches kept ready), given {capacity!r}")
+        if self._dygraph:
+            # Fluid 1.8: in dygraph the loader yields lists of eager variables; feed_list is unused
+            if not iterable or not return_list:
+                raise ValueError(f"{_what}: in dygraph mode the loader must be iterable with return_list=True")
+            feed_list = []
+        elif not feed_list:
+            raise ValueError(f"{_what}: feed_list must be a non-empty list of data Variables")
         self._specs = specs_for(feed_list)
         self._feed_list = list(feed_list)
         self._capacity = capacity
@@ -92,7 +107,7 @@ class GeneratorLoader:
                              places: Any = None) -> GeneratorLoader:
         """Samples (one tuple of per-layer values each), batched here by ``batch_size``."""
         self._check_callable(reader)
-        single = len(self._specs) == 1
+        single = len(self._specs) == 1 and not self._dygraph
 
         def samples():
             for s in reader():
@@ -137,15 +152,19 @@ class GeneratorLoader:
         source, specs, what, from_batch = self._source, self._specs, self._what, \
             self._convert == self._from_batch
         # the thread must not hold the loader itself, so dropping the loader stops it
-        convert = (lambda b: batch_to_feed(specs, b, what)) if from_batch \
-            else (lambda s: samples_to_feed(specs, s, what))
+        if self._dygraph:
+            convert = (lambda b: batch_to_arrays(b, what)) if from_batch \
+                else (lambda s: samples_to_arrays(s, what))
+        else:
+            convert = (lambda b: batch_to_feed(specs, b, what)) if from_batch \
+                else (lambda s: samples_to_feed(specs, s, what))
         if self._use_multiprocess:
             def converted():
                 return map(convert, source())
 
             capacity = self._capacity
-            return BackgroundIter(lambda: ProcessMerge([converted], True, capacity), capacity,
-                                  name="oar-dataloader")
+            return BackgroundIter(lambda stop: ProcessMerge([converted], True, capacity, stop), capacity,
+                                  name="oar-dataloader", pass_stop=True)
         return BackgroundIter(source, self._capacity, name="oar-dataloader", transform=convert)
 
     # --- iterable mode -----------------------------------------------------------------------------
@@ -158,14 +177,21 @@ class GeneratorLoader:
                                f"exe.run, not by iteration (create it with iterable=True to iterate)")
         pipeline = self._start_pipeline()
         return self._epoch(pipeline, len(self._places), self._return_list, self._drop_last,
-                           [s.name for s in self._specs])
+                           [s.name for s in self._specs], self._dygraph)
 
     @staticmethod
-    def _epoch(pipeline: BackgroundIter, nplaces: int, return_list: bool, drop_last: bool, names: list):
+    def _epoch(pipeline: BackgroundIter, nplaces: int, return_list: bool, drop_last: bool, names: list,
+               dygraph: bool):
+        if dygraph:
+            from oar.dygraph import to_variable
         try:
             group = []
             for feed in pipeline:
-                group.append([feed[n] for n in names] if return_list else feed)
+                if dygraph:
+                    item = [to_variable(a) for a in feed]
+                else:
+                    item = [feed[n] for n in names] if return_list else feed
+                group.append(item)
                 if len(group) == nplaces:
                     yield group[0] if return_list and nplaces == 1 else group
                     group = []
@@ -207,11 +233,19 @@ class GeneratorLoader:
             )
         if self._exhausted:
             raise EOFException(f"{self._what}: the epoch has ended; call reset() and start() again")
-        try:
-            feed = next(self._running)
-        except StopIteration:
+        # a data-parallel run (CompiledProgram.with_data_parallel) takes one batch per device
+        wanted = getattr(self._program_ref, "_reader_batches_per_run", 1)
+        feeds = []
+        for _ in range(wanted):
+            try:
+                feeds.append(next(self._running))
+            except StopIteration:
+                self._exhausted = True
+                break
+        if not feeds or (len(feeds) < wanted and self._drop_last):
             self._exhausted = True
-            raise EOFException(f"{self._what}: end of epoch; call reset() before the next start()") from None
+            raise EOFException(f"{self._what}: end of epoch; call reset() before the next start()")
+        feed = feeds[0] if len(feeds) == 1 else _merge_feeds(feeds)
         for name, value in feed.items():
             if isinstance(value, LoDTensor):
                 arrays[name] = value._array

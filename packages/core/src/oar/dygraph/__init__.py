@@ -17,12 +17,12 @@ from oar._facade import module_getattr
 from oar.dygraph import base, container, jit, layers, learning_rate_scheduler, nn
 from oar.dygraph.base import (
     BackwardStrategy,
-    grad,
     disable_dygraph,
     disable_imperative,
     enable_dygraph,
     enable_imperative,
     enabled,
+    grad,
     guard,
     in_dygraph_mode,
     no_grad,

@@ -46,7 +46,7 @@ def _add(a: Any, b: Any) -> Any:
         return b
     if isinstance(a, SelectedRows) and isinstance(b, SelectedRows):
         rows = list(a.rows()) + list(b.rows())
-        return SelectedRows(rows, a.height(), np.concatenate([np.asarray(a.value()), np.asarray(b.value())]))
+        return SelectedRows(rows, a.height(), np.concatenate([np.asarray(a.value), np.asarray(b.value)]))
     if isinstance(a, SelectedRows):
         a = a.to_dense()
     if isinstance(b, SelectedRows):
@@ -105,7 +105,7 @@ def accumulate(grads: dict) -> None:
 
 def _release(node: Any) -> None:
     """Drop the node's references (values, attrs); variables keep a marker that it is spent."""
-    node.inputs = node.outputs = node.attrs = None
+    node.inputs = node.outputs = node.out_values = node.attrs = None
 
 
 def _node_backward(tracer: Any, node: Any, grads: dict) -> None:
@@ -114,13 +114,14 @@ def _node_backward(tracer: Any, node: Any, grads: dict) -> None:
     out_grads: dict = {}
     any_grad = False
     missing = []
-    for slot, vs in node.outputs.items():
+    for slot, refs in node.outputs.items():
         names, gnames = [], []
-        for v in vs:
-            n = f"v{id(v)}"
+        for i, (ref, value) in enumerate(zip(refs, node.out_values[slot])):
+            n = f"out:{slot}:{i}"
             names.append(n)
-            env[n] = v._value
-            entry = grads.get(id(v))
+            env[n] = value
+            v = ref()
+            entry = grads.get(id(v)) if v is not None else None
             if entry is not None and entry[1] is not None:
                 gn = n + GRAD_SUFFIX
                 env[gn] = entry[1]
@@ -128,13 +129,12 @@ def _node_backward(tracer: Any, node: Any, grads: dict) -> None:
                 any_grad = True
             else:
                 gnames.append(None)
-                missing.append((slot, len(gnames) - 1, v, n))
+                missing.append((slot, i, value, n))
         out_names[slot] = names
         out_grads[slot] = gnames
     if not any_grad:
         return
-    for slot, i, v, n in missing:  # outputs off the loss path get zero gradients
-        val = v._value
+    for slot, i, val, n in missing:  # outputs off the loss path get zero gradients
         if isinstance(val, np.ndarray) and val.dtype.name in _FLOATS:
             gn = n + GRAD_SUFFIX + "@ZERO"
             env[gn] = np.zeros_like(val)
@@ -146,8 +146,8 @@ def _node_backward(tracer: Any, node: Any, grads: dict) -> None:
     wants = []
     for slot, vs in node.inputs.items():
         names, gnames = [], []
-        for v in vs:
-            n = f"v{id(v)}"
+        for i, v in enumerate(vs):
+            n = f"in:{slot}:{i}"
             names.append(n)
             env[n] = v._value
             if v.stop_gradient:

@@ -16,7 +16,6 @@ import numpy as np
 from oar.dygraph.varbase import VarBase, _host
 from oar.framework.mode import _dygraph_tracer
 
-
 _warned = False
 
 

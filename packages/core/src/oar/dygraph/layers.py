@@ -122,7 +122,7 @@ class Layer:
                 yield (lp + ("." if lp else "") + n, p)
 
     def sublayers(self, include_sublayers: bool = True) -> list:
-        return [l for _, l in self.named_sublayers(include_sublayers=include_sublayers)]
+        return [layer for _, layer in self.named_sublayers(include_sublayers=include_sublayers)]
 
     def named_sublayers(self, prefix: str = "", include_sublayers: bool = True, include_self: bool = False,
                         layers_set: set | None = None) -> Iterator:

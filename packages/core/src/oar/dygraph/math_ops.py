@@ -24,7 +24,7 @@ _completed: dict = {}  # op type -> its completed attrs for the operator path
 def scale(x: VarBase, factor: float, bias: float = 0.0) -> VarBase:
     tracer = _dygraph_tracer()
     attrs = tracer.complete_attrs("scale", {"scale": float(factor), "bias": float(bias), "bias_after_scale": True})
-    return tracer.trace_simple("scale", {"X": x}, attrs)
+    return tracer.trace_simple("scale", {"X": [x]}, attrs)
 
 
 def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
@@ -56,4 +56,4 @@ def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
     if attrs is None:
         attrs = _completed[op_type] = tracer.complete_attrs(
             op_type, _NO_ATTRS if op_type in _COMPARE else _ELEMENTWISE_ATTRS)
-    return tracer.trace_simple(op_type, {"X": a, "Y": b}, attrs)
+    return tracer.trace_simple(op_type, {"X": [a], "Y": [b]}, attrs)

@@ -93,19 +93,11 @@ def _clip(clip: Any, params_grads: list) -> list:
 
 
 def _per_param_clip(params_grads: list) -> list:
-    """``ParamAttr(gradient_clip=...)`` / ``set_gradient_clip``: each clip on its own parameters."""
-    groups: dict = {}
-    for p, g in params_grads:
-        c = getattr(p, "gradient_clip_attr", None)
-        if c is not None and g is not None:
-            groups.setdefault(id(c), (c, []))[1].append((p, g))
-    if not groups:
-        return params_grads
-    replaced = {}
-    for c, group in groups.values():
-        for p, g in _clip(c, group):
-            replaced[p.name] = g
-    return [(p, replaced.get(p.name, g)) for p, g in params_grads]
+    """``ParamAttr(gradient_clip=...)`` / ``set_gradient_clip``: the static rules (global-norm clips of one
+    group_name share one norm), with the ops running at once on the eager block."""
+    from oar.clip import append_gradient_clip_ops
+
+    return append_gradient_clip_ops(params_grads)
 
 
 def scaled_lr(opt: Any, param: Any) -> VarBase:

@@ -10,13 +10,14 @@ the tape of one step dies with that step's variables.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
 
 from oar.dygraph.varbase import ParamBase, VarBase
-from oar.framework.dtypes import convert_dtype
 from oar.errors import KernelNotFoundError, OarError, OpRuntimeError
+from oar.framework.dtypes import convert_dtype
 from oar.lod_tensor import LoDTensor, SelectedRows
 
 _FLOATS = frozenset(("float16", "float32", "float64"))
@@ -24,16 +25,39 @@ _OUT = frozenset(("Out",))
 
 
 class _Node:
-    """One recorded op: its inputs and outputs (eager variables per slot) and attrs."""
+    """One recorded op: input variables (strong), outputs as weak references plus their values,
+    and attrs.
 
-    __slots__ = ("type", "inputs", "outputs", "attrs", "seq")
+    Outputs are weak so that variable -> node -> variable forms no reference cycle: a step's
+    tape is freed by reference counting as soon as its variables go, with or without backward.
+    Every output on a path to a loss stays alive anyway (a later node holds it as an input).
+    """
+
+    __slots__ = ("type", "inputs", "outputs", "out_values", "attrs", "seq")
 
     def __init__(self, type_: str, inputs: dict, outputs: dict, attrs: dict, seq: int) -> None:
         self.type = type_
         self.inputs = inputs
-        self.outputs = outputs
+        self.outputs = {slot: [_ref(v) for v in vs] for slot, vs in outputs.items()}
+        self.out_values = {slot: [v._value for v in vs] for slot, vs in outputs.items()}
         self.attrs = attrs
         self.seq = seq
+
+
+_ref = weakref.ref
+_new_node = object.__new__
+
+
+def _single_out_node(type_: str, inputs: dict, out: VarBase, attrs: dict, seq: int) -> _Node:
+    """The operator fast path's node (one ``Out``), built without the generic comprehensions."""
+    node = _new_node(_Node)
+    node.type = type_
+    node.inputs = inputs
+    node.outputs = {"Out": [_ref(out)]}
+    node.out_values = {"Out": [out._value]}
+    node.attrs = attrs
+    node.seq = seq
+    return node
 
 
 class _OpInfo:
@@ -150,7 +174,7 @@ class Tracer:
             if v.__class__ is np.ndarray:
                 return v.dtype
             if isinstance(v, SelectedRows):
-                return np.asarray(v.value()).dtype
+                return np.asarray(v.value).dtype
             dt = getattr(v, "dtype", None)
             if dt is not None:
                 return dt
@@ -246,21 +270,21 @@ class Tracer:
             self._recorder.append((type, inputs, outputs, attrs))
 
     def trace_simple(self, type: str, ins: dict, attrs: dict) -> VarBase:
-        """The operator fast path: single-variable input slots, one ``Out``, attrs already complete.
-
-        Same kernel, same tape node as :meth:`trace_op`, minus the generic slot handling.
-        """
+        """The operator fast path: ``ins`` maps each input slot to a one-variable list, one ``Out``
+        output, attrs already complete. Same kernel, same tape node as :meth:`trace_op`, minus
+        the generic slot handling."""
         info = self._infos.get(type)
         if info is None:
             info = self._info(type)
         values = {}
         needs_grad = False
         first = None
-        for slot, v in ins.items():
+        for slot, vs in ins.items():
+            v = vs[0]
             x = values[slot] = v._value
             if x.__class__ is not np.ndarray:
                 out = VarBase(None)
-                self.trace_op(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs)
+                self.trace_op(type, ins, {"Out": [out]}, attrs)
                 return out
             if first is None:
                 first = x
@@ -275,10 +299,10 @@ class Tracer:
             raise _failure(info, values, exc) from exc
         out = VarBase(res["Out"])
         if self._recorder is not None:
-            self._recorder.append((type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs))
+            self._recorder.append((type, ins, {"Out": [out]}, attrs))
         if needs_grad and self._has_grad and info.maker is not None:
             out.stop_gradient = False
-            out._node = _Node(type, {k: [u] for k, u in ins.items()}, {"Out": [out]}, attrs, next(self._seq))
+            out._node = _single_out_node(type, ins, out, attrs, next(self._seq))
         return out
 
     def complete_attrs(self, type: str, attrs: dict) -> dict:
@@ -312,7 +336,7 @@ def _plain(v: Any) -> Any:
     if isinstance(v, LoDTensor):
         return v._array
     if isinstance(v, SelectedRows):
-        return v.value()
+        return v.value
     return v
 
 

@@ -75,7 +75,7 @@ class VarBase:
         if v.__class__ is np.ndarray:
             return list(v.shape)
         if isinstance(v, SelectedRows):
-            return [v.height()] + list(np.shape(v.value())[1:])
+            return [v.height()] + list(np.shape(v.value)[1:])
         return list(_host(v).shape)
 
     @property
@@ -84,7 +84,7 @@ class VarBase:
         if v is None:
             return convert_dtype(self._dtype) if self._dtype is not None else "float32"
         if isinstance(v, SelectedRows):
-            return np.asarray(v.value()).dtype.name
+            return np.asarray(v.value).dtype.name
         return _host(v).dtype.name
 
     @property

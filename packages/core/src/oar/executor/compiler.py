@@ -10,6 +10,7 @@ Fluid's ``return_merged=True`` does.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -95,8 +96,25 @@ class CompiledProgram:
              return_merged: bool) -> list:
         if isinstance(feed, (list, tuple)):
             feed = _merge_feeds(feed)
-        return exe.run(self._program, feed=feed, fetch_list=fetch_list, scope=scope,
-                       return_numpy=return_numpy)
+        program = self._program
+        if not (self._data_parallel and program._readers):
+            return exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy)
+        # non-iterable readers give each device its own batch per run, as in Fluid
+        program._reader_batches_per_run = self._num_devices(exe)
+        try:
+            return exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy)
+        finally:
+            program._reader_batches_per_run = 1
+
+    def _num_devices(self, exe: Any) -> int:
+        """Devices a data-parallel run spans: ``places``, else every GPU, else ``CPU_NUM`` (Fluid: 1)."""
+        if self._places:
+            return len(self._places)
+        if exe.place.is_gpu_place():
+            from oar.places import cuda_places
+
+            return len(cuda_places())
+        return max(1, int(os.environ.get("CPU_NUM", "1")))
 
     def __getattr__(self, name: str) -> Any:
         # let code that reads program attributes through a CompiledProgram work

@@ -82,8 +82,13 @@ class Executor:
             raise type(exc)(f"{exc}{where(user_callsite())}") from None
         # non-iterable readers add their batch before the plan is chosen, so the
         # variables they feed count as feeds (not as scope inputs) in the plan
-        for reader in program._readers:
-            reader._before_run(arrays, lods)
+        if program._readers:
+            fed = set(arrays)
+            for reader in program._readers:
+                reader._before_run(arrays, lods)
+            if self.device.name != "cpu":  # reader batches are host arrays, like user feeds
+                for name in set(arrays) - fed:
+                    arrays[name] = self.device.from_host(arrays[name], self.place.device_id)
         plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
         return plan.run(arrays, lods, scope, return_numpy)
 

@@ -28,3 +28,4 @@ from oar.layers.dropout import *  # noqa: F401,F403
 from oar.layers.resize import *  # noqa: F401,F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from oar.layers.debug import *  # noqa: F401,F403
+from oar.layers.rearrange import *  # noqa: F401,F403

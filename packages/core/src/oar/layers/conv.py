@@ -6,7 +6,7 @@ from typing import Any
 
 from oar.errors import ShapeError
 from oar.layer_helper import LayerHelper
-from oar.layers._conv_args import check_bool, image_input, pair, paddings
+from oar.layers._conv_args import check_bool, image_input, paddings, pair
 
 __all__ = ["conv2d", "conv2d_transpose"]
 
@@ -70,6 +70,9 @@ def conv2d_transpose(input: Any, num_filters: int, output_size: Any = None, filt
                      name: str | None = None, data_format: str = "NCHW") -> Any:
     """Transposed 2-D convolution ("deconvolution"), plus bias and activation.
 
+    With ``use_cudnn=False`` and one group per channel (as many filters as
+    channels) the op is ``depthwise_conv2d_transpose``, as in Fluid.
+
     Give ``filter_size``, or ``output_size`` alone and the filter size is derived
     from it as in Fluid; with both, ``output_size`` picks among the sizes the
     stride allows.
@@ -105,7 +108,10 @@ def conv2d_transpose(input: Any, num_filters: int, output_size: Any = None, filt
     dtype = helper.input_dtype()
     wgt = helper.create_parameter(helper.kwargs.get("param_attr"), [channels, num_filters // g] + k, dtype)
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("conv2d_transpose", {"Input": [input], "Filter": [wgt]}, {"Output": [out]},
+    op_type = "conv2d_transpose"
+    if channels == g and num_filters == channels and not use_cudnn:
+        op_type = "depthwise_conv2d_transpose"
+    helper.append_op(op_type, {"Input": [input], "Filter": [wgt]}, {"Output": [out]},
                      {"output_size": out_size, "strides": strides, "paddings": pads, "padding_algorithm": alg,
                       "dilations": dilations, "groups": g, "use_cudnn": use_cudnn, "data_format": data_format})
     channel_dim = 3 if data_format == "NHWC" else 1

@@ -28,6 +28,7 @@ __all__ = ["exponential_decay", "natural_exp_decay", "inverse_time_decay", "poly
            "piecewise_decay", "cosine_decay", "noam_decay", "linear_lr_warmup", "autoincreased_step_counter"]
 
 LR_DECAY_COUNTER = "@LR_DECAY_COUNTER@"
+# under fluid.dygraph.guard() each function returns the matching fluid.dygraph schedule object, as Fluid does
 
 
 def autoincreased_step_counter(counter_name: str | None = None, begin: int = 1, step: int = 1) -> Variable:
@@ -42,6 +43,19 @@ def autoincreased_step_counter(counter_name: str | None = None, begin: int = 1, 
         helper.set_variable_initializer(counter, Constant(float(begin - 1), force_cpu=True))
         block._prepend_op("increment", {"X": [counter]}, {"Out": [counter]}, {"step": float(step)})
     return counter
+
+
+def _dygraph_schedule(name: str, *args: Any, **kwargs: Any) -> Any:
+    """Under ``fluid.dygraph.guard()`` Fluid returns the dygraph schedule object instead of ops."""
+    from oar.dygraph import learning_rate_scheduler as dy
+
+    return getattr(dy, name)(*args, **kwargs)
+
+
+def _in_dygraph() -> bool:
+    from oar.framework.mode import in_dygraph_mode
+
+    return in_dygraph_mode()
 
 
 # --- small op helpers (all appended under the LRSched role by the callers) -------------------------
@@ -106,6 +120,8 @@ def _div_res(name: str, decay_steps: Any, staircase: bool) -> Variable:
 def exponential_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
     """``lr * decay_rate ** (step / decay_steps)`` (the exponent floored when ``staircase``)."""
     _check_lr("exponential_decay", learning_rate)
+    if _in_dygraph():
+        return _dygraph_schedule("ExponentialDecay", learning_rate, decay_steps, decay_rate, staircase)
     with default_main_program()._lr_schedule_guard():
         div = _div_res("exponential_decay", decay_steps, staircase)
         return _times_lr(learning_rate, _binary("elementwise_pow", _const(decay_rate), div))
@@ -114,6 +130,8 @@ def exponential_decay(learning_rate: Any, decay_steps: int, decay_rate: float, s
 def natural_exp_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
     """``lr * exp(-decay_rate * step / decay_steps)``."""
     _check_lr("natural_exp_decay", learning_rate)
+    if _in_dygraph():
+        return _dygraph_schedule("NaturalExpDecay", learning_rate, decay_steps, decay_rate, staircase)
     with default_main_program()._lr_schedule_guard():
         div = _div_res("natural_exp_decay", decay_steps, staircase)
         return _times_lr(learning_rate, _op("exp", {"X": [_scale(div, -float(decay_rate))]}))
@@ -122,6 +140,8 @@ def natural_exp_decay(learning_rate: Any, decay_steps: int, decay_rate: float, s
 def inverse_time_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
     """``lr / (1 + decay_rate * step / decay_steps)``."""
     _check_lr("inverse_time_decay", learning_rate)
+    if _in_dygraph():
+        return _dygraph_schedule("InverseTimeDecay", learning_rate, decay_steps, decay_rate, staircase)
     with default_main_program()._lr_schedule_guard():
         div = _div_res("inverse_time_decay", decay_steps, staircase)
         return _times_lr(learning_rate, _op("reciprocal", {"X": [_scale(div, float(decay_rate), 1.0)]}))
@@ -132,6 +152,8 @@ def polynomial_decay(learning_rate: Any, decay_steps: int, end_learning_rate: fl
     """``(lr - end) * (1 - step/decay_steps) ** power + end``; ``cycle`` stretches decay_steps by ceil(step/decay_steps)."""
     _check_lr("polynomial_decay", learning_rate)
     _check_positive("polynomial_decay", "decay_steps", decay_steps)
+    if _in_dygraph():
+        return _dygraph_schedule("PolynomialDecay", learning_rate, decay_steps, end_learning_rate, power, cycle)
     if isinstance(learning_rate, Variable):
         raise TypeError("polynomial_decay: learning_rate must be a float here (as in Fluid's static graph)")
     with default_main_program()._lr_schedule_guard():
@@ -157,6 +179,8 @@ def piecewise_decay(boundaries: Sequence, values: Sequence) -> Variable:
         )
     if any(b2 < b1 for b1, b2 in zip(boundaries, boundaries[1:])):
         raise ValueError(f"piecewise_decay: boundaries must be in increasing order, given {boundaries}")
+    if _in_dygraph():
+        return _dygraph_schedule("PiecewiseDecay", boundaries, values, 0)
     with default_main_program()._lr_schedule_guard():
         step = _step()
         if not boundaries:
@@ -172,6 +196,8 @@ def cosine_decay(learning_rate: Any, step_each_epoch: int, epochs: int) -> Varia
     _check_lr("cosine_decay", learning_rate)
     _check_positive("cosine_decay", "step_each_epoch", step_each_epoch)
     _check_positive("cosine_decay", "epochs", epochs)
+    if _in_dygraph():
+        return _dygraph_schedule("CosineDecay", learning_rate, step_each_epoch, epochs)
     with default_main_program()._lr_schedule_guard():
         epoch = _binary("elementwise_floordiv", _step(), _const(step_each_epoch))
         cos = _op("cos", {"X": [_scale(epoch, math.pi / epochs)]})
@@ -183,6 +209,8 @@ def noam_decay(d_model: Any, warmup_steps: Any, learning_rate: Any = 1.0) -> Var
     _check_lr("noam_decay", learning_rate)
     _check_positive("noam_decay", "d_model", d_model)
     _check_positive("noam_decay", "warmup_steps", warmup_steps)
+    if _in_dygraph():
+        return _dygraph_schedule("NoamDecay", d_model, warmup_steps, learning_rate=learning_rate)
     with default_main_program()._lr_schedule_guard():
         step = _step(begin=1)
         a = _binary("elementwise_pow", step, _const(-0.5))
@@ -192,6 +220,8 @@ def noam_decay(d_model: Any, warmup_steps: Any, learning_rate: Any = 1.0) -> Var
 
 def linear_lr_warmup(learning_rate: Any, warmup_steps: int, start_lr: float, end_lr: float) -> Variable:
     """``start_lr + (end_lr - start_lr) * step / warmup_steps`` while step < warmup_steps, then ``learning_rate``."""
+    if _in_dygraph():  # learning_rate may be another dygraph schedule here
+        return _dygraph_schedule("LinearLrWarmup", learning_rate, warmup_steps, start_lr, end_lr)
     _check_lr("linear_lr_warmup", learning_rate)
     _check_positive("linear_lr_warmup", "warmup_steps", warmup_steps)
     if isinstance(learning_rate, Variable) and learning_rate.dtype not in ("float32", None):

@@ -8,7 +8,7 @@ from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["softmax_with_cross_entropy", "sigmoid_cross_entropy_with_logits", "log_loss", "huber_loss",
            "smooth_l1", "bpr_loss", "mse_loss", "kldiv_loss", "margin_rank_loss", "rank_loss", "dice_loss",
-           "npair_loss"]
+           "npair_loss", "teacher_student_sigmoid_loss", "sigmoid_focal_loss"]
 
 
 def _vars(layer: str, **named: Any) -> None:
@@ -180,3 +180,30 @@ def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -
     ce = softmax_with_cross_entropy(sim, lab, soft_label=True)
     celoss = reduce_mean(reduce_sum(elementwise_mul(lab, ce), 0))
     return elementwise_add(l2, celoss)
+
+
+def teacher_student_sigmoid_loss(input: Any, label: Any, soft_max_up_bound: float = 15.0,
+                                 soft_max_lower_bound: float = -15.0) -> Any:
+    """Click loss plus a teacher score in one label: < -1 no click, [-1, 0) click, [0, 1) no click with
+    teacher score, >= 1 click with score label - 1."""
+    helper = LayerHelper("teacher_student_sigmoid_loss")
+    _vars("teacher_student_sigmoid_loss", input=input, label=label)
+    if soft_max_lower_bound >= soft_max_up_bound:
+        raise ValueError(f"teacher_student_sigmoid_loss: soft_max_lower_bound ({soft_max_lower_bound}) must be "
+                         f"below soft_max_up_bound ({soft_max_up_bound})")
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("teacher_student_sigmoid_loss", {"X": [input], "Label": [label]}, {"Y": [out]},
+                     {"soft_max_up_bound": float(soft_max_up_bound),
+                      "soft_max_lower_bound": float(soft_max_lower_bound)})
+    return out
+
+
+def sigmoid_focal_loss(x: Any, label: Any, fg_num: Any, gamma: float = 2.0, alpha: float = 0.25) -> Any:
+    """Focal loss on per-class logits ``x`` [N, C]; ``label`` [N, 1] holds 1-based class ids (0 background,
+    -1 ignored); ``fg_num`` [1] is the foreground count that normalises it."""
+    helper = LayerHelper("sigmoid_focal_loss")
+    _vars("sigmoid_focal_loss", x=x, label=label, fg_num=fg_num)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op("sigmoid_focal_loss", {"X": [x], "Label": [label], "FgNum": [fg_num]}, {"Out": [out]},
+                     {"gamma": float(gamma), "alpha": float(alpha)})
+    return out

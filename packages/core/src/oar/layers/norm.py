@@ -52,7 +52,9 @@ def batch_norm(input: Any, act: Any = None, is_test: bool = False, momentum: flo
     variance.stop_gradient = True
     saved_mean = helper.create_variable_for_type_inference(stat_dtype, stop_gradient=True)
     saved_var = helper.create_variable_for_type_inference(stat_dtype, stop_gradient=True)
-    y = input if in_place else helper.create_variable_for_type_inference(dtype)
+    # ``in_place`` is accepted but not taken: the gradient needs the input, and the
+    # executor frees the input after its last use anyway
+    y = helper.create_variable_for_type_inference(dtype)
     helper.append_op("batch_norm",
                      {"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
                      {"Y": [y], "MeanOut": [mean], "VarianceOut": [variance], "SavedMean": [saved_mean],
@@ -106,8 +108,8 @@ def lrn(input: Any, n: int = 5, k: float = 1.0, alpha: float = 1e-4, beta: float
         raise ValueError(f"lrn: data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
     if len(input.shape) != 4:
         raise ShapeError(f"lrn: input '{input.name}' must be 4-D, given shape {list(input.shape)}")
-    if not isinstance(n, int) or n <= 0:
-        raise ValueError(f"lrn: n must be a positive int, given {n!r}")
+    if not isinstance(n, int) or n <= 0 or n % 2 == 0:
+        raise ValueError(f"lrn: n must be a positive odd int, given {n!r}")
     dtype = input.dtype
     mid = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
     out = helper.create_variable_for_type_inference(dtype)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from oar.layer_helper import LayerHelper
-from oar.layers._conv_args import check_bool, image_input, pair, paddings
+from oar.layers._conv_args import check_bool, image_input, paddings, pair
 
 __all__ = ["pool2d", "adaptive_pool2d"]
 

@@ -10,7 +10,8 @@ from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["cos_sim", "label_smooth", "reverse", "roll", "multiplex", "eye", "diag", "unique", "size",
-           "isfinite", "has_inf", "has_nan", "sum", "unique_with_counts", "shard_index"]
+           "isfinite", "has_inf", "has_nan", "sum", "unique_with_counts", "shard_index",
+           "merge_selected_rows", "get_tensor_from_selected_rows"]
 
 
 def _ints(layer: str, arg: str, v: Any) -> list:
@@ -195,4 +196,23 @@ def shard_index(input: Any, index_num: int, nshards: int, shard_id: int, ignore_
     helper.append_op("shard_index", {"X": [input]}, {"Out": [out]},
                      {"index_num": index_num, "nshards": nshards, "shard_id": shard_id, "ignore_value": ignore_value})
     out.stop_gradient = True
+    return out
+
+
+def merge_selected_rows(x: Any, name: str | None = None) -> Any:
+    """A SelectedRows with each row of ``x`` once (repeated rows summed)."""
+    helper = LayerHelper("merge_selected_rows", name=name)
+    check_variable("merge_selected_rows", "x", x)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    out.type = "selected_rows"
+    helper.append_op("merge_selected_rows", {"X": [x]}, {"Out": [out]})
+    return out
+
+
+def get_tensor_from_selected_rows(x: Any, name: str | None = None) -> Any:
+    """The [rows, ...] value tensor stored in the SelectedRows ``x``."""
+    helper = LayerHelper("get_tensor_from_selected_rows", name=name)
+    check_variable("get_tensor_from_selected_rows", "x", x)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op("get_tensor_from_selected_rows", {"X": [x]}, {"Out": [out]})
     return out

@@ -1,4 +1,4 @@
-"""2-D convolutions: ``conv2d``, ``depthwise_conv2d`` and ``conv2d_transpose``.
+"""2-D convolutions: ``conv2d``, ``depthwise_conv2d``, ``conv2d_transpose`` and ``depthwise_conv2d_transpose``.
 
 Slots and attrs follow Fluid: Input, Filter -> Output; ``strides``, ``paddings``
 (2 values = symmetric per axis, 4 = top, bottom, left, right), ``dilations``,
@@ -172,6 +172,7 @@ def register(registry) -> None:
         registry.register_op(OpDef(name, ["Input", "Filter"], ["Output"], conv_attrs(),
                                    infer_shape=_infer_conv(name), grad=grad, kernel_dtype="Input",
                                    doc="2-D convolution (im2col + GEMM on the CPU)"))
-    registry.register_op(OpDef("conv2d_transpose", ["Input", "Filter"], ["Output"], conv_attrs(True),
-                               infer_shape=_infer_conv_transpose, grad=grad, kernel_dtype="Input",
-                               doc="transposed 2-D convolution (the gradient of conv2d w.r.t. its input)"))
+    for name in ("conv2d_transpose", "depthwise_conv2d_transpose"):
+        registry.register_op(OpDef(name, ["Input", "Filter"], ["Output"], conv_attrs(True),
+                                   infer_shape=_infer_conv_transpose, grad=grad, kernel_dtype="Input",
+                                   doc="transposed 2-D convolution (the gradient of conv2d w.r.t. its input)"))

@@ -113,6 +113,30 @@ def _infer_kldiv(ins, attrs):
     return {"Loss": x if attrs["reduction"] == "none" else meta([1], x.dtype)}
 
 
+def _infer_tss(ins, attrs):
+    check_float(ins, "X")
+    check_same_dtype(ins, "X", "Label")
+    _same_shape(ins, "X", "Label")
+    x = ins["X"]
+    if len(x.shape) != 2 or (x.shape[1] != 1 and x.shape[1] >= 0):
+        raise ValueError(f"X must have shape [N, 1], given {list(x.shape)}")
+    return {"Y": x}
+
+
+def _infer_focal(ins, attrs):
+    x, label, fg = ins["X"], ins["Label"], ins["FgNum"]
+    check_float(ins, "X")
+    if label.dtype not in _INT or fg.dtype not in _INT:
+        raise TypeError(f"Label and FgNum must be int32, given {label.dtype} and {fg.dtype}")
+    if len(x.shape) != 2 or len(label.shape) != 2 or (label.shape[1] != 1 and label.shape[1] >= 0):
+        raise ValueError(f"X must be [N, C] and Label [N, 1], given {list(x.shape)} and {list(label.shape)}")
+    if not compatible(x.shape[0], label.shape[0]):
+        raise ValueError(f"X has {x.shape[0]} rows but Label has {label.shape[0]}")
+    if attrs["gamma"] < 0 or not 0 <= attrs["alpha"] <= 1:
+        raise ValueError(f"gamma must be >= 0 and alpha in [0, 1], given {attrs['gamma']} and {attrs['alpha']}")
+    return {"Out": x}
+
+
 def register(registry) -> None:
     registry.register_op(OpDef(
         "softmax_with_cross_entropy", ["Logits", "Label"], ["Softmax", "Loss"],
@@ -152,4 +176,14 @@ def register(registry) -> None:
         "kldiv_loss", ["X", "Target"], ["Loss"],
         {"reduction": Attr(str, "mean", one_of("none", "batchmean", "mean", "sum"))},
         infer_shape=_infer_kldiv, grad=GradSpec(("X", "Target", "Loss@GRAD"), ("X@GRAD",)),
+    ))
+    registry.register_op(OpDef(
+        "teacher_student_sigmoid_loss", ["X", "Label"], ["Y"],
+        {"soft_max_up_bound": Attr(float, 15.0), "soft_max_lower_bound": Attr(float, -15.0)},
+        infer_shape=_infer_tss, grad=GradSpec(("X", "Label", "Y@GRAD"), ("X@GRAD",)),
+    ))
+    registry.register_op(OpDef(
+        "sigmoid_focal_loss", ["X", "Label", "FgNum"], ["Out"],
+        {"gamma": Attr(float, 2.0), "alpha": Attr(float, 0.25)},
+        infer_shape=_infer_focal, grad=GradSpec(("X", "Label", "FgNum", "Out@GRAD"), ("X@GRAD",)),
     ))

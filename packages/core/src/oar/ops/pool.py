@@ -60,10 +60,6 @@ def _infer_pool(op_type):
                 raise ValueError(f"{op_type}: ksize must be positive unless global_pooling, given {list(k)}")
             if any(i <= 0 for i in attrs["strides"]):
                 raise ValueError(f"{op_type}: strides must be positive, given {list(attrs['strides'])}")
-            if attrs["adaptive"]:
-                if any(0 <= size < o for size, o in zip((h, w), k)):
-                    raise ValueError(f"{op_type}: adaptive output size {list(k)} is larger than the input "
-                                     f"{[h, w]} (X shape {list(x.shape)})")
         _, _, pads, (oh, ow) = pool_geometry((h, w), attrs)
         if (h >= 0 and oh <= 0) or (w >= 0 and ow <= 0):
             raise ValueError(

@@ -14,8 +14,6 @@ variables alone. The first ``apply`` and every ``restore`` give Fluid's numbers.
 
 from __future__ import annotations
 
-from typing import Any
-
 from oar.framework import unique_name
 from oar.framework.program import Program, default_main_program, name_scope, program_guard
 from oar.framework.variable import Variable

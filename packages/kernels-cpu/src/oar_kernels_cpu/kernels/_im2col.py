@@ -15,11 +15,11 @@ from numpy.lib.stride_tricks import as_strided
 
 def pad_nchw(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
     """Pad H and W by ``(top, bottom, left, right)``; returns ``x`` itself when nothing is padded."""
-    t, b, l, r = pads
-    if not (t or b or l or r):
+    top, bottom, left, right = pads
+    if not (top or bottom or left or right):
         return x
-    out = np.full(x.shape[:2] + (x.shape[2] + t + b, x.shape[3] + l + r), value, dtype=x.dtype)
-    out[:, :, t:t + x.shape[2], l:l + x.shape[3]] = x
+    out = np.full(x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right), value, dtype=x.dtype)
+    out[:, :, top:top + x.shape[2], left:left + x.shape[3]] = x
     return out
 
 
@@ -50,25 +50,3 @@ def col2im_batched(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
         for j in range(kw):
             out[:, :, hs, j * d[1]:j * d[1] + s[1] * (ow - 1) + 1:s[1]] += cols[:, :, i, j]
     return out
-
-
-def col2im(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
-    """Sum columns ``(C, KH, KW, N, OH, OW)`` back into a padded image ``(C, N, Hp, Wp)``.
-
-    One vectorised add per filter tap (KH*KW adds of whole-batch arrays).
-    """
-    c, kh, kw, n, oh, ow = cols.shape
-    out = np.zeros((c, n) + tuple(padded_hw), dtype=cols.dtype)
-    for i in range(kh):
-        h0 = i * d[0]
-        hs = slice(h0, h0 + s[0] * (oh - 1) + 1, s[0])
-        for j in range(kw):
-            w0 = j * d[1]
-            out[:, :, hs, w0:w0 + s[1] * (ow - 1) + 1:s[1]] += cols[:, i, j]
-    return out
-
-
-def crop_to_nchw(img_cnhw: np.ndarray, pads, hw) -> np.ndarray:
-    """``(C, N, Hp, Wp)`` padded image -> contiguous ``(N, C, H, W)`` without the padding."""
-    t, _, l, _ = pads
-    return np.ascontiguousarray(img_cnhw[:, :, t:t + hw[0], l:l + hw[1]].transpose(1, 0, 2, 3))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-
 from oar.ops.batch_norm import channel_axis
+
 from oar_kernels_cpu.kernels import FLOATS, kernel
 
 

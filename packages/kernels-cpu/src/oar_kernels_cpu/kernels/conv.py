@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-
 from oar.ops.conv import resolve_paddings
+
 from oar_kernels_cpu.kernels import FLOATS, kernel
-from oar_kernels_cpu.kernels._im2col import col2im, col2im_batched, crop_to_nchw, im2col, im2col_batched, pad_nchw
+from oar_kernels_cpu.kernels._im2col import col2im_batched, im2col, im2col_batched, pad_nchw
 
 
 def _to_nchw(x, attrs):
@@ -105,36 +105,36 @@ def _transpose_geometry(x, w, attrs):
     return pads, d, tuple(full), padded
 
 
+@kernel("depthwise_conv2d_transpose", FLOATS)
 @kernel("conv2d_transpose", FLOATS)
 def conv2d_transpose(inputs, attrs):
     x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
     g = attrs["groups"]
     n, ci, h, wd = x.shape
     pads, d, full, padded = _transpose_geometry(x, w, attrs)
-    x_g = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).reshape(g, ci // g, n * h * wd)
     w_g = w.reshape(g, ci // g, -1)
-    cols = np.matmul(w_g.transpose(0, 2, 1), x_g)  # (G, Og*KH*KW, N*H*W)
-    oc = w.shape[1] * g
-    cols = cols.reshape((oc,) + w.shape[2:] + (n, h, wd))
-    y = crop_to_nchw(col2im(cols, padded, attrs["strides"], d), pads, full)
-    return {"Output": _from_nchw(y, attrs)}
+    cols = np.matmul(w_g.transpose(0, 2, 1), x.reshape(n, g, ci // g, h * wd))  # (N, G, Og*KH*KW, H*W)
+    cols = cols.reshape((n, w.shape[1] * g) + w.shape[2:] + (h, wd))
+    y = col2im_batched(cols, padded, attrs["strides"], d)
+    return {"Output": _from_nchw(y[:, :, pads[0]:pads[0] + full[0], pads[2]:pads[2] + full[1]], attrs)}
 
 
+@kernel("depthwise_conv2d_transpose_grad", FLOATS, wants_outputs=True)
 @kernel("conv2d_transpose_grad", FLOATS, wants_outputs=True)
 def conv2d_transpose_grad(inputs, attrs, wanted):
     x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
     dy = _to_nchw(inputs["Output@GRAD"], attrs)
-    g = attrs["groups"]
+    g, s = attrs["groups"], attrs["strides"]
     n, ci, h, wd = x.shape
     pads, d, full, padded = _transpose_geometry(x, w, attrs)
-    dyp = pad_nchw(dy, (pads[0], padded[0] - full[0] - pads[0], pads[2], padded[1] - full[1] - pads[2]))
-    dcols = im2col(dyp, w.shape[2:], attrs["strides"], d, (h, wd)).reshape(g, -1, n * h * wd)
-    w_g = w.reshape(g, ci // g, -1)
+    dy_pads = (pads[0], padded[0] - full[0] - pads[0], pads[2], padded[1] - full[1] - pads[2])
     res = {}
     if "Input@GRAD" in wanted:
-        dx = np.matmul(w_g, dcols).reshape(ci, n, h, wd).transpose(1, 0, 2, 3)
-        res["Input@GRAD"] = _from_nchw(np.ascontiguousarray(dx), attrs)
+        # the input gradient of a transposed convolution is a plain convolution of dy
+        dx = conv_nchw(dy, w.reshape(g, ci // g, -1), w.shape[2:], s, d, dy_pads, (h, wd))
+        res["Input@GRAD"] = _from_nchw(dx, attrs)
     if "Filter@GRAD" in wanted:
+        dcols = im2col(pad_nchw(dy, dy_pads), w.shape[2:], s, d, (h, wd)).reshape(g, -1, n * h * wd)
         x_g = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).reshape(g, ci // g, n * h * wd)
         res["Filter@GRAD"] = np.matmul(x_g, dcols.transpose(0, 2, 1)).reshape(w.shape)
     return res

@@ -40,6 +40,8 @@ def cross_entropy(inputs, attrs):
     if attrs["soft_label"]:
         y = -(label * np.log(np.maximum(x, tiny))).sum(axis=-1, keepdims=True)
         return {"Y": y.astype(x.dtype, copy=False)}
+    if label.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: hard Label must hold int64 class ids, given {label.dtype}")
     x2, lab = _hard_index(x, label)
     p, _rows, _lab, ignore = _picked(x2, lab, attrs["ignore_index"])
     y = np.log(np.maximum(p, tiny, out=p), out=p)

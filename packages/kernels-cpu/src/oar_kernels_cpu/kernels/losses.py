@@ -206,3 +206,64 @@ def kldiv_loss_grad(inputs, attrs):
     else:
         dx = dx * (d.reshape(-1)[0] * _kl_scale(x, red))
     return {"X@GRAD": dx.astype(x.dtype, copy=False)}
+
+
+def _softplus(x):
+    return np.logaddexp(0, x)
+
+
+def _sigmoid(x):
+    return np.exp(-np.logaddexp(0, -x))
+
+
+@kernel("teacher_student_sigmoid_loss", FLOATS)
+def teacher_student_sigmoid_loss(inputs, attrs):
+    """Label < -1: negative click, no teacher; [-1, 0): positive click, no teacher;
+    [0, 1): negative click with teacher score ``label``; >= 1: positive click with score ``label - 1``."""
+    x, label = inputs["X"], inputs["Label"]
+    sp = _softplus(x)  # max(x, 0) + log(1 + exp(-|x|))
+    click = (label >= 1) | ((label >= -1) & (label < 0))
+    teacher = label >= 0
+    score = np.where(label >= 1, label - 1, label)
+    y = sp - x * click + np.where(teacher, sp - x * score, 0)
+    return {"Y": y.astype(x.dtype, copy=False)}
+
+
+@kernel("teacher_student_sigmoid_loss_grad", FLOATS)
+def teacher_student_sigmoid_loss_grad(inputs, attrs):
+    x, label, d = inputs["X"], inputs["Label"], inputs["Y@GRAD"]
+    p = _sigmoid(np.clip(x, attrs["soft_max_lower_bound"], attrs["soft_max_up_bound"]))
+    click = (label >= 1) | ((label >= -1) & (label < 0))
+    teacher = label >= 0
+    score = np.where(label >= 1, label - 1, label)
+    g = p - click + np.where(teacher, p - score, 0)
+    return {"X@GRAD": (g * d).astype(x.dtype, copy=False)}
+
+
+def _focal_parts(inputs, attrs):
+    x, label = inputs["X"], inputs["Label"].reshape(-1, 1)
+    fg = max(float(np.asarray(inputs["FgNum"]).reshape(-1)[0]), 1.0)
+    cls = np.arange(1, x.shape[1] + 1)  # class ids are 1-based; 0 is background, -1 ignored
+    pos = (label == cls).astype(x.dtype)
+    neg = ((label != -1) & (label != cls)).astype(x.dtype)
+    return x, pos, neg, attrs["alpha"] / fg, (1 - attrs["alpha"]) / fg, attrs["gamma"]
+
+
+@kernel("sigmoid_focal_loss", FLOATS)
+def sigmoid_focal_loss(inputs, attrs):
+    x, pos, neg, s_pos, s_neg, gamma = _focal_parts(inputs, attrs)
+    p = _sigmoid(x)
+    term_pos = np.power(1 - p, gamma) * -_softplus(-x)  # (1-p)^g log p
+    term_neg = np.power(p, gamma) * -_softplus(x)  # p^g log(1-p)
+    out = -pos * term_pos * s_pos - neg * term_neg * s_neg
+    return {"Out": out.astype(x.dtype, copy=False)}
+
+
+@kernel("sigmoid_focal_loss_grad", FLOATS)
+def sigmoid_focal_loss_grad(inputs, attrs):
+    x, pos, neg, s_pos, s_neg, gamma = _focal_parts(inputs, attrs)
+    p = _sigmoid(x)
+    d_pos = np.power(1 - p, gamma) * ((1 - p) + gamma * p * _softplus(-x))  # d/dx (1-p)^g log p
+    d_neg = np.power(p, gamma) * (-gamma * (1 - p) * _softplus(x) - p)  # d/dx p^g log(1-p)
+    g = -pos * d_pos * s_pos - neg * d_neg * s_neg
+    return {"X@GRAD": (g * inputs["Out@GRAD"]).astype(x.dtype, copy=False)}

@@ -150,7 +150,8 @@ def ftrl(inputs, attrs):
         lin += g - (np.power(new_sq, -power) - np.power(sq, -power)) / lr * p
         y = np.power(new_sq, -power) / lr  # Fluid 1.8 adds no l2 term on this branch
     x = l1 * np.sign(lin) - lin
-    p[...] = np.where(np.abs(lin) > l1, x / y, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # y is 0 only where |lin| <= l1 (masked)
+        p[...] = np.where(np.abs(lin) > l1, x / y, 0.0)
     sq[...] = new_sq
     return {"ParamOut": p, "SquaredAccumOut": sq, "LinearAccumOut": lin}
 

@@ -2,16 +2,18 @@
 
 Regular windows go through a strided view of the padded input with one
 vectorised reduction step per window tap (KH*KW whole-batch operations).
-Adaptive windows that divide the input evenly are regular windows; uneven
-adaptive windows are reduced one output cell at a time (each cell vectorised
-over batch and channels; adaptive outputs are small, e.g. 1x1 or 7x7).
+Adaptive windows that divide the input evenly are regular windows. Uneven
+adaptive windows: average pooling is ``A_h @ X @ A_w^T / counts`` with 0/1
+window matrices; max pooling reduces columns then rows (one vectorised step
+per output column and per output row), and its gradient and indices come from
+the first maximum (row-major) found the same separable way.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
 from oar.ops.pool import pool_geometry
+
 from oar_kernels_cpu.kernels import FLOATS, kernel
 from oar_kernels_cpu.kernels._im2col import pad_nchw, windows
 
@@ -82,17 +84,33 @@ def _pool_regular(x, attrs, geo):
     return y
 
 
-def _pool_adaptive(x, attrs):
-    out = tuple(attrs["ksize"])
+def _window_matrix(size, out, dtype):
+    """(out, size) 0/1 matrix: row i marks adaptive window i."""
+    start, end = _adaptive_bounds(size, out)
+    idx = np.arange(size)
+    return ((idx >= start[:, None]) & (idx < end[:, None])).astype(dtype)
+
+
+def _adaptive_first_max(x, out):
+    """Max of each uneven adaptive window and the (row, col) of its first maximum (row-major)."""
     hs, he = _adaptive_bounds(x.shape[2], out[0])
     ws, we = _adaptive_bounds(x.shape[3], out[1])
-    y = np.empty(x.shape[:2] + out, x.dtype)
-    is_max = attrs.get("pooling_type", "max") == "max"
-    for a in range(out[0]):
-        for b in range(out[1]):
-            cell = x[:, :, hs[a]:he[a], ws[b]:we[b]]
-            y[:, :, a, b] = cell.max(axis=(2, 3)) if is_max else cell.mean(axis=(2, 3))
-    return y
+    # per row, per output column: the max over the window's columns and where it first occurs
+    colmax = np.stack([x[:, :, :, ws[b]:we[b]].max(axis=3) for b in range(out[1])], axis=3)
+    firstcol = np.stack([x[:, :, :, ws[b]:we[b]].argmax(axis=3) + ws[b] for b in range(out[1])], axis=3)
+    # per output row: the first row of the window holding the max, then that row's first column
+    rows = np.stack([colmax[:, :, hs[a]:he[a]].argmax(axis=2) + hs[a] for a in range(out[0])], axis=2)
+    y = np.take_along_axis(colmax, rows, axis=2)
+    cols = np.take_along_axis(firstcol, rows, axis=2)
+    return y, rows, cols
+
+
+def _pool_adaptive(x, attrs):
+    out = tuple(attrs["ksize"])
+    if attrs.get("pooling_type", "max") == "max":
+        return _adaptive_first_max(x, out)[0]
+    ah, aw = _window_matrix(x.shape[2], out[0], x.dtype), _window_matrix(x.shape[3], out[1], x.dtype)
+    return np.matmul(np.matmul(ah, x), aw.T) / np.outer(ah.sum(1), aw.sum(1))
 
 
 @kernel("pool2d", FLOATS)
@@ -108,15 +126,20 @@ def _max_grad_tiled(x, y, dy, k):
 
     Each window's first maximum in row-major order keeps its hit; later ties are
     cleared by a running "taken" mask, then one multiply writes the gradient.
+    ``y`` and ``dy`` are repeated along W first so both whole-array passes run
+    over contiguous rows instead of broadcasting over the window width.
     """
     n, c, oh, ow = y.shape
-    hit = x.reshape(n, c, oh, k[0], ow, k[1]) == y[:, :, :, None, :, None]
-    taken = hit[:, :, :, 0, :, 0].copy()
+    w = x.shape[3]
+    hit = x.reshape(n, c, oh, k[0], w) == np.repeat(y, k[1], axis=3)[:, :, :, None, :]
+    taps = hit.reshape(n, c, oh, k[0], ow, k[1])
+    taken = taps[:, :, :, 0, :, 0].copy()
     for i, j in _taps(k)[1:]:
-        h = hit[:, :, :, i, :, j]
+        h = taps[:, :, :, i, :, j]
         h &= ~taken
         taken |= h
-    return np.multiply(hit, dy[:, :, :, None, :, None], dtype=x.dtype).reshape(x.shape)
+    dx = np.multiply(hit, np.repeat(dy, k[1], axis=3)[:, :, :, None, :], dtype=x.dtype)
+    return dx.reshape(x.shape)
 
 
 def _max_grad_regular(x, y, dy, geo):
@@ -145,25 +168,22 @@ def _avg_grad_regular(x, dy, attrs, geo):
     return dxp
 
 
+def _scatter_to(x, rows, cols, dy):
+    """Sum ``dy`` into a zero array shaped like ``x`` at per-(n, c) positions (rows, cols)."""
+    n, c, h, w = x.shape
+    base = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+    flat = (base + rows * w + cols).ravel()
+    return np.bincount(flat, weights=dy.ravel(), minlength=x.size).astype(x.dtype).reshape(x.shape)
+
+
 def _grad_adaptive(x, dy, attrs):
     out = tuple(attrs["ksize"])
-    hs, he = _adaptive_bounds(x.shape[2], out[0])
-    ws, we = _adaptive_bounds(x.shape[3], out[1])
-    dx = np.zeros_like(x)
-    is_max = attrs.get("pooling_type", "max") == "max"
-    n, c = x.shape[:2]
-    for a in range(out[0]):
-        for b in range(out[1]):
-            cell = x[:, :, hs[a]:he[a], ws[b]:we[b]]
-            g = dy[:, :, a, b][:, :, None, None]
-            if is_max:
-                flat = cell.reshape(n, c, -1)
-                hit = np.zeros_like(flat)
-                np.put_along_axis(hit, flat.argmax(axis=2)[:, :, None], 1, axis=2)
-                dx[:, :, hs[a]:he[a], ws[b]:we[b]] += hit.reshape(cell.shape) * g
-            else:
-                dx[:, :, hs[a]:he[a], ws[b]:we[b]] += g / cell[0, 0].size
-    return dx
+    if attrs.get("pooling_type", "max") == "max":
+        _, rows, cols = _adaptive_first_max(x, out)
+        return _scatter_to(x, rows, cols, dy)
+    ah, aw = _window_matrix(x.shape[2], out[0], x.dtype), _window_matrix(x.shape[3], out[1], x.dtype)
+    share = dy / np.outer(ah.sum(1), aw.sum(1))
+    return np.matmul(np.matmul(ah.T, share), aw)
 
 
 @kernel("pool2d_grad", FLOATS)
@@ -193,17 +213,8 @@ def max_pool2d_with_index(inputs, attrs):
     y = pool2d({"X": x}, attrs)["Out"]
     geo = _regular((h, w), attrs)
     if geo is None:
-        mask = np.empty(y.shape, np.int32)
-        out = tuple(attrs["ksize"])
-        hs, he = _adaptive_bounds(h, out[0])
-        ws, we = _adaptive_bounds(w, out[1])
-        for a in range(out[0]):
-            for b in range(out[1]):
-                cell = x[:, :, hs[a]:he[a], ws[b]:we[b]]
-                arg = cell.reshape(n, c, -1).argmax(axis=2)
-                cw = we[b] - ws[b]
-                mask[:, :, a, b] = (hs[a] + arg // cw) * w + ws[b] + arg % cw
-        return {"Out": y, "Mask": mask}
+        _, rows, cols = _adaptive_first_max(x, tuple(attrs["ksize"]))
+        return {"Out": y, "Mask": (rows * w + cols).astype(np.int32)}
     k, s, pads, out = geo
     win = windows(pad_nchw(x, pads, -np.inf), k, s, (1, 1), out)
     mask = np.full(y.shape, -1, np.int64)
@@ -218,8 +229,5 @@ def max_pool2d_with_index(inputs, attrs):
 @kernel("max_pool2d_with_index_grad", FLOATS)
 def max_pool2d_with_index_grad(inputs, attrs):
     x, mask, dy = inputs["X"], inputs["Mask"], inputs["Out@GRAD"]
-    n, c, h, w = x.shape
-    dx = np.zeros((n * c, h * w), x.dtype)
-    base = (np.arange(n * c) * (h * w))[:, None]
-    np.add.at(dx.reshape(-1), (mask.reshape(n * c, -1) + base).reshape(-1), dy.reshape(-1))
-    return {"X@GRAD": dx.reshape(x.shape)}
+    w = x.shape[3]
+    return {"X@GRAD": _scatter_to(x, mask // w, mask % w, dy)}
