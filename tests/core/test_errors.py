@@ -181,3 +181,17 @@ def test_layer_argument_type_errors_name_the_layer():
         x = fluid.layers.data("x", shape=[3], dtype="float32")
         with pytest.raises(ValueError, match="fc: size must be a positive int"):
             fluid.layers.fc(x, size=0)
+
+
+def test_layer_argument_errors_name_the_user_line():
+    """Errors a layer raises before any op exists still end with the caller's line."""
+    import pytest
+    from oar import fluid
+
+    img = fluid.layers.data(name="img", shape=[3, 8, 8], dtype="float32")
+    with pytest.raises(ValueError) as info:
+        fluid.layers.conv2d(img, num_filters=4, filter_size=3, groups=2)
+    assert "test_errors.py" in str(info.value) and "groups=2" in str(info.value)
+    with pytest.raises(TypeError) as info:
+        fluid.layers.embedding(img, size=[10, 4])
+    assert "test_errors.py" in str(info.value)

@@ -220,4 +220,4 @@ def test_plugin_provided_dygraph_names_say_what_to_install():
     with pytest.raises(MissingPluginError, match="oar-dist"):
         fluid.dygraph.parallel.Env()
     with pytest.raises(AttributeError):
-        fluid.dygraph.no_such_name
+        fluid.dygraph.no_such_name  # noqa: B018

@@ -160,4 +160,7 @@ def test_save_into_existing_directory_keeps_other_files(fresh):
     fluid.io.save_persistables(exe, "d", main, filename="ckpt")
     assert {"notes.txt", "sub", "ckpt", "fc_0.w_0"} <= set(os.listdir("d"))
     assert open("d/sub/x").read() == "keep"
+    from oar_io.atomic import wait_for_cleanup
+
+    wait_for_cleanup()  # the replaced checkpoint is removed in the background
     assert not [e for e in os.listdir(".") if "oar-" in e]

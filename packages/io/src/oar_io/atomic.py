@@ -133,6 +133,27 @@ def _unsafe_to_swap(path: str) -> bool:
     return real == os.path.dirname(real) or cwd == real or cwd.startswith(real + os.sep)
 
 
+_pending: list = []
+
+
+def _remove_later(path: str) -> None:
+    """rmtree ``path`` on a daemon thread; :func:`wait_for_cleanup` waits for all of them."""
+    import threading
+
+    t = threading.Thread(target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True},
+                         name="oar-io-cleanup", daemon=True)
+    t.start()
+    _pending.append(t)
+    _pending[:] = [x for x in _pending if x.is_alive()]
+
+
+def wait_for_cleanup() -> None:
+    """Block until every background removal of replaced checkpoints has finished."""
+    for t in list(_pending):
+        t.join()
+    _pending.clear()
+
+
 class DirTransaction:
     """Collects the files of one directory save and publishes them all at once.
 
@@ -202,7 +223,10 @@ class DirTransaction:
                     shutil.copy2(src, dst, follow_symlinks=False)
         if _exchange(self.staging, self.dirname):
             _fsync_dir(parent)
-            shutil.rmtree(self.staging, ignore_errors=True)
+            # the old checkpoint now sits at the staging name: unlinking its files costs as much
+            # as writing them, so it goes in the background (a later save removes what a dead
+            # process left behind, see clean_debris)
+            _remove_later(self.staging)
             return
         old = self.dirname + ".oar-old"
         shutil.rmtree(old, ignore_errors=True)

@@ -3,29 +3,37 @@
 One module per family; each lists its public names in ``__all__``.
 """
 
+# every public layer function's errors carry the user's line (see _user_line)
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+from oar.layers._user_line import wrap_module_functions as _wrap  # noqa: E402
 from oar.layers.activation import *  # noqa: F401,F403
+from oar.layers.clip_ops import *  # noqa: F401,F403
+from oar.layers.compare import *  # noqa: F401,F403
+from oar.layers.conv import *  # noqa: F401,F403
+from oar.layers.debug import *  # noqa: F401,F403
+from oar.layers.dropout import *  # noqa: F401,F403
+from oar.layers.embedding import *  # noqa: F401,F403
 from oar.layers.fc import *  # noqa: F401,F403
+from oar.layers.indexing import *  # noqa: F401,F403
 from oar.layers.io import *  # noqa: F401,F403
+from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from oar.layers.loss import *  # noqa: F401,F403
+from oar.layers.losses import *  # noqa: F401,F403
+from oar.layers.manip import *  # noqa: F401,F403
 from oar.layers.math import *  # noqa: F401,F403
 from oar.layers.metric import *  # noqa: F401,F403
+from oar.layers.norm import *  # noqa: F401,F403
+from oar.layers.pooling import *  # noqa: F401,F403
+from oar.layers.ranges import *  # noqa: F401,F403
+from oar.layers.rearrange import *  # noqa: F401,F403
+from oar.layers.reduce import *  # noqa: F401,F403
+from oar.layers.resize import *  # noqa: F401,F403
+from oar.layers.search import *  # noqa: F401,F403
 from oar.layers.shape import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
-from oar.layers.compare import *  # noqa: F401,F403
-from oar.layers.embedding import *  # noqa: F401,F403
-from oar.layers.losses import *  # noqa: F401,F403
-from oar.layers.reduce import *  # noqa: F401,F403
-from oar.layers.manip import *  # noqa: F401,F403
-from oar.layers.indexing import *  # noqa: F401,F403
-from oar.layers.search import *  # noqa: F401,F403
-from oar.layers.ranges import *  # noqa: F401,F403
-from oar.layers.clip_ops import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403
-from oar.layers.conv import *  # noqa: F401,F403
-from oar.layers.pooling import *  # noqa: F401,F403
-from oar.layers.norm import *  # noqa: F401,F403
-from oar.layers.dropout import *  # noqa: F401,F403
-from oar.layers.resize import *  # noqa: F401,F403
-from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
-from oar.layers.debug import *  # noqa: F401,F403
-from oar.layers.rearrange import *  # noqa: F401,F403
+
+_wrap(globals(), [m for n, m in list(_sys.modules.items())
+                  if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)])
