@@ -2,8 +2,10 @@
 
 Everything that does not change between runs is resolved once here: the
 kernel of each op, its slot names and attrs, which variables come from the
-scope, and after which op each temporary dies. :meth:`Plan.run` is then a
-flat loop over tuples with one dict of values for the whole run.
+scope, and after which op each temporary dies (or, when later readers need
+only its shape, is swapped for a stand-in). :meth:`Plan.run` then runs
+generated straight-line code (``stepgen``) with one dict of values for the
+whole run, or, when LoD is involved, a flat loop over the step tuples.
 """
 
 from __future__ import annotations
