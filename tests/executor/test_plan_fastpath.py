@@ -366,7 +366,7 @@ def test_bias_add_input_is_replaced_by_a_shape_stand_in_until_its_grad():
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         x = fluid.layers.data("x", [128], dtype="float32")
-        h = fluid.layers.fc(x, 64, act="relu")
+        h = fluid.layers.fc(x, 256, act="relu")  # [32, 256] float32: big enough to swap out
         loss = fluid.layers.mean(h)
         fluid.optimizer.SGD(0.1).minimize(loss, startup)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -388,7 +388,7 @@ def test_bias_add_input_is_replaced_by_a_shape_stand_in_until_its_grad():
         fn(env)
         if add <= i < grad:
             stand_in = env[pre_bias]
-            assert stand_in.shape == (32, 64) and stand_in.strides == (0, 0)
+            assert stand_in.shape == (32, 256) and stand_in.strides == (0, 0)
             assert not stand_in.flags.writeable
 
 

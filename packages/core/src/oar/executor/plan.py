@@ -89,7 +89,7 @@ class Plan:
             if n in keep or n in feed_names:
                 continue
             real, shape = last_use.get(n, -1), shape_use.get(n, -1)
-            if shape > real >= 0:
+            if shape > real >= 0 and not _known_small(block, n):
                 # later readers want only its shape: swap the array for a stand-in
                 shrinks.setdefault(real, []).append(n)
             frees.setdefault(max(real, shape), []).append(n)
@@ -250,7 +250,7 @@ class Plan:
                         env.pop(n, None)
                 for n in shrink:
                     v = env.get(n)
-                    if v is not None:
+                    if type(v) is np.ndarray and v.nbytes >= MIN_DONATED_BYTES:
                         env[n] = shape_stand_in(v)
         except OarError as exc:
             new = self._with_callsite(exc, step)

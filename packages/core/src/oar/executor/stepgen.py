@@ -41,7 +41,8 @@ import numpy as np
 from oar.lod_tensor import SelectedRows
 from oar.registry import EMPTY_VAR
 
-# below this size a fresh allocation is cheaper than the checks that donation needs
+# below this size a fresh allocation is cheaper than the checks that donation needs,
+# and keeping an array cheaper than swapping it for a shape stand-in
 MIN_DONATED_BYTES = 16384
 
 _ZEROS = bytes(64)
@@ -138,8 +139,8 @@ def _body(k: int, fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: 
     lines.append("    res = v = None")
     for n in frees:
         lines.append(f"    env.pop({n!r}, None)")
-    for n in shrink:
-        lines += [f"    v = env.get({n!r})", "    if v is not None:",
+    for n in shrink:  # small arrays are cheaper to keep than to replace
+        lines += [f"    v = env.get({n!r})", "    if type(v) is _nd and v.nbytes >= _min:",
                   f"        env[{n!r}] = _stand_in(v)", "    v = None"]
     return lines
 
@@ -214,7 +215,7 @@ def _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags, shrink=(
             env.pop(n, None)
         for n in shrink:
             v = env.get(n)
-            if v is not None:
+            if type(v) is np.ndarray and v.nbytes >= MIN_DONATED_BYTES:
                 env[n] = shape_stand_in(v)
 
     return step
