@@ -100,6 +100,8 @@ def run_one(bench: Benchmark, args) -> dict:
         for name, step in steps.items():
             if name in which:
                 memory[name] = peak_traced_bytes(step)
+    if args.profile:
+        _profile(bench.name, steps, args.profile)
     med = {n: t["median_s"] for n, t in timing.items()}
     ratios = {}
     for base in ("numpy", "torch"):
@@ -127,6 +129,26 @@ def run_one(bench: Benchmark, args) -> dict:
         "targets": targets,
         "skipped": skipped,
     }
+
+
+def _profile(name: str, steps: dict, top: int, contender: str = "oar") -> None:
+    """cProfile ``top`` functions (by own time) of the oar contender's step, for optimising."""
+    import cProfile
+    import pstats
+
+    step = steps.get(contender)
+    if step is None:
+        return
+    prof = cProfile.Profile()
+    prof.enable()
+    t0 = time.perf_counter()
+    n = 0
+    while time.perf_counter() - t0 < 0.5 or n < 3:
+        step()
+        n += 1
+    prof.disable()
+    print(f"\n-- profile of {name}/{contender}: {n} steps, top {top} by own time")
+    pstats.Stats(prof).sort_stats("tottime").print_stats(top)
 
 
 def print_result(res: dict) -> None:
@@ -172,6 +194,8 @@ def main(argv: list | None = None) -> int:
     p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                    help="wall = time.perf_counter (default); cpu = this thread's CPU time, "
                         "steadier on a shared machine")
+    p.add_argument("--profile", type=int, metavar="N", default=0,
+                   help="also cProfile the oar contender and print its top N functions")
     p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = p.parse_args(argv)
     benches = pick(discover(), args.names)

@@ -1,12 +1,11 @@
 """The seed's linear regression (快速上手 / 运行线性回归模型) on oar.
 
 The code is the seed's, with ``import paddle.fluid as fluid`` changed to
-``from oar import fluid``. It learns y = 4a + 6b + 7c + 2d from ten samples and
-then predicts 4*9 + 6*5 + 7*2 + 2*10 = 100. The seed saves and reloads an
-inference model for the prediction; until the io plugin is installed this
-example predicts with ``clone(for_test=True)`` of the trained program instead.
+``from oar import fluid``. It learns y = 4a + 6b + 7c + 2d from ten samples,
+saves an inference model to ``./result`` (the oar-io plugin), loads it into a
+fresh scope and predicts 4*9 + 6*5 + 7*2 + 2*10 = 100.
 
-Run: ``python examples/fit_a_line.py``
+Run: ``python examples/fit_a_line.py`` (needs oar-core, oar-kernels-cpu, oar-io)
 """
 
 #加载库
@@ -28,8 +27,6 @@ y_true = np.array(res).astype('float32')
 x = fluid.layers.data(name="x",shape=[4],dtype='float32')
 y = fluid.layers.data(name="y",shape=[1],dtype='float32')
 y_predict = fluid.layers.fc(input=x,size=1,act=None)
-# 预测用的程序: the forward net up to y_predict, cloned before the loss and the optimizer's ops
-inference_program = fluid.default_main_program().clone(for_test=True)
 #定义损失函数
 cost = fluid.layers.square_error_cost(input=y_predict,label=y)
 avg_cost = fluid.layers.mean(cost)
@@ -47,12 +44,23 @@ for i in range(500):
                 fetch_list=[y_predict.name,avg_cost.name])
         if i%50==0:
                 print ('iter={:.0f},cost={}'.format(i,outs[1][0]))
+#存储训练结果
+params_dirname = "result"
+fluid.io.save_inference_model(params_dirname, ['x'], [y_predict], exe)
+
+# 开始预测
+infer_exe = fluid.Executor(cpu)
+inference_scope = fluid.Scope()
+# 加载训练好的模型
+with fluid.scope_guard(inference_scope):
+        [inference_program, feed_target_names,
+         fetch_targets] = fluid.io.load_inference_model(params_dirname, infer_exe)
 
 # 生成测试数据
 test = np.array([[[9],[5],[2],[10]]]).astype('float32')
-# 进行预测 (the trained parameters are in the global scope)
-results = exe.run(inference_program,
-                  feed={"x": test},
-                  fetch_list=[y_predict])
+# 进行预测
+results = infer_exe.run(inference_program,
+                                                feed={"x": test},
+                                                fetch_list=fetch_targets)
 # 给出题目为 【9,5,2,10】 输出y=4*9+6*5+7*2+10*2的值
 print ("9a+5b+2c+10d={}".format(results[0][0]))

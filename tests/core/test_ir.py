@@ -254,3 +254,17 @@ def test_sharing_a_parameter_with_a_different_shape_fails():
         fluid.layers.fc(x, 2, param_attr="shared_w")
         with pytest.raises(ValueError, match="'shared_w' is shared by name.*shape \\[3, 4\\].*\\[3, 2\\]"):
             fluid.layers.fc(x, 4, param_attr="shared_w")
+
+
+def test_no_layer_function_is_shadowed_by_a_submodule():
+    """A submodule named like a layer (oar.layers.shape vs fluid.layers.shape) must not replace it."""
+    import sys
+    import types
+
+    from oar import fluid
+
+    for modname, mod in list(sys.modules.items()):
+        if not modname.startswith("oar.layers.") or not isinstance(mod, types.ModuleType):
+            continue
+        for name in getattr(mod, "__all__", ()):
+            assert not isinstance(getattr(fluid.layers, name), types.ModuleType), f"fluid.layers.{name} is a module"

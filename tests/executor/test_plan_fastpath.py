@@ -366,7 +366,7 @@ def test_bias_add_input_is_replaced_by_a_shape_stand_in_until_its_grad():
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         x = fluid.layers.data("x", [128], dtype="float32")
-        h = fluid.layers.fc(x, 64, act="relu")
+        h = fluid.layers.fc(x, 256, act="relu")  # [32, 256] float32: big enough to swap out
         loss = fluid.layers.mean(h)
         fluid.optimizer.SGD(0.1).minimize(loss, startup)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -388,7 +388,7 @@ def test_bias_add_input_is_replaced_by_a_shape_stand_in_until_its_grad():
         fn(env)
         if add <= i < grad:
             stand_in = env[pre_bias]
-            assert stand_in.shape == (32, 64) and stand_in.strides == (0, 0)
+            assert stand_in.shape == (32, 256) and stand_in.strides == (0, 0)
             assert not stand_in.flags.writeable
 
 
@@ -409,3 +409,36 @@ def test_no_need_buffer_grad_kernels_accept_stand_ins():
     entry = registries().kernels.lookup("mean_grad", "cpu", "float32")
     got = entry.kernel({"X": shape_stand_in(x), "Out@GRAD": np.ones(1, "float32")}, {})
     np.testing.assert_allclose(got["X@GRAD"], np.full((4, 3), 1 / 12))
+
+
+# --- the executor's per-call fast path ---------------------------------------------------------
+
+
+def test_repeated_runs_follow_program_changes_and_fetch_forms():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.layers.data("x", [2], dtype="float32")
+        y = fluid.layers.scale(x, 2.0)
+    exe = fluid.Executor(fluid.CPUPlace())
+    xs = np.ones((1, 2), "float32")
+    for fetch in ([y], [y.name], y, y.name, (y,)):
+        for _ in range(2):
+            got = exe.run(main, feed={"x": xs}, fetch_list=fetch)
+            np.testing.assert_array_equal(got[0], [[2, 2]])
+    # feeding by Variable and by name hit the same plan
+    np.testing.assert_array_equal(exe.run(main, feed={x: xs * 3}, fetch_list=[y])[0], [[6, 6]])
+    # a program change after cached runs is seen
+    with fluid.program_guard(main, fluid.Program()):
+        z = fluid.layers.scale(y, 10.0)
+    got_y, got_z = exe.run(main, feed={"x": xs}, fetch_list=[y, z])
+    np.testing.assert_array_equal(got_z, [[20, 20]])
+    plans = {id(p) for _, p in exe._plans.values()}
+    assert all(id(entry[1]) in plans for entry in exe._fast.values())
+    # errors after caching still name the problem and the user's line
+    with pytest.raises(FeedError, match="expects dtype float32") as info:
+        exe.run(main, feed={"x": np.ones((1, 2))}, fetch_list=[y, z])
+    assert "test_plan_fastpath.py" in str(info.value)
+    from oar.errors import FetchError
+
+    with pytest.raises(FetchError, match="no_such_var"):
+        exe.run(main, feed={"x": xs}, fetch_list=["no_such_var"])

@@ -21,6 +21,10 @@ P = np.exp(A) / np.exp(A).sum(-1, keepdims=True)
 
 INPLACE_CASES = [
     ("relu", {"X": A}, {}, ["X"]),
+    ("sigmoid", {"X": A}, {}, ["X"]),
+    ("tanh", {"X": A}, {}, ["X"]),
+    ("exp", {"X": A}, {}, ["X"]),
+    ("square", {"X": A}, {}, ["X"]),
     ("relu_grad", {"Out": np.maximum(A, 0), "Out@GRAD": B}, {}, ["Out@GRAD", "Out"]),
     ("softmax", {"X": A}, {"axis": -1}, ["X"]),
     ("softmax_grad", {"Out": P, "Out@GRAD": B}, {"axis": -1}, ["Out@GRAD"]),

@@ -148,7 +148,7 @@ def _merge_feeds(feeds: Sequence[Mapping]) -> dict:
 class ParallelExecutor:
     """Fluid's ParallelExecutor, on the same machinery as CompiledProgram."""
 
-    def __init__(self, use_cuda: bool = False, loss_name: str | None = None, main_program: Program | None = None,
+    def __init__(self, use_cuda: bool, loss_name: str | None = None, main_program: Program | None = None,
                  share_vars_from: Any = None, exec_strategy: Any = None, build_strategy: Any = None,
                  num_trainers: int = 1, trainer_id: int = 0, scope: Any = None) -> None:
         from oar.executor.executor import Executor

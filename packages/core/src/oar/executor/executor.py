@@ -29,6 +29,8 @@ class Executor:
         self.place = place if place is not None else CPUPlace()
         self._device = None
         self._plans: dict = {}
+        # (program id, feed keys, fetch names) -> (program ref, plan, feed specs)
+        self._fast: dict = {}
         self._closed = False
 
     @property
@@ -39,6 +41,7 @@ class Executor:
 
     def close(self) -> None:
         self._plans.clear()
+        self._fast.clear()
         self._closed = True
 
     def run(
@@ -75,6 +78,16 @@ class Executor:
             feed = feed[0]
         if type(feed) is not dict and not isinstance(feed, Mapping):  # the ABC check is slow
             raise TypeError(f"Executor.run: feed must be a dict of name -> array, given {type(feed).__name__}")
+        fast_key = None if program._readers else _fast_key(program, feed, fetch_list)
+        hit = self._fast.get(fast_key) if fast_key is not None else None
+        if hit is not None and hit[0]() is program and hit[1].version == program._version:
+            # the same program, feed names and fetch list as a previous run: names were
+            # validated then; only the fed values need converting and checking
+            try:
+                arrays, lods = _convert_known_feeds(feed, hit[2], self)
+            except FeedError as exc:
+                raise type(exc)(f"{exc}{where(user_callsite())}") from None
+            return hit[1].run(arrays, lods, scope, return_numpy)
         try:
             fetch_names = _fetch_names(fetch_list, program)
             arrays, lods = _convert_feeds(feed, program.global_block(), self)
@@ -90,6 +103,11 @@ class Executor:
                 for name in set(arrays) - fed:
                     arrays[name] = self.device.from_host(arrays[name], self.place.device_id)
         plan = self._plan(program, tuple(sorted(arrays)), fetch_names)
+        if fast_key is not None:
+            block = program.global_block()
+            names = (k if isinstance(k, str) else getattr(k, "name", k) for k in fast_key[1])
+            specs = tuple((k, n, block._find_var_recursive(n)) for k, n in zip(fast_key[1], names))
+            self._fast[fast_key] = (weakref.ref(program), plan, specs)
         return plan.run(arrays, lods, scope, return_numpy)
 
     def _plan(self, program: Program, feed_names: tuple, fetch_names: tuple) -> Plan:
@@ -134,7 +152,6 @@ def _fetch_names(fetch_list: Any, program: Program) -> tuple:
 def _convert_feeds(feed: Mapping, block: Any, exe: Executor) -> tuple:
     arrays: dict = {}
     lods: dict = {}
-    device = exe.device
     for name, value in feed.items():
         if not isinstance(name, str):
             name = getattr(name, "name", name)
@@ -145,16 +162,49 @@ def _convert_feeds(feed: Mapping, block: Any, exe: Executor) -> tuple:
                 f"Executor.run: feed names '{name}', which the program does not have; "
                 f"its data variables are {data_vars}"
             )
-        if isinstance(value, LoDTensor):
-            if value._lod:
-                lods[name] = value._lod
-            value = value._array
-            if value is None:
-                raise FeedError(f"Executor.run: the LoDTensor fed to '{name}' holds no data")
-        arr = _as_array(name, value, var)
-        arr = _check_feed_shape(name, arr, var)
-        arrays[name] = device.from_host(arr, exe.place.device_id) if device.name != "cpu" else arr
+        arrays[name] = _convert_one(name, value, var, exe, lods)
     return arrays, lods
+
+
+def _convert_known_feeds(feed: Mapping, specs: tuple, exe: Executor) -> tuple:
+    """Like :func:`_convert_feeds` for feed keys already resolved to (key, name, var)."""
+    arrays: dict = {}
+    lods: dict = {}
+    for key, name, var in specs:
+        arrays[name] = _convert_one(name, feed[key], var, exe, lods)
+    return arrays, lods
+
+
+def _convert_one(name: str, value: Any, var: Any, exe: Executor, lods: dict) -> Any:
+    if isinstance(value, LoDTensor):
+        if value._lod:
+            lods[name] = value._lod
+        value = value._array
+        if value is None:
+            raise FeedError(f"Executor.run: the LoDTensor fed to '{name}' holds no data")
+    arr = _check_feed_shape(name, _as_array(name, value, var), var)
+    device = exe.device
+    return device.from_host(arr, exe.place.device_id) if device.name != "cpu" else arr
+
+
+def _fast_key(program: Program, feed: Mapping, fetch_list: Any) -> tuple | None:
+    """A hashable key for (program, feed keys, fetch names), or None if there is none.
+
+    Unvalidated: a key is stored only after a run validated its names.
+    """
+    try:
+        feed_keys = tuple(feed)
+        if fetch_list is None:
+            fetch = ()
+        elif type(fetch_list) is list or type(fetch_list) is tuple:
+            fetch = tuple(f if type(f) is str else f.name for f in fetch_list)
+        else:
+            fetch = (fetch_list if type(fetch_list) is str else fetch_list.name,)
+        key = (id(program), feed_keys, fetch)
+        hash(key)
+        return key
+    except (AttributeError, TypeError):
+        return None
 
 
 def _as_array(name: str, value: Any, var: Any) -> np.ndarray:

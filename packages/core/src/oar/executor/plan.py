@@ -2,8 +2,10 @@
 
 Everything that does not change between runs is resolved once here: the
 kernel of each op, its slot names and attrs, which variables come from the
-scope, and after which op each temporary dies. :meth:`Plan.run` is then a
-flat loop over tuples with one dict of values for the whole run.
+scope, and after which op each temporary dies (or, when later readers need
+only its shape, is swapped for a stand-in). :meth:`Plan.run` then runs
+generated straight-line code (``stepgen``) with one dict of values for the
+whole run, or, when LoD is involved, a flat loop over the step tuples.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class Plan:
             if n in keep or n in feed_names:
                 continue
             real, shape = last_use.get(n, -1), shape_use.get(n, -1)
-            if shape > real >= 0:
+            if shape > real >= 0 and not _known_small(block, n):
                 # later readers want only its shape: swap the array for a stand-in
                 shrinks.setdefault(real, []).append(n)
             frees.setdefault(max(real, shape), []).append(n)
@@ -248,7 +250,7 @@ class Plan:
                         env.pop(n, None)
                 for n in shrink:
                     v = env.get(n)
-                    if v is not None:
+                    if type(v) is np.ndarray and v.nbytes >= MIN_DONATED_BYTES:
                         env[n] = shape_stand_in(v)
         except OarError as exc:
             new = self._with_callsite(exc, step)

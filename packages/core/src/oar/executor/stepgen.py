@@ -1,18 +1,22 @@
-"""Turning a compiled plan step into one small straight-line Python function.
+"""Turning a compiled plan into straight-line Python code.
 
 Per-op Python overhead decides small-model speed. A generic loop over step
 tuples pays, per op, for unpacking the tuple, building the inputs dict in a
 comprehension (a frame of its own), checking flags and looping over outputs.
-Every one of those facts is fixed when the plan is compiled, so for each step
-we generate (once, with ``exec``, as ``attrs`` and ``dataclasses`` do) a
-function that does only the work left::
+Every one of those facts is fixed when the plan is compiled, so we generate
+(once, with ``exec``, as ``attrs`` and ``dataclasses`` do) code that does only
+the work left, e.g. for one op::
 
-    def step(env):
-        res = fn({'X': env['x'], 'Y': env['w']}, attrs)
-        v = res['Out']
-        if v is not None:
-            env['fc_0.tmp_0'] = v
-        env.pop('x@GRAD', None)
+    res = _fn3({'X': env['x'], 'Y': env['w']}, _attrs3)
+    v = res['Out']
+    if v is not None:
+        env['fc_0.tmp_0'] = v
+    res = v = None
+    env.pop('x@GRAD', None)
+
+:func:`make_run_fns` strings up to 200 such ops into one function (one call
+per chunk, ``i = k`` before each op so a failure names it);
+:func:`make_step_fn` wraps a single op, for tests and tools.
 
 Kernels registered with ``inplace=True`` may reuse an input's buffer for an
 output. The plan names the candidates (inputs that die at this op and are
@@ -37,7 +41,8 @@ import numpy as np
 from oar.lod_tensor import SelectedRows
 from oar.registry import EMPTY_VAR
 
-# below this size a fresh allocation is cheaper than the checks that donation needs
+# below this size a fresh allocation is cheaper than the checks that donation needs,
+# and keeping an array cheaper than swapping it for a shape stand-in
 MIN_DONATED_BYTES = 16384
 
 _ZEROS = bytes(64)
@@ -134,8 +139,8 @@ def _body(k: int, fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: 
     lines.append("    res = v = None")
     for n in frees:
         lines.append(f"    env.pop({n!r}, None)")
-    for n in shrink:
-        lines += [f"    v = env.get({n!r})", "    if v is not None:",
+    for n in shrink:  # small arrays are cheaper to keep than to replace
+        lines += [f"    v = env.get({n!r})", "    if type(v) is _nd and v.nbytes >= _min:",
                   f"        env[{n!r}] = _stand_in(v)", "    v = None"]
     return lines
 
@@ -210,7 +215,7 @@ def _generic_step(fn, singles, dups, attrs, outs, frees, wanted, flags, shrink=(
             env.pop(n, None)
         for n in shrink:
             v = env.get(n)
-            if v is not None:
+            if type(v) is np.ndarray and v.nbytes >= MIN_DONATED_BYTES:
                 env[n] = shape_stand_in(v)
 
     return step

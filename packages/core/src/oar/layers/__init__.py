@@ -29,9 +29,9 @@ from oar.layers.pooling import *  # noqa: F401,F403
 from oar.layers.ranges import *  # noqa: F401,F403
 from oar.layers.rearrange import *  # noqa: F401,F403
 from oar.layers.reduce import *  # noqa: F401,F403
+from oar.layers.reshape import *  # noqa: F401,F403
 from oar.layers.resize import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403
-from oar.layers.shape import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403
 

@@ -162,7 +162,7 @@ def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -
     from oar.layers.manip import expand, transpose
     from oar.layers.math import elementwise_add, elementwise_div, elementwise_mul, matmul, scale
     from oar.layers.reduce import reduce_mean, reduce_sum
-    from oar.layers.shape import reshape
+    from oar.layers.reshape import reshape
     from oar.layers.tensor import cast
 
     _vars("npair_loss", anchor=anchor, positive=positive, labels=labels)

@@ -177,7 +177,7 @@ def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, out: Any = None, n
         dims = list(range(rank_)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
         dims = sorted({d % rank_ for d in dims})
         if len(dims) == rank_:
-            from oar.layers.shape import reshape
+            from oar.layers.reshape import reshape
 
             return reshape(res, [1])
         res = squeeze(res, dims)

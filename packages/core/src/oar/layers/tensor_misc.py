@@ -97,7 +97,7 @@ def eye(num_rows: int, num_columns: int | None = None, batch_shape: Sequence | N
     out.stop_gradient = True
     if batch_shape:
         from oar.layers.manip import expand
-        from oar.layers.shape import reshape
+        from oar.layers.reshape import reshape
 
         batch = _ints("eye", "batch_shape", list(batch_shape))
         out = reshape(out, [1] * len(batch) + list(out.shape))

@@ -10,17 +10,28 @@ from oar_kernels_cpu.kernels import FLOATS, kernel
 
 
 def _unary(op_type, fn, dtypes=FLOATS):
-    kernel(op_type, dtypes)(lambda inputs, attrs: {"Out": fn(inputs["X"])})
+    if isinstance(fn, np.ufunc) or fn is _sigmoid:
+        # same-dtype elementwise maps: a dying float input can hold the result
+        def unary(inputs, attrs, donated=frozenset()):
+            x = inputs["X"]
+            if "X" in donated and x.dtype.kind == "f":
+                return {"Out": fn(x, out=x)}
+            return {"Out": fn(x)}
+
+        kernel(op_type, dtypes, inplace=True)(unary)
+    else:
+        kernel(op_type, dtypes)(lambda inputs, attrs: {"Out": fn(inputs["X"])})
 
 
-def _sigmoid(x):
-    return np.exp(-np.logaddexp(0, -x)).astype(x.dtype, copy=False)
+def _sigmoid(x, out=None):
+    t = np.negative(x, out=out)
+    np.logaddexp(0, t, out=t)
+    np.negative(t, out=t)
+    return np.exp(t, out=t).astype(x.dtype, copy=False)
 
 
 def _softplus(x):
     return np.logaddexp(0, x).astype(x.dtype, copy=False)
-
-
 
 
 @kernel("relu", FLOATS, inplace=True)

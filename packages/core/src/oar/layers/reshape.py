@@ -1,4 +1,4 @@
-"""Shape layers: reshape."""
+"""reshape (module named apart from the `shape` layer it would shadow in `oar.layers`)."""
 
 from __future__ import annotations
 
