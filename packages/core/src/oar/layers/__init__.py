@@ -35,9 +35,5 @@ from oar.layers.search import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403
 
-# importing the submodule oar.layers.shape (reshape) bound the name `shape` to it:
-# put the layer function ranges.shape back (an assignment, which import sorting keeps here)
-shape = _sys.modules["oar.layers.ranges"].shape  # noqa: F405
-
 _wrap(globals(), [m for n, m in list(_sys.modules.items())
                   if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)])
