@@ -203,6 +203,8 @@ DYGRAPH = [
     # a kernel error that infer_shape cannot explain still names the op and the user's line
     ("lookup-id-out-of-range-eager", lambda: L.embedding(tv(np.array([[12]], "int64")), size=[10, 3]),
      OpRuntimeError, ["lookup_table", "[12]", "[0, 10)"]),
+    ("operator-plus-shape", lambda: tv(np.ones((2, 3), F)) + tv(np.ones((4, 5), F)), ShapeError,
+     ["op 'elementwise_add'", "[2, 3]", "[4, 5]"]),
     ("linear_lr_warmup-steps-str", lambda: L.linear_lr_warmup(0.1, "a", 0.0, 0.1), ValueError,
      ["linear_lr_warmup", "warmup_steps", "'a'"]),
     ("Embedding-id-out-of-range", lambda: DN.Embedding([10, 3])(tv(np.array([[1], [12]], "int64"))),

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from oar.dygraph.varbase import VarBase
+from oar.errors import OpRuntimeError
 from oar.framework.mode import _dygraph_tracer
 
 _SCALARS = (int, float, np.integer, np.floating)
@@ -64,4 +65,14 @@ def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
     if attrs is None:
         attrs = _completed[op_type] = tracer.complete_attrs(
             op_type, _NO_ATTRS if op_type in _COMPARE else _ELEMENTWISE_ATTRS)
-    return tracer.trace_simple(op_type, {"X": [a], "Y": [b]}, attrs)
+    try:
+        return tracer.trace_simple(op_type, {"X": [a], "Y": [b]}, attrs)
+    except OpRuntimeError as exc:
+        # failure path only: say it with the op's shape inference, and name the user's line
+        from oar.dygraph.explain import explain_failure
+        from oar.errors import at_user_line
+        from oar.plugins import registries
+
+        explain_failure(op_type, registries().ops.get(op_type), {"X": [a], "Y": [b]}, attrs)
+        exc.args = (str(exc.args[0]) + at_user_line(),) + tuple(exc.args[1:])
+        raise
