@@ -53,8 +53,9 @@ def with_user_line(fn: Callable, layer_name: str | None = None) -> Callable:
             # (the last two reach here from eager ops in dygraph mode)
             msg = str(exc.args[0]) if exc.args else ""
             msg = _name_converted_arg(fn, args, kwargs, msg)
-            if not (msg.startswith(lname) or f"'{lname}'" in msg or "op '" in msg
-                    or "layer '" in msg or f"{lname}:" in msg):
+            body = msg.split("\n  called at ")[0].split("\n  created at ")[0]  # not the quoted source
+            if not (body.startswith(lname) or f"'{lname}'" in body or "op '" in body
+                    or "layer '" in body or f"{lname}:" in body):
                 msg = f"{lname}: {msg}"
             if not any(m in msg for m in _MARKERS):
                 msg += at_user_line()
