@@ -529,6 +529,11 @@ case("dy-Linear-float-dim", "Linear", "input_dim")(dy(lambda: DN.Linear(4.0, 2))
 case("dy-Conv2DT-groups", "Conv2DTranspose", "groups")(dy(lambda: DN.Conv2DTranspose(3, 4, 3, groups=2)))
 case("dy-PRelu-element", "PRelu", "input")(
     dy(lambda: DN.PRelu(mode="element", input_shape=[1, 3, 2, 2])(tv(np.ones((1, 3, 4, 4), "float32")))))
+case("dy-BatchNorm-ch-neg", "BatchNorm", "num_channels")(dy(lambda: DN.BatchNorm(-3)))
+case("dy-LayerNorm-neg", "LayerNorm", "normalized_shape")(dy(lambda: DN.LayerNorm([-4])))
+case("dy-PRelu-channel-neg", "PRelu", "channel")(dy(lambda: DN.PRelu(mode="channel", channel=-3)))
+case("dy-GRUUnit-neg", "GRUUnit", "size")(dy(lambda: DN.GRUUnit(-6)))
+case("dy-Conv2DT-nf-neg", "Conv2DTranspose", "num_filters")(dy(lambda: DN.Conv2DTranspose(3, -4, 3)))
 case("dy-Linear-act", "Linear", "act")(dy(lambda: DN.Linear(4, 2, act="reluu")))
 case("dy-Conv2D-big-filter", "Conv2D", "filter")(dy(lambda: DN.Conv2D(3, 4, 11)(tv(np.ones((1, 3, 8, 8), "float32")))))
 
@@ -541,7 +546,8 @@ THIS = __file__.rsplit("/", 1)[-1]
 
 def classify(exc, layer, arg):
     msg = str(exc)
-    low = msg.lower()
+    # judge the message proper, not the quoted source line that follows it
+    low = msg.split("\n  called at ")[0].split("\n  created at ")[0].lower()
     return {
         "type": type(exc).__name__,
         "names_layer": layer.lower() in low or any(t in low for t in ("op '", "layer '")),

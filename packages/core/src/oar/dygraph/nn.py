@@ -74,6 +74,12 @@ def _bias_act(x: VarBase, bias: Any, axis: int, act: str | None) -> VarBase:
     return x
 
 
+def _positive_int(layer: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{layer}: {name} must be a positive int, given {value!r}")
+    return int(value)
+
+
 def _check_act(layer: str, act: Any) -> None:
     if act is not None:
         from oar.layer_helper import check_activation
@@ -120,6 +126,10 @@ class Conv2D(Layer):
                  use_cudnn: bool = True, act: str | None = None, dtype: str = "float32") -> None:
         super().__init__()
         _check_act("Conv2D", act)
+        _positive_int("Conv2D", "num_channels", num_channels)
+        _positive_int("Conv2D", "num_filters", num_filters)
+        if groups is not None:
+            _positive_int("Conv2D", "groups", groups)
         self._num_channels = num_channels
         self._groups = 1 if groups is None else groups
         if num_channels % self._groups:
@@ -160,6 +170,10 @@ class Conv2DTranspose(Layer):
                  dtype: str = "float32") -> None:
         super().__init__()
         _check_act("Conv2DTranspose", act)
+        _positive_int("Conv2DTranspose", "num_channels", num_channels)
+        _positive_int("Conv2DTranspose", "num_filters", num_filters)
+        if groups is not None:
+            _positive_int("Conv2DTranspose", "groups", groups)
         self._num_channels = num_channels
         self._num_filters = num_filters
         self._groups = 1 if groups is None else groups
@@ -237,6 +251,7 @@ class BatchNorm(Layer):
                  use_global_stats: bool = False, trainable_statistics: bool = False) -> None:
         super().__init__()
         _check_act("BatchNorm", act)
+        _positive_int("BatchNorm", "num_channels", num_channels)
         if data_layout not in ("NCHW", "NHWC"):
             raise ValueError(f"BatchNorm: data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}")
         self._act = act
@@ -285,6 +300,9 @@ class LayerNorm(Layer):
         if isinstance(normalized_shape, (int, np.integer)):
             normalized_shape = [int(normalized_shape)]
         self._normalized_shape = list(normalized_shape)
+        for d in self._normalized_shape:
+            if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0:
+                raise ValueError(f"LayerNorm: normalized_shape must hold positive ints, given {normalized_shape!r}")
         self._scale, self._shift, self._epsilon, self._act = scale, shift, epsilon, act
         n = int(np.prod(self._normalized_shape))
         self.weight = self.create_parameter([n], param_attr, dtype, False, Constant(1.0)) if scale else None
@@ -315,6 +333,10 @@ class Embedding(Layer):
         super().__init__()
         if not isinstance(size, (list, tuple)) or len(size) != 2:
             raise ValueError(f"Embedding: size must be [vocab_size, embedding_dim], given {size!r}")
+        for n, v in zip(("vocab_size", "embedding_dim"), size):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
+                raise ValueError(f"Embedding: size must hold positive ints [vocab_size, embedding_dim], "
+                                 f"given {list(size)} ({n} = {v!r})")
         self._size = list(size)
         self._is_sparse = is_sparse
         self._is_distributed = is_distributed
@@ -368,6 +390,7 @@ class GRUUnit(Layer):
     def __init__(self, size: int, param_attr: Any = None, bias_attr: Any = None, activation: str = "tanh",
                  gate_activation: str = "sigmoid", origin_mode: bool = False, dtype: str = "float32") -> None:
         super().__init__()
+        _positive_int("GRUUnit", "size", size)
         if size % 3:
             raise ValueError(f"GRUUnit: size must be 3 * hidden size, given {size}")
         for n, a in (("activation", activation), ("gate_activation", gate_activation)):
@@ -410,6 +433,7 @@ class PRelu(Layer):
         elif mode == "channel":
             if channel is None:
                 raise ValueError("PRelu: mode 'channel' needs channel=")
+            _positive_int("PRelu", "channel", channel)
             shape = [1, int(channel), 1, 1]
         elif mode == "element":
             if input_shape is None:
