@@ -66,6 +66,10 @@ STATIC = [
     ("pad-value-str", lambda: L.pad(x(), [1, 1, 1, 1], pad_value="a"), ValueError,
      ["pad", "argument 'pad_value'", "'a'"]),
     ("sign-int", lambda: L.sign(x(dtype="int64")), TypeError, ["sign", "x 'x'", "float32", "int64"]),
+    ("fluid.embedding-float-ids", lambda: fluid.embedding(x((4, 1)), size=[10, 3]), TypeError,
+     ["embedding", "int64", "float32"]),
+    ("fluid.embedding-size", lambda: fluid.embedding(x((4, 1), "int64"), size=10), ValueError,
+     ["embedding", "size", "10"]),
     # already right before the audit; kept so they stay right
     ("conv2d-groups", lambda: L.conv2d(x((2, 3, 8, 8)), 4, 3, groups=2), ShapeError, ["conv2d", "3 channels",
                                                                                       "groups=2"]),

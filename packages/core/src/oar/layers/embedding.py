@@ -89,3 +89,15 @@ def one_hot(input: Any, depth: Any, allow_out_of_range: bool = False) -> Any:
 def one_hot_v2(input: Any, depth: Any, allow_out_of_range: bool = False) -> Any:
     """``fluid.one_hot``: ids of any shape, a new trailing dim of ``depth``."""
     return _one_hot("one_hot_v2", input, depth, allow_out_of_range)
+
+
+# fluid.embedding / fluid.one_hot are these two: their errors name the user's line like the layers'
+def _wrap_v2() -> None:
+    from oar.layers._user_line import with_user_line
+
+    g = globals()
+    g["embedding_v2"] = with_user_line(embedding_v2, "embedding")
+    g["one_hot_v2"] = with_user_line(one_hot_v2, "one_hot")
+
+
+_wrap_v2()
