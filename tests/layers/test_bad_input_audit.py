@@ -214,6 +214,8 @@ DYGRAPH = [
     ("Conv2D-negative-channels", lambda: DN.Conv2D(-3, 4, 3), ValueError, ["Conv2D", "num_channels", "-3"]),
     ("Embedding-negative-vocab", lambda: DN.Embedding([-10, 3]), ValueError, ["Embedding", "vocab_size", "-10"]),
     ("BatchNorm-negative-channels", lambda: DN.BatchNorm(-3), ValueError, ["BatchNorm", "num_channels", "-3"]),
+    ("to_variable-ragged-list", lambda: DN.to_variable([[1, 2], [3]]), TypeError,
+     ["to_variable", "rectangular", "ragged list"]),
     ("linear_lr_warmup-steps-str", lambda: L.linear_lr_warmup(0.1, "a", 0.0, 0.1), ValueError,
      ["linear_lr_warmup", "warmup_steps", "'a'"]),
     ("Embedding-id-out-of-range", lambda: DN.Embedding([10, 3])(tv(np.array([[1], [12]], "int64"))),

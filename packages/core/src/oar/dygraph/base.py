@@ -16,6 +16,7 @@ import numpy as np
 
 from oar.dygraph.tracer import Tracer
 from oar.dygraph.varbase import VarBase
+from oar.errors import at_user_line
 from oar.framework import unique_name
 from oar.framework.mode import _dygraph_tracer, _set_tracer, in_dygraph_mode
 from oar.framework.program import Program, program_guard
@@ -84,13 +85,18 @@ def to_variable(value: Any, name: str | None = None, zero_copy: bool | None = No
     elif isinstance(value, np.ndarray):
         arr = value if zero_copy else np.array(value)
     elif isinstance(value, (list, tuple, int, float, np.number)):
-        arr = np.array(value)
+        try:
+            arr = np.array(value)
+        except ValueError:
+            raise TypeError(f"to_variable: a list value must be rectangular (nested lists of equal "
+                            f"lengths), given a ragged {type(value).__name__}{at_user_line()}") from None
     else:
         raise TypeError(f"to_variable: value must be a numpy.ndarray or a LoDTensor, "
-                        f"given {type(value).__name__}")
+                        f"given {type(value).__name__}{at_user_line()}")
     if isinstance(arr, np.ndarray) and arr.dtype.name not in (
             "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"):
-        raise TypeError(f"to_variable: unsupported dtype {arr.dtype}")
+        raise TypeError(f"to_variable: unsupported dtype {arr.dtype} (use bool, int8-64, uint8 or "
+                        f"float16/32/64){at_user_line()}")
     return VarBase(arr, name=name, stop_gradient=True)
 
 
