@@ -6,7 +6,7 @@ import numpy as np
 from oar.ops.conv import resolve_paddings
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
-from oar_kernels_cpu.kernels._im2col import col2im_batched, im2col, im2col_batched, pad_nchw
+from oar_kernels_cpu.kernels._im2col import col2im_batched, im2col, pad_nchw, windows
 
 
 def _to_nchw(x, attrs):
@@ -28,14 +28,33 @@ def _geometry(x, w, attrs):
     return pads, d, (oh, ow)
 
 
+# Bytes of column matrix per batch chunk. im2col of a whole batch is large (25x the input for
+# a 5x5 filter: 25 MB for the seed CNN's second conv) and streams through memory twice, once
+# written by the copy and once read by the GEMM; a chunk this size stays in cache between the two.
+CHUNK_BYTES = 3 << 19
+
+
+def batch_chunks(n: int, per_image_bytes: int):
+    """Split ``range(n)`` into ``(start, stop)`` chunks of about :data:`CHUNK_BYTES` of columns."""
+    b = max(1, min(n, CHUNK_BYTES // max(per_image_bytes, 1)))
+    return [(i, min(i + b, n)) for i in range(0, n, b)]
+
+
 def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
-    """Convolve NCHW ``x`` with ``w_mat`` (G, O/G, C/G*KH*KW): one batched GEMM, output already NCHW."""
-    n, c = x.shape[:2]
-    g = w_mat.shape[0]
-    cols = im2col_batched(pad_nchw(x, pads), k, s, d, out_hw)
-    cols = cols.reshape(n, g, -1, out_hw[0] * out_hw[1])
-    out = np.matmul(w_mat, cols)  # (N, G, O/G, OH*OW)
-    return out.reshape(n, g * w_mat.shape[1], out_hw[0], out_hw[1])
+    """Convolve NCHW ``x`` with ``w_mat`` (G, O/G, C/G*KH*KW): im2col + a batched GEMM per batch
+    chunk, written straight into the NCHW output."""
+    n = x.shape[0]
+    g, og, kg = w_mat.shape
+    hw = out_hw[0] * out_hw[1]
+    win = windows(pad_nchw(x, pads), k, s, d, out_hw)  # (N, C, KH, KW, OH, OW) view
+    out = np.empty((n, g, og, hw), dtype=np.result_type(x.dtype, w_mat.dtype))
+    buf = None
+    for a, b in batch_chunks(n, g * kg * hw * x.itemsize):
+        if buf is None or buf.shape[0] != b - a:
+            buf = np.empty((b - a,) + win.shape[1:], dtype=x.dtype)
+        np.copyto(buf, win[a:b])
+        np.matmul(w_mat, buf.reshape(b - a, g, kg, hw), out=out[a:b])
+    return out.reshape(n, g * og, out_hw[0], out_hw[1])
 
 
 def _conv(inputs, attrs):
@@ -47,11 +66,28 @@ def _conv(inputs, attrs):
 
 
 def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
-    """dW = dy (O, N*L) @ cols^T per group: one GEMM over the whole batch."""
+    """dW = dy (O, N*L) @ cols^T (N*L, C*KH*KW) per group, accumulated over batch chunks
+    (one GEMM each, columns in the (C, KH, KW, n, OH, OW) layout so the transposed operand is free)."""
     n, oc = x.shape[0], w.shape[0]
-    cols = im2col(pad_nchw(x, pads), w.shape[2:], s, d, out_hw).reshape(g, -1, n * out_hw[0] * out_hw[1])
-    dy_g = np.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(g, oc // g, -1)
-    return np.matmul(dy_g, cols.transpose(0, 2, 1)).reshape(w.shape)
+    hw = out_hw[0] * out_hw[1]
+    win = windows(pad_nchw(x, pads), w.shape[2:], s, d, out_hw).transpose(1, 2, 3, 0, 4, 5)
+    kg = win.shape[0] * win.shape[1] * win.shape[2] // g
+    dy3 = dy.reshape(n, oc, hw)
+    dw = tmp = buf = dyb = None
+    for a, b in batch_chunks(n, g * kg * hw * x.itemsize):
+        m = b - a
+        if buf is None or buf.shape[3] != m:
+            buf = np.empty(win.shape[:3] + (m,) + win.shape[4:], dtype=x.dtype)
+            dyb = np.empty((oc, m, hw), dtype=dy.dtype)
+        np.copyto(buf, win[:, :, :, a:b])
+        np.copyto(dyb, dy3[a:b].transpose(1, 0, 2))
+        prod = np.matmul(dyb.reshape(g, oc // g, m * hw), buf.reshape(g, kg, m * hw).transpose(0, 2, 1),
+                         out=tmp)
+        if dw is None:
+            dw, tmp = prod, np.empty_like(prod)
+        else:
+            dw += prod
+    return dw.reshape(w.shape)
 
 
 def _input_grad(x_shape, dy, w, g, s, d, pads):
