@@ -66,7 +66,7 @@ def _conv(inputs, attrs):
 
 
 def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
-    """dW = dy (O, N*L) @ cols^T (N*L, C*KH*KW) per group, accumulated over batch chunks
+    """dW^T = cols (C*KH*KW, N*L) @ dy^T (N*L, O) per group, accumulated over batch chunks
     (one GEMM each, columns in the (C, KH, KW, n, OH, OW) layout so the transposed operand is free)."""
     n, oc = x.shape[0], w.shape[0]
     hw = out_hw[0] * out_hw[1]
@@ -81,13 +81,14 @@ def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
             dyb = np.empty((oc, m, hw), dtype=dy.dtype)
         np.copyto(buf, win[:, :, :, a:b])
         np.copyto(dyb, dy3[a:b].transpose(1, 0, 2))
-        prod = np.matmul(dyb.reshape(g, oc // g, m * hw), buf.reshape(g, kg, m * hw).transpose(0, 2, 1),
+        # dW^T (kg, O/G) = cols @ dy^T: the tall-skinny orientation is the faster one for BLAS
+        prod = np.matmul(buf.reshape(g, kg, m * hw), dyb.reshape(g, oc // g, m * hw).transpose(0, 2, 1),
                          out=tmp)
         if dw is None:
             dw, tmp = prod, np.empty_like(prod)
         else:
             dw += prod
-    return dw.reshape(w.shape)
+    return np.ascontiguousarray(dw.transpose(0, 2, 1)).reshape(w.shape)
 
 
 def _input_grad(x_shape, dy, w, g, s, d, pads):
