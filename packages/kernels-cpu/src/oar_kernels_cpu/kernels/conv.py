@@ -6,7 +6,7 @@ import numpy as np
 from oar.ops.conv import resolve_paddings
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
-from oar_kernels_cpu.kernels._im2col import col2im_batched, im2col, pad_nchw, windows
+from oar_kernels_cpu.kernels._im2col import col2im_batched, grid_windows, im2col, pad_nchw
 
 
 def _to_nchw(x, attrs):
@@ -34,6 +34,12 @@ def _geometry(x, w, attrs):
 CHUNK_BYTES = 3 << 19
 
 
+def wide_grid(cols_per_group: int, out_per_group: int) -> bool:
+    """Whether columns over the full padded width pay off: when the column copy (C*KH*KW rows)
+    dwarfs the output (O rows) that the wider grid adds GEMM work to and must be cropped from."""
+    return cols_per_group >= 4 * out_per_group
+
+
 def batch_chunks(n: int, per_image_bytes: int):
     """Split ``range(n)`` into ``(start, stop)`` chunks of about :data:`CHUNK_BYTES` of columns."""
     b = max(1, min(n, CHUNK_BYTES // max(per_image_bytes, 1)))
@@ -45,16 +51,22 @@ def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
     chunk, written straight into the NCHW output."""
     n = x.shape[0]
     g, og, kg = w_mat.shape
-    hw = out_hw[0] * out_hw[1]
-    win = windows(pad_nchw(x, pads), k, s, d, out_hw)  # (N, C, KH, KW, OH, OW) view
-    out = np.empty((n, g, og, hw), dtype=np.result_type(x.dtype, w_mat.dtype))
-    buf = None
-    for a, b in batch_chunks(n, g * kg * hw * x.itemsize):
-        if buf is None or buf.shape[0] != b - a:
-            buf = np.empty((b - a,) + win.shape[1:], dtype=x.dtype)
+    oh, ow = out_hw
+    win = grid_windows(x, pads, k, s, d, out_hw, wide_grid(kg, og))  # (N, C, KH, KW, OH, GW)
+    gw = win.shape[5]
+    out = np.empty((n, g, og, oh, ow), dtype=np.result_type(x.dtype, w_mat.dtype))
+    buf = tmp = None
+    for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
+        m = b - a
+        if buf is None or buf.shape[0] != m:
+            buf = np.empty((m,) + win.shape[1:], dtype=x.dtype)
+            tmp = None if gw == ow else np.empty((m, g, og, oh, gw), dtype=out.dtype)
         np.copyto(buf, win[a:b])
-        np.matmul(w_mat, buf.reshape(b - a, g, kg, hw), out=out[a:b])
-    return out.reshape(n, g * og, out_hw[0], out_hw[1])
+        dst = out[a:b] if gw == ow else tmp
+        np.matmul(w_mat, buf.reshape(m, g, kg, oh * gw), out=dst.reshape(m, g, og, oh * gw))
+        if gw != ow:
+            out[a:b] = tmp[..., :ow]
+    return out.reshape(n, g * og, oh, ow)
 
 
 def _conv(inputs, attrs):
@@ -67,22 +79,23 @@ def _conv(inputs, attrs):
 
 def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
     """dW^T = cols (C*KH*KW, N*L) @ dy^T (N*L, O) per group, accumulated over batch chunks
-    (one GEMM each, columns in the (C, KH, KW, n, OH, OW) layout so the transposed operand is free)."""
+    (one GEMM each, columns in the (C, KH, KW, n, OH, GW) layout so the transposed operand is free;
+    dy is zero in the grid's garbage columns)."""
     n, oc = x.shape[0], w.shape[0]
-    hw = out_hw[0] * out_hw[1]
-    win = windows(pad_nchw(x, pads), w.shape[2:], s, d, out_hw).transpose(1, 2, 3, 0, 4, 5)
-    kg = win.shape[0] * win.shape[1] * win.shape[2] // g
-    dy3 = dy.reshape(n, oc, hw)
+    oh, ow = out_hw
+    kg = w[0].size  # C/G * KH * KW
+    win = grid_windows(x, pads, w.shape[2:], s, d, out_hw, wide_grid(kg, oc // g)).transpose(1, 2, 3, 0, 4, 5)
+    gw = win.shape[5]
     dw = tmp = buf = dyb = None
-    for a, b in batch_chunks(n, g * kg * hw * x.itemsize):
+    for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
         m = b - a
         if buf is None or buf.shape[3] != m:
             buf = np.empty(win.shape[:3] + (m,) + win.shape[4:], dtype=x.dtype)
-            dyb = np.empty((oc, m, hw), dtype=dy.dtype)
+            dyb = np.zeros((oc, m, oh, gw), dtype=dy.dtype)
         np.copyto(buf, win[:, :, :, a:b])
-        np.copyto(dyb, dy3[a:b].transpose(1, 0, 2))
+        dyb[..., :ow] = dy[a:b].transpose(1, 0, 2, 3)
         # dW^T (kg, O/G) = cols @ dy^T: the tall-skinny orientation is the faster one for BLAS
-        prod = np.matmul(buf.reshape(g, kg, m * hw), dyb.reshape(g, oc // g, m * hw).transpose(0, 2, 1),
+        prod = np.matmul(buf.reshape(g, kg, m * oh * gw), dyb.reshape(g, oc // g, m * oh * gw).transpose(0, 2, 1),
                          out=tmp)
         if dw is None:
             dw, tmp = prod, np.empty_like(prod)
