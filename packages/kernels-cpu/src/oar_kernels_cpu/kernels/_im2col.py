@@ -1,10 +1,10 @@
 """im2col / col2im on strided views: the building blocks of conv and pool kernels.
 
-Two column layouts: per image ``(N, C, KH, KW, OH, OW)`` (:func:`im2col_batched`,
-the natural order of the window view, so the copy is cheapest and a batched
-GEMM writes NCHW directly), and whole batch ``(C, KH, KW, N, OH, OW)``
-(:func:`im2col`) where the filter gradient is one GEMM with a transposed
-operand (free for BLAS).
+Conv kernels copy window views into columns one batch chunk at a time (see
+``conv.py``): :func:`grid_windows` gives the view, over the full padded width for
+stride-1 convolutions so that the copy moves long contiguous runs. :func:`im2col`
+is the whole-batch ``(C, KH, KW, N, OH, OW)`` layout (the transposed conv's filter
+gradient); :func:`col2im_batched` sums columns back into an image.
 """
 
 from __future__ import annotations
@@ -55,11 +55,6 @@ def grid_windows(x: np.ndarray, pads, k, s, d, out_hw, full_width: bool = True):
 def im2col(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
     """The column matrix ``(C, KH, KW, N, OH, OW)`` (one contiguous copy)."""
     return np.ascontiguousarray(windows(xp, k, s, d, out_hw).transpose(1, 2, 3, 0, 4, 5))
-
-
-def im2col_batched(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
-    """The column tensor ``(N, C, KH, KW, OH, OW)`` (one contiguous copy of the window view)."""
-    return np.ascontiguousarray(windows(xp, k, s, d, out_hw))
 
 
 def col2im_batched(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
