@@ -102,6 +102,8 @@ def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
             dw, tmp = prod, np.empty_like(prod)
         else:
             dw += prod
+    if dw is None:  # empty batch
+        return np.zeros(w.shape, np.result_type(x.dtype, dy.dtype))
     return np.ascontiguousarray(dw.transpose(0, 2, 1)).reshape(w.shape)
 
 
