@@ -1,10 +1,10 @@
 """im2col / col2im on strided views: the building blocks of conv and pool kernels.
 
-Two column layouts: per image ``(N, C, KH, KW, OH, OW)`` (:func:`im2col_batched`,
-the natural order of the window view, so the copy is cheapest and a batched
-GEMM writes NCHW directly), and whole batch ``(C, KH, KW, N, OH, OW)``
-(:func:`im2col`) where the filter gradient is one GEMM with a transposed
-operand (free for BLAS).
+Conv kernels copy window views into columns one batch chunk at a time (see
+``conv.py``): :func:`grid_windows` gives the view, over the full padded width for
+stride-1 convolutions so that the copy moves long contiguous runs. :func:`im2col`
+is the whole-batch ``(C, KH, KW, N, OH, OW)`` layout (the transposed conv's filter
+gradient); :func:`col2im_batched` sums columns back into an image.
 """
 
 from __future__ import annotations
@@ -31,14 +31,30 @@ def windows(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
                       (sn, sc, sh * d[0], sw * d[1], sh * s[0], sw * s[1]), writeable=False)
 
 
+def grid_windows(x: np.ndarray, pads, k, s, d, out_hw, full_width: bool = True):
+    """Read-only view ``(N, C, KH, KW, OH, GW)`` of every filter tap over an output grid ``GW`` wide.
+
+    ``full_width`` and stride 1 along W: the grid spans the whole padded width (``GW = Wp``; its
+    last ``GW - OW`` columns are garbage the caller drops), so with stride 1 along H each tap's
+    rows form one contiguous run per image and copying the view into columns is several times
+    cheaper than copying ``OW``-long pieces, at the price of ``Wp / OW`` more GEMM work and a
+    cropping copy. Otherwise ``GW = OW`` (the plain window view).
+    """
+    if s[1] != 1 or not full_width:
+        return windows(pad_nchw(x, pads), k, s, d, out_hw)
+    n, c, h, w = x.shape
+    hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
+    extra = d[1] * (k[1] - 1)  # the last tap of the last row reads this far past the plane
+    flat = np.zeros((n, c, hp * wp + extra), x.dtype)
+    sn, sc, se = flat.strides
+    as_strided(flat, (n, c, hp, wp), (sn, sc, wp * se, se))[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w] = x
+    return as_strided(flat, (n, c, k[0], k[1], out_hw[0], wp),
+                      (sn, sc, d[0] * wp * se, d[1] * se, s[0] * wp * se, se), writeable=False)
+
+
 def im2col(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
     """The column matrix ``(C, KH, KW, N, OH, OW)`` (one contiguous copy)."""
     return np.ascontiguousarray(windows(xp, k, s, d, out_hw).transpose(1, 2, 3, 0, 4, 5))
-
-
-def im2col_batched(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
-    """The column tensor ``(N, C, KH, KW, OH, OW)`` (one contiguous copy of the window view)."""
-    return np.ascontiguousarray(windows(xp, k, s, d, out_hw))
 
 
 def col2im_batched(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:

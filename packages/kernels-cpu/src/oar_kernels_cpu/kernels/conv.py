@@ -6,7 +6,7 @@ import numpy as np
 from oar.ops.conv import resolve_paddings
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
-from oar_kernels_cpu.kernels._im2col import col2im_batched, im2col, im2col_batched, pad_nchw
+from oar_kernels_cpu.kernels._im2col import col2im_batched, grid_windows, im2col, pad_nchw
 
 
 def _to_nchw(x, attrs):
@@ -31,14 +31,46 @@ def _geometry(x, w, attrs):
     return pads, d, (oh, ow)
 
 
+# Bytes of column matrix per batch chunk. im2col of a whole batch is large (25x the input for
+# a 5x5 filter: 25 MB for the seed CNN's second conv) and streams through memory twice, once
+# written by the copy and once read by the GEMM; a chunk this size (about one core's L2 here) stays in
+# cache between the two.
+CHUNK_BYTES = 3 << 19
+
+
+def wide_grid(cols_per_group: int, out_per_group: int) -> bool:
+    """Whether columns over the full padded width pay off: when the column copy (C*KH*KW rows)
+    dwarfs the output (O rows) that the wider grid adds GEMM work to and must be cropped from."""
+    return cols_per_group >= 4 * out_per_group
+
+
+def batch_chunks(n: int, per_image_bytes: int):
+    """Split ``range(n)`` into ``(start, stop)`` chunks of about :data:`CHUNK_BYTES` of columns."""
+    b = max(1, min(n, CHUNK_BYTES // max(per_image_bytes, 1)))
+    return [(i, min(i + b, n)) for i in range(0, n, b)]
+
+
 def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
-    """Convolve NCHW ``x`` with ``w_mat`` (G, O/G, C/G*KH*KW): one batched GEMM, output already NCHW."""
-    n, c = x.shape[:2]
-    g = w_mat.shape[0]
-    cols = im2col_batched(pad_nchw(x, pads), k, s, d, out_hw)
-    cols = cols.reshape(n, g, -1, out_hw[0] * out_hw[1])
-    out = np.matmul(w_mat, cols)  # (N, G, O/G, OH*OW)
-    return out.reshape(n, g * w_mat.shape[1], out_hw[0], out_hw[1])
+    """Convolve NCHW ``x`` with ``w_mat`` (G, O/G, C/G*KH*KW): im2col + a batched GEMM per batch
+    chunk, written straight into the NCHW output."""
+    n = x.shape[0]
+    g, og, kg = w_mat.shape
+    oh, ow = out_hw
+    win = grid_windows(x, pads, k, s, d, out_hw, wide_grid(kg, og))  # (N, C, KH, KW, OH, GW)
+    gw = win.shape[5]
+    out = np.empty((n, g, og, oh, ow), dtype=np.result_type(x.dtype, w_mat.dtype))
+    buf = tmp = None
+    for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
+        m = b - a
+        if buf is None or buf.shape[0] != m:
+            buf = np.empty((m,) + win.shape[1:], dtype=x.dtype)
+            tmp = None if gw == ow else np.empty((m, g, og, oh, gw), dtype=out.dtype)
+        np.copyto(buf, win[a:b])
+        dst = out[a:b] if gw == ow else tmp
+        np.matmul(w_mat, buf.reshape(m, g, kg, oh * gw), out=dst.reshape(m, g, og, oh * gw))
+        if gw != ow:
+            out[a:b] = tmp[..., :ow]
+    return out.reshape(n, g * og, oh, ow)
 
 
 def _conv(inputs, attrs):
@@ -50,11 +82,32 @@ def _conv(inputs, attrs):
 
 
 def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
-    """dW = dy (O, N*L) @ cols^T per group: one GEMM over the whole batch."""
+    """dW^T = cols (C*KH*KW, N*L) @ dy^T (N*L, O) per group, accumulated over batch chunks
+    (one GEMM each, columns in the (C, KH, KW, n, OH, GW) layout so the transposed operand is free;
+    dy is zero in the grid's garbage columns)."""
     n, oc = x.shape[0], w.shape[0]
-    cols = im2col(pad_nchw(x, pads), w.shape[2:], s, d, out_hw).reshape(g, -1, n * out_hw[0] * out_hw[1])
-    dy_g = np.ascontiguousarray(dy.transpose(1, 0, 2, 3)).reshape(g, oc // g, -1)
-    return np.matmul(dy_g, cols.transpose(0, 2, 1)).reshape(w.shape)
+    oh, ow = out_hw
+    kg = w[0].size  # C/G * KH * KW
+    win = grid_windows(x, pads, w.shape[2:], s, d, out_hw, wide_grid(kg, oc // g)).transpose(1, 2, 3, 0, 4, 5)
+    gw = win.shape[5]
+    dw = tmp = buf = dyb = None
+    for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
+        m = b - a
+        if buf is None or buf.shape[3] != m:
+            buf = np.empty(win.shape[:3] + (m,) + win.shape[4:], dtype=x.dtype)
+            dyb = np.zeros((oc, m, oh, gw), dtype=dy.dtype)
+        np.copyto(buf, win[:, :, :, a:b])
+        dyb[..., :ow] = dy[a:b].transpose(1, 0, 2, 3)
+        # dW^T (kg, O/G) = cols @ dy^T: the tall-skinny orientation is the faster one for BLAS
+        prod = np.matmul(buf.reshape(g, kg, m * oh * gw), dyb.reshape(g, oc // g, m * oh * gw).transpose(0, 2, 1),
+                         out=tmp)
+        if dw is None:
+            dw, tmp = prod, np.empty_like(prod)
+        else:
+            dw += prod
+    if dw is None:  # empty batch
+        return np.zeros(w.shape, np.result_type(x.dtype, dy.dtype))
+    return np.ascontiguousarray(dw.transpose(0, 2, 1)).reshape(w.shape)
 
 
 def _input_grad(x_shape, dy, w, g, s, d, pads):

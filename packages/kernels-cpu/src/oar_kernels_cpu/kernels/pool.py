@@ -125,23 +125,26 @@ def pool2d(inputs, attrs):
 
 
 def _max_grad_tiled(x, y, dy, k):
-    """Non-overlapping windows that tile ``x`` exactly: one float compare, bool-only tap passes.
+    """Non-overlapping windows that tile ``x`` exactly: per window tap, one compare on a strided
+    view and one multiply written straight into that tap's strided slice of ``dx``.
 
-    Each window's first maximum in row-major order keeps its hit; later ties are
-    cleared by a running "taken" mask, then one multiply writes the gradient.
-    ``y`` and ``dy`` are repeated along W first so both whole-array passes run
-    over contiguous rows instead of broadcasting over the window width.
+    Each window's first maximum in row-major order keeps its hit (Fluid's tie rule); later
+    ties are cleared by a running "taken" mask. All passes run over output-sized arrays into
+    preallocated buffers: no repeated ``y``/``dy``, no full-size boolean mask.
     """
     n, c, oh, ow = y.shape
-    w = x.shape[3]
-    hit = x.reshape(n, c, oh, k[0], w) == np.repeat(y, k[1], axis=3)[:, :, :, None, :]
-    taps = hit.reshape(n, c, oh, k[0], ow, k[1])
-    taken = taps[:, :, :, 0, :, 0].copy()
-    for i, j in _taps(k)[1:]:
-        h = taps[:, :, :, i, :, j]
-        h &= ~taken
-        taken |= h
-    dx = np.multiply(hit, np.repeat(dy, k[1], axis=3)[:, :, :, None, :], dtype=x.dtype)
+    x6 = x.reshape(n, c, oh, k[0], ow, k[1])
+    dx = np.empty(x6.shape, x.dtype)
+    hit = np.empty(y.shape, bool)
+    taken = None
+    for i, j in _taps(k):
+        np.equal(x6[:, :, :, i, :, j], y, out=hit)
+        if taken is None:
+            taken = hit.copy()
+        else:
+            hit &= ~taken
+            taken |= hit
+        np.multiply(hit, dy, out=dx[:, :, :, i, :, j])
     return dx.reshape(x.shape)
 
 
