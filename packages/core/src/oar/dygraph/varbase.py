@@ -15,6 +15,7 @@ import numpy as np
 
 from oar.framework import unique_name
 from oar.framework.dtypes import VarType, convert_dtype
+from oar.framework.math_operators import MathOperators
 from oar.lod_tensor import LoDTensor, SelectedRows
 
 
@@ -38,7 +39,7 @@ def _host(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-class VarBase:
+class VarBase(MathOperators):
     """An eager tensor. ``stop_gradient`` defaults to True for data, False for parameters and
     for op outputs computed from anything that needs a gradient (as in Fluid)."""
 
@@ -201,63 +202,10 @@ class VarBase:
     def _binary(self, other: Any, op: str, reverse: bool = False) -> Any:
         return _math_ops.binary(self, other, op, reverse)
 
-    def __add__(self, o):
-        return self._binary(o, "elementwise_add")
-
-    def __radd__(self, o):
-        return self._binary(o, "elementwise_add", True)
-
-    def __sub__(self, o):
-        return self._binary(o, "elementwise_sub")
-
-    def __rsub__(self, o):
-        return self._binary(o, "elementwise_sub", True)
-
-    def __mul__(self, o):
-        return self._binary(o, "elementwise_mul")
-
-    def __rmul__(self, o):
-        return self._binary(o, "elementwise_mul", True)
-
-    def __truediv__(self, o):
-        return self._binary(o, "elementwise_div")
-
-    def __rtruediv__(self, o):
-        return self._binary(o, "elementwise_div", True)
-
-    __div__ = __truediv__
-
-    def __pow__(self, o):
-        return self._binary(o, "elementwise_pow")
-
-    def __rpow__(self, o):
-        return self._binary(o, "elementwise_pow", True)
-
-    def __mod__(self, o):
-        return self._binary(o, "elementwise_mod")
-
-    def __floordiv__(self, o):
-        return self._binary(o, "elementwise_floordiv")
-
-    def __matmul__(self, o):
-        return self._binary(o, "matmul")
-
-    def __neg__(self):
+    def _scale(self, factor: float) -> Any:
         from oar.dygraph.math_ops import scale
 
-        return scale(self, -1.0)
-
-    def __lt__(self, o):
-        return self._binary(o, "less_than")
-
-    def __le__(self, o):
-        return self._binary(o, "less_equal")
-
-    def __gt__(self, o):
-        return self._binary(o, "greater_than")
-
-    def __ge__(self, o):
-        return self._binary(o, "greater_equal")
+        return scale(self, factor)
 
     __hash__ = object.__hash__
 

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from oar.framework.dtypes import VarType, convert_dtype
+from oar.framework.math_operators import MathOperators
 
 
 def _shape(value: Any) -> tuple | None:
@@ -20,7 +21,7 @@ def _shape(value: Any) -> tuple | None:
 
 
 @attrs.define(eq=False, repr=False)
-class Variable:
+class Variable(MathOperators):
     """A named tensor slot in a :class:`Block`.
 
     ``shape`` uses ``-1`` for a dim known only at run time (usually the batch);
@@ -79,7 +80,7 @@ class Variable:
             n *= d
         return n
 
-    # --- Python operators, as Fluid's math_op_patch gives them -------------------------
+    # --- Python operators (see MathOperators): ops appended to the program -------------
     def astype(self, dtype: Any) -> Variable:
         from oar.layers import tensor
 
@@ -90,61 +91,10 @@ class Variable:
 
         return math_op_patch.binary(self, other, op, reverse)
 
-    def __add__(self, o):
-        return self._binary(o, "elementwise_add")
-
-    def __radd__(self, o):
-        return self._binary(o, "elementwise_add", True)
-
-    def __sub__(self, o):
-        return self._binary(o, "elementwise_sub")
-
-    def __rsub__(self, o):
-        return self._binary(o, "elementwise_sub", True)
-
-    def __mul__(self, o):
-        return self._binary(o, "elementwise_mul")
-
-    def __rmul__(self, o):
-        return self._binary(o, "elementwise_mul", True)
-
-    def __truediv__(self, o):
-        return self._binary(o, "elementwise_div")
-
-    def __rtruediv__(self, o):
-        return self._binary(o, "elementwise_div", True)
-
-    def __pow__(self, o):
-        return self._binary(o, "elementwise_pow")
-
-    def __rpow__(self, o):
-        return self._binary(o, "elementwise_pow", True)
-
-    def __mod__(self, o):
-        return self._binary(o, "elementwise_mod")
-
-    def __floordiv__(self, o):
-        return self._binary(o, "elementwise_floordiv")
-
-    def __neg__(self):
+    def _scale(self, factor: float) -> Variable:
         from oar.layers import math_op_patch
 
-        return math_op_patch.scale(self, -1.0)
-
-    def __lt__(self, o):
-        return self._binary(o, "less_than")
-
-    def __le__(self, o):
-        return self._binary(o, "less_equal")
-
-    def __gt__(self, o):
-        return self._binary(o, "greater_than")
-
-    def __ge__(self, o):
-        return self._binary(o, "greater_equal")
-
-    def __matmul__(self, o):
-        return self._binary(o, "matmul")
+        return math_op_patch.scale(self, factor)
 
     __hash__ = object.__hash__
 
