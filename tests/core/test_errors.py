@@ -195,3 +195,18 @@ def test_layer_argument_errors_name_the_user_line():
     with pytest.raises(TypeError) as info:
         fluid.layers.embedding(img, size=[10, 4])
     assert "test_errors.py" in str(info.value)
+
+
+def test_kernel_failure_lists_the_shapes_of_list_inputs():
+    import numpy as np
+    import pytest
+    from oar import fluid
+    from oar.errors import OpRuntimeError
+
+    a = fluid.layers.data("a", [3], append_batch_size=False)
+    b = fluid.layers.data("b", [-1], append_batch_size=False)
+    s = fluid.layers.sums([a, b])
+    with pytest.raises(OpRuntimeError) as info:
+        fluid.Executor(fluid.CPUPlace()).run(feed={"a": np.ones(3, "float32"), "b": np.ones(4, "float32")},
+                                             fetch_list=[s])
+    assert "X=[a[3], b[4]]" in str(info.value) and "test_errors.py" in str(info.value)

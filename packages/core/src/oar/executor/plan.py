@@ -329,9 +329,12 @@ class Plan:
         if step is None:
             return exc
         op = step[OP]
-        shapes = ", ".join(
-            f"{s}={n}{list(np.shape(env[n])) if n in env else ''}" for s, n in step[INS]
-        )
+        def shape(n: str) -> str:
+            return str(list(np.shape(env[n]))) if n in env else ""
+
+        parts = [f"{s}={n}{shape(n)}" for s, n in step[INS]]
+        parts += [f"{s}=[" + ", ".join(f"{n}{shape(n)}" for n in ns) + "]" for s, ns in step[DUPS]]
+        shapes = ", ".join(parts)
         return OpRuntimeError(
             f"op '{op.type}' failed on {self.device.name}: {type(exc).__name__}: {exc}; inputs: {shapes}"
             f"{where(op.callsite)}"
