@@ -54,9 +54,15 @@ def _build(with_reader: bool, iterable: bool = False):
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         x = fluid.layers.data(name="x", shape=[IN], dtype="float32")
         y = fluid.layers.data(name="y", shape=[1], dtype="int64")
-        reader = fluid.io.PyReader(feed_list=[x, y], capacity=4, iterable=iterable) if with_reader else None
+        reader = (
+            fluid.io.PyReader(feed_list=[x, y], capacity=4, iterable=iterable)
+            if with_reader
+            else None
+        )
         h = fluid.layers.fc(x, HIDDEN, act="relu", param_attr=fluid.ParamAttr(initializer=init(W1)))
-        p = fluid.layers.fc(h, CLASSES, act="softmax", param_attr=fluid.ParamAttr(initializer=init(W2)))
+        p = fluid.layers.fc(
+            h, CLASSES, act="softmax", param_attr=fluid.ParamAttr(initializer=init(W2))
+        )
         loss = fluid.layers.mean(fluid.layers.cross_entropy(p, y))
         fluid.optimizer.SGD(0.01).minimize(loss, startup)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -176,6 +182,7 @@ def _xmap(mapper):
     def factory():
         try:
             import oar
+
             R = oar.reader
         except ImportError as exc:
             raise Unavailable(str(exc)) from None
@@ -192,6 +199,7 @@ def _serial(mapper):
     def factory():
         try:
             import oar
+
             R = oar.reader
         except ImportError as exc:
             raise Unavailable(str(exc)) from None
@@ -208,9 +216,13 @@ BENCHMARKS = [
     Benchmark(
         name="pyreader_overlap",
         description=f"epoch of {N_BATCHES} MLP steps (batch {BATCH}, 784-512-10) fed by a reader costing "
-                    f"R = C per batch; numpy column = in-memory floor n*max(R, C)",
-        contenders={"oar": pyreader_epoch, "numpy": floor_epoch, "sync": sync_epoch,
-                    "oar_iterable": pyreader_iterable_epoch},
+        f"R = C per batch; numpy column = in-memory floor n*max(R, C)",
+        contenders={
+            "oar": pyreader_epoch,
+            "numpy": floor_epoch,
+            "sync": sync_epoch,
+            "oar_iterable": pyreader_iterable_epoch,
+        },
         targets={"oar/numpy": 1.15},
         check=None,
     ),

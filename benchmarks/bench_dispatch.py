@@ -85,7 +85,12 @@ BENCHMARKS = [
     Benchmark(
         name="dispatch",
         description=f"{N_OPS} chained elementwise_add on a [4] float32 tensor (per-op overhead)",
-        contenders={"oar": oar_step, "numpy": numpy_step, "torch": torch_step, "paddle": paddle_step},
+        contenders={
+            "oar": oar_step,
+            "numpy": numpy_step,
+            "torch": torch_step,
+            "paddle": paddle_step,
+        },
         ops_per_step=N_OPS,
         targets={"oar_us_per_op": 3.0},
     )

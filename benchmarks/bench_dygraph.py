@@ -22,8 +22,10 @@ _rng = np.random.default_rng(1)
 X = _rng.standard_normal((BATCH, SIZES[0]), dtype=np.float32)
 LABEL = _rng.integers(0, SIZES[-1], (BATCH, 1)).astype(np.int64)
 WEIGHTS = [
-    (_rng.standard_normal((a, b), dtype=np.float32) * np.float32(np.sqrt(2.0 / a)),
-     _rng.uniform(-0.1, 0.1, b).astype(np.float32))
+    (
+        _rng.standard_normal((a, b), dtype=np.float32) * np.float32(np.sqrt(2.0 / a)),
+        _rng.uniform(-0.1, 0.1, b).astype(np.float32),
+    )
     for a, b in zip(SIZES[:-1], SIZES[1:])
 ]
 
@@ -65,9 +67,15 @@ def _build_mlp(fluid):
     layers = []
     for i, (w, b) in enumerate(WEIGHTS):
         act = "softmax" if i == len(WEIGHTS) - 1 else "relu"
-        layers.append(fluid.dygraph.Linear(w.shape[0], w.shape[1], act=act,
-                                           param_attr=fluid.ParamAttr(initializer=init(w)),
-                                           bias_attr=fluid.ParamAttr(initializer=init(b))))
+        layers.append(
+            fluid.dygraph.Linear(
+                w.shape[0],
+                w.shape[1],
+                act=act,
+                param_attr=fluid.ParamAttr(initializer=init(w)),
+                bias_attr=fluid.ParamAttr(initializer=init(b)),
+            )
+        )
     model = fluid.dygraph.Sequential(*layers)
     opt = fluid.optimizer.SGD(learning_rate=LR, parameter_list=model.parameters())
     x = fluid.dygraph.to_variable(X)
@@ -137,14 +145,35 @@ def _build_cnn(fluid):
     class MNIST(fluid.dygraph.Layer):
         def __init__(self):
             super().__init__()
-            self.conv1 = Conv2D(num_channels=1, num_filters=20, filter_size=5, stride=1, padding=2, act="relu",
-                                param_attr=pa(CONV1[0]), bias_attr=pa(CONV1[1]))
+            self.conv1 = Conv2D(
+                num_channels=1,
+                num_filters=20,
+                filter_size=5,
+                stride=1,
+                padding=2,
+                act="relu",
+                param_attr=pa(CONV1[0]),
+                bias_attr=pa(CONV1[1]),
+            )
             self.pool1 = Pool2D(pool_size=2, pool_stride=2, pool_type="max")
-            self.conv2 = Conv2D(num_channels=20, num_filters=20, filter_size=5, stride=1, padding=2, act="relu",
-                                param_attr=pa(CONV2[0]), bias_attr=pa(CONV2[1]))
+            self.conv2 = Conv2D(
+                num_channels=20,
+                num_filters=20,
+                filter_size=5,
+                stride=1,
+                padding=2,
+                act="relu",
+                param_attr=pa(CONV2[0]),
+                bias_attr=pa(CONV2[1]),
+            )
             self.pool2 = Pool2D(pool_size=2, pool_stride=2, pool_type="max")
-            self.fc = Linear(input_dim=980, output_dim=10, act="softmax", param_attr=pa(FC[0]),
-                             bias_attr=pa(FC[1]))
+            self.fc = Linear(
+                input_dim=980,
+                output_dim=10,
+                act="softmax",
+                param_attr=pa(FC[0]),
+                bias_attr=pa(FC[1]),
+            )
 
         def forward(self, inputs):
             x = self.pool1(self.conv1(inputs))
@@ -176,12 +205,24 @@ def cnn_static_step():
         label = fluid.layers.data(name="label", shape=[1], dtype="int64")
         h = x
         for w, b in (CONV1, CONV2):
-            h = fluid.layers.conv2d(h, num_filters=20, filter_size=5, stride=1, padding=2, act="relu",
-                                    param_attr=fluid.ParamAttr(initializer=init(w)),
-                                    bias_attr=fluid.ParamAttr(initializer=init(b)))
+            h = fluid.layers.conv2d(
+                h,
+                num_filters=20,
+                filter_size=5,
+                stride=1,
+                padding=2,
+                act="relu",
+                param_attr=fluid.ParamAttr(initializer=init(w)),
+                bias_attr=fluid.ParamAttr(initializer=init(b)),
+            )
             h = fluid.layers.pool2d(h, pool_size=2, pool_stride=2, pool_type="max")
-        h = fluid.layers.fc(h, size=10, act="softmax", param_attr=fluid.ParamAttr(initializer=init(FC[0])),
-                            bias_attr=fluid.ParamAttr(initializer=init(FC[1])))
+        h = fluid.layers.fc(
+            h,
+            size=10,
+            act="softmax",
+            param_attr=fluid.ParamAttr(initializer=init(FC[0])),
+            bias_attr=fluid.ParamAttr(initializer=init(FC[1])),
+        )
         loss = fluid.layers.mean(fluid.layers.cross_entropy(input=h, label=label))
         fluid.optimizer.Adam(learning_rate=CNN_LR).minimize(loss, startup)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -198,7 +239,9 @@ def cnn_static_step():
 def cnn_torch_step():
     torch = require("torch")
     F = torch.nn.functional
-    params = [torch.from_numpy(a.copy()).requires_grad_() for pair in (CONV1, CONV2, FC) for a in pair]
+    params = [
+        torch.from_numpy(a.copy()).requires_grad_() for pair in (CONV1, CONV2, FC) for a in pair
+    ]
     c1w, c1b, c2w, c2b, fw, fb = params
     opt = torch.optim.Adam(params, lr=CNN_LR, eps=1e-8)
     x, lab = torch.from_numpy(IMG), torch.from_numpy(IMG_LABEL).reshape(-1)
@@ -291,17 +334,37 @@ def perop_numpy_step():
 
 
 BENCHMARKS = [
-    Benchmark("dygraph_mlp", "MLP 784-512-512-10 SGD train step, batch 128, dygraph Linear layers",
-              {"oar": mlp_dygraph_step, "oar_static": mlp_static_step, "numpy": mlp_numpy_step,
-               "torch": mlp_torch_step},
-              targets={"oar/torch": 1.3}, rtol=1e-4, atol=1e-5),
-    Benchmark("dygraph_mnist_cnn", "seed 004 MNIST CNN (2x conv5x5+maxpool, fc softmax) Adam step, batch 100",
-              {"oar": cnn_dygraph_step, "oar_static": cnn_static_step, "torch": cnn_torch_step},
-              rtol=1e-4, atol=1e-5),
-    Benchmark("dygraph_per_op", "200 eager adds on [4] tensors (Python loop, no autograd)",
-              {"oar": perop_oar_step, "numpy": perop_numpy_step, "torch": perop_torch_step},
-              ops_per_step=N_OPS, targets={"oar/torch": 2.0}),
-    Benchmark("dygraph_per_op_taped", "200 eager adds on [4] tensors recording the autograd tape",
-              {"oar": perop_grad_oar_step, "numpy": perop_numpy_step, "torch": perop_grad_torch_step},
-              ops_per_step=N_OPS),
+    Benchmark(
+        "dygraph_mlp",
+        "MLP 784-512-512-10 SGD train step, batch 128, dygraph Linear layers",
+        {
+            "oar": mlp_dygraph_step,
+            "oar_static": mlp_static_step,
+            "numpy": mlp_numpy_step,
+            "torch": mlp_torch_step,
+        },
+        targets={"oar/torch": 1.3},
+        rtol=1e-4,
+        atol=1e-5,
+    ),
+    Benchmark(
+        "dygraph_mnist_cnn",
+        "seed 004 MNIST CNN (2x conv5x5+maxpool, fc softmax) Adam step, batch 100",
+        {"oar": cnn_dygraph_step, "oar_static": cnn_static_step, "torch": cnn_torch_step},
+        rtol=1e-4,
+        atol=1e-5,
+    ),
+    Benchmark(
+        "dygraph_per_op",
+        "200 eager adds on [4] tensors (Python loop, no autograd)",
+        {"oar": perop_oar_step, "numpy": perop_numpy_step, "torch": perop_torch_step},
+        ops_per_step=N_OPS,
+        targets={"oar/torch": 2.0},
+    ),
+    Benchmark(
+        "dygraph_per_op_taped",
+        "200 eager adds on [4] tensors recording the autograd tape",
+        {"oar": perop_grad_oar_step, "numpy": perop_numpy_step, "torch": perop_grad_torch_step},
+        ops_per_step=N_OPS,
+    ),
 ]

@@ -28,9 +28,13 @@ def oar_step():
     with fluid.program_guard(main, startup):
         x = fluid.layers.data(name="x", shape=[IN], dtype="float32")
         y = fluid.layers.data(name="y", shape=[1], dtype="float32")
-        y_predict = fluid.layers.fc(input=x, size=1, act=None,
-                                    param_attr=fluid.ParamAttr(initializer=init(W0)),
-                                    bias_attr=fluid.ParamAttr(initializer=init(B0)))
+        y_predict = fluid.layers.fc(
+            input=x,
+            size=1,
+            act=None,
+            param_attr=fluid.ParamAttr(initializer=init(W0)),
+            bias_attr=fluid.ParamAttr(initializer=init(B0)),
+        )
         cost = fluid.layers.square_error_cost(input=y_predict, label=y)
         avg_cost = fluid.layers.mean(cost)
         fluid.optimizer.SGD(learning_rate=LR).minimize(avg_cost, startup)
@@ -91,9 +95,13 @@ def paddle_step():
     with fluid.program_guard(main, startup):
         x = fluid.layers.data(name="x", shape=[IN], dtype="float32")
         y = fluid.layers.data(name="y", shape=[1], dtype="float32")
-        y_predict = fluid.layers.fc(input=x, size=1, act=None,
-                                    param_attr=fluid.ParamAttr(initializer=init(W0)),
-                                    bias_attr=fluid.ParamAttr(initializer=init(B0)))
+        y_predict = fluid.layers.fc(
+            input=x,
+            size=1,
+            act=None,
+            param_attr=fluid.ParamAttr(initializer=init(W0)),
+            bias_attr=fluid.ParamAttr(initializer=init(B0)),
+        )
         avg_cost = fluid.layers.mean(fluid.layers.square_error_cost(input=y_predict, label=y))
         fluid.optimizer.SGD(learning_rate=LR).minimize(avg_cost, startup)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -102,7 +110,9 @@ def paddle_step():
     feed = {"x": X, "y": Y}
 
     def step():
-        return exe.run(main, feed=feed, fetch_list=[avg_cost], scope=scope, use_program_cache=True)[0]
+        return exe.run(main, feed=feed, fetch_list=[avg_cost], scope=scope, use_program_cache=True)[
+            0
+        ]
 
     return step
 
@@ -111,7 +121,12 @@ BENCHMARKS = [
     Benchmark(
         name="fit_a_line",
         description=f"seed fit_a_line train step: fc {IN}->1, square_error_cost, mean, SGD, batch {BATCH}",
-        contenders={"oar": oar_step, "numpy": numpy_step, "torch": torch_step, "paddle": paddle_step},
+        contenders={
+            "oar": oar_step,
+            "numpy": numpy_step,
+            "torch": torch_step,
+            "paddle": paddle_step,
+        },
         targets={"oar_us": 130.0},
     )
 ]

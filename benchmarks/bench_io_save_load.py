@@ -57,7 +57,10 @@ def main() -> None:
     total = sum(a.nbytes for a in arrays.values()) / 2**20
     prog = fluid.Program()
     blk = prog.global_block()
-    vars_ = [blk.create_var(name=n, shape=a.shape, dtype="float32", persistable=True) for n, a in arrays.items()]
+    vars_ = [
+        blk.create_var(name=n, shape=a.shape, dtype="float32", persistable=True)
+        for n, a in arrays.items()
+    ]
     scope = fluid.Scope()
     for n, a in arrays.items():
         scope.var(n).get_tensor().set(a, None)
@@ -81,7 +84,12 @@ def main() -> None:
             for fsync in (False, True):
                 os.environ["OAR_IO_FSYNC"] = "1" if fsync else "0"
                 tag = "fsync" if fsync else "no fsync"
-                for fmt, filename in (("oar", None), ("oar", "all"), ("fluid", None), ("fluid", "all")):
+                for fmt, filename in (
+                    ("oar", None),
+                    ("oar", "all"),
+                    ("fluid", None),
+                    ("fluid", "all"),
+                ):
                     d = os.path.join(root, f"{fmt}_{filename}")
 
                     def save(d=d, fmt=fmt, filename=filename):
@@ -91,14 +99,25 @@ def main() -> None:
                         with fluid.scope_guard(fluid.Scope()):
                             fluid.io.load_vars(None, d, prog, vars=vars_, filename=filename)
 
-                    t_save, t_np_save = paired(save, lambda fsync=fsync: _np_save(np_dir, arrays, fsync))
+                    t_save, t_np_save = paired(
+                        save, lambda fsync=fsync: _np_save(np_dir, arrays, fsync)
+                    )
                     t_load, t_np_load = paired(load, lambda: _np_load(np_dir, arrays))
                     layout = "combined" if filename else "per-var"
-                    rows.append((f"{fmt:5s} {layout:8s} {tag:8s}", total / t_save, total / t_np_save,
-                                 total / t_load, total / t_np_load))
+                    rows.append(
+                        (
+                            f"{fmt:5s} {layout:8s} {tag:8s}",
+                            total / t_save,
+                            total / t_np_save,
+                            total / t_load,
+                            total / t_np_load,
+                        )
+                    )
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"{'case':28s} {'save MB/s':>10s} {'np.save':>9s} {'ratio':>6s}   {'load MB/s':>10s} {'np.load':>9s} {'ratio':>6s}")
+    print(
+        f"{'case':28s} {'save MB/s':>10s} {'np.save':>9s} {'ratio':>6s}   {'load MB/s':>10s} {'np.load':>9s} {'ratio':>6s}"
+    )
     for case, s, ns, ld, nl in rows:
         print(f"{case:28s} {s:10.0f} {ns:9.0f} {s / ns:6.2f}   {ld:10.0f} {nl:9.0f} {ld / nl:6.2f}")
 

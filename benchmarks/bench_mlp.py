@@ -15,8 +15,10 @@ _rng = np.random.default_rng(1)
 X = _rng.standard_normal((BATCH, SIZES[0]), dtype=np.float32)
 LABEL = _rng.integers(0, SIZES[-1], (BATCH, 1)).astype(np.int64)
 WEIGHTS = [
-    (_rng.standard_normal((a, b), dtype=np.float32) * np.float32(np.sqrt(2.0 / a)),
-     _rng.uniform(-0.1, 0.1, b).astype(np.float32))
+    (
+        _rng.standard_normal((a, b), dtype=np.float32) * np.float32(np.sqrt(2.0 / a)),
+        _rng.uniform(-0.1, 0.1, b).astype(np.float32),
+    )
     for a, b in zip(SIZES[:-1], SIZES[1:])
 ]
 
@@ -34,9 +36,13 @@ def oar_step():
         h = x
         for i, (w, b) in enumerate(WEIGHTS):
             act = "softmax" if i == len(WEIGHTS) - 1 else "relu"
-            h = fluid.layers.fc(h, size=w.shape[1], act=act,
-                                param_attr=fluid.ParamAttr(initializer=init(w)),
-                                bias_attr=fluid.ParamAttr(initializer=init(b)))
+            h = fluid.layers.fc(
+                h,
+                size=w.shape[1],
+                act=act,
+                param_attr=fluid.ParamAttr(initializer=init(w)),
+                bias_attr=fluid.ParamAttr(initializer=init(b)),
+            )
         loss = fluid.layers.mean(fluid.layers.cross_entropy(input=h, label=label))
         fluid.optimizer.SGD(learning_rate=LR).minimize(loss, startup)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -95,7 +101,10 @@ def torch_step():
     torch = require("torch")
     params = []
     for w, b in WEIGHTS:
-        params += [torch.from_numpy(w.copy()).requires_grad_(), torch.from_numpy(b.copy()).requires_grad_()]
+        params += [
+            torch.from_numpy(w.copy()).requires_grad_(),
+            torch.from_numpy(b.copy()).requires_grad_(),
+        ]
     w1, b1, w2, b2, w3, b3 = params
     opt = torch.optim.SGD(params, lr=LR)
     F = torch.nn.functional
@@ -123,9 +132,13 @@ def paddle_step():
         h = x
         for i, (w, b) in enumerate(WEIGHTS):
             act = "softmax" if i == len(WEIGHTS) - 1 else "relu"
-            h = fluid.layers.fc(h, size=w.shape[1], act=act,
-                                param_attr=fluid.ParamAttr(initializer=init(w)),
-                                bias_attr=fluid.ParamAttr(initializer=init(b)))
+            h = fluid.layers.fc(
+                h,
+                size=w.shape[1],
+                act=act,
+                param_attr=fluid.ParamAttr(initializer=init(w)),
+                bias_attr=fluid.ParamAttr(initializer=init(b)),
+            )
         loss = fluid.layers.mean(fluid.layers.cross_entropy(input=h, label=label))
         fluid.optimizer.SGD(learning_rate=LR).minimize(loss, startup)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -143,7 +156,12 @@ BENCHMARKS = [
     Benchmark(
         name="mlp",
         description=f"MLP {'-'.join(map(str, SIZES))} relu + softmax cross_entropy + mean, SGD, batch {BATCH}",
-        contenders={"oar": oar_step, "numpy": numpy_step, "torch": torch_step, "paddle": paddle_step},
+        contenders={
+            "oar": oar_step,
+            "numpy": numpy_step,
+            "torch": torch_step,
+            "paddle": paddle_step,
+        },
         targets={"oar/numpy": 1.15},
         memory=True,
     )

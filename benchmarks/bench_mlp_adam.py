@@ -31,10 +31,17 @@ def oar_step():
         h = x
         for i, (w, b) in enumerate(WEIGHTS):
             act = "softmax" if i == len(WEIGHTS) - 1 else "relu"
-            h = fluid.layers.fc(h, size=w.shape[1], act=act, param_attr=fluid.ParamAttr(initializer=init(w)),
-                                bias_attr=fluid.ParamAttr(initializer=init(b)))
+            h = fluid.layers.fc(
+                h,
+                size=w.shape[1],
+                act=act,
+                param_attr=fluid.ParamAttr(initializer=init(w)),
+                bias_attr=fluid.ParamAttr(initializer=init(b)),
+            )
         loss = fluid.layers.mean(fluid.layers.cross_entropy(input=h, label=label))
-        fluid.optimizer.Adam(learning_rate=LR, beta1=B1, beta2=B2, epsilon=EPS).minimize(loss, startup)
+        fluid.optimizer.Adam(learning_rate=LR, beta1=B1, beta2=B2, epsilon=EPS).minimize(
+            loss, startup
+        )
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
@@ -109,7 +116,10 @@ def torch_step():
     torch = require("torch")
     params = []
     for w, b in WEIGHTS:
-        params += [torch.from_numpy(w.copy()).requires_grad_(), torch.from_numpy(b.copy()).requires_grad_()]
+        params += [
+            torch.from_numpy(w.copy()).requires_grad_(),
+            torch.from_numpy(b.copy()).requires_grad_(),
+        ]
     w1, b1, w2, b2, w3, b3 = params
     opt = torch.optim.Adam(params, lr=LR, betas=(B1, B2), eps=EPS)
     F = torch.nn.functional

@@ -41,9 +41,13 @@ def oar_step():
     with fluid.program_guard(main, startup):
         img = fluid.data(name="img", shape=[None, 1, 28, 28], dtype="float32")
         label = fluid.data(name="label", shape=[None, 1], dtype="int64")
-        c1 = fluid.layers.conv2d(img, 20, 5, padding=2, act="relu", param_attr=attr(W1), bias_attr=attr(B1_))
+        c1 = fluid.layers.conv2d(
+            img, 20, 5, padding=2, act="relu", param_attr=attr(W1), bias_attr=attr(B1_)
+        )
         p1 = fluid.layers.pool2d(c1, pool_size=2, pool_stride=2, pool_type="max")
-        c2 = fluid.layers.conv2d(p1, 20, 5, padding=2, act="relu", param_attr=attr(W2), bias_attr=attr(B2_))
+        c2 = fluid.layers.conv2d(
+            p1, 20, 5, padding=2, act="relu", param_attr=attr(W2), bias_attr=attr(B2_)
+        )
         p2 = fluid.layers.pool2d(c2, pool_size=2, pool_stride=2, pool_type="max")
         pred = fluid.layers.fc(p2, 10, act="softmax", param_attr=attr(W3), bias_attr=attr(B3))
         loss = fluid.layers.mean(fluid.layers.cross_entropy(input=pred, label=label))
@@ -77,7 +81,9 @@ def _conv_grads(xp, w, dy, pad, need_dx):
     if need_dx:
         k = w.shape[2]
         dyp = np.pad(dy, ((0, 0), (0, 0), (k - 1 - pad,) * 2, (k - 1 - pad,) * 2))
-        dx = np.tensordot(_windows(dyp, k), w[:, :, ::-1, ::-1], axes=([1, 4, 5], [0, 2, 3])).transpose(0, 3, 1, 2)
+        dx = np.tensordot(
+            _windows(dyp, k), w[:, :, ::-1, ::-1], axes=([1, 4, 5], [0, 2, 3])
+        ).transpose(0, 3, 1, 2)
     return dw, dx
 
 
@@ -128,7 +134,7 @@ def numpy_step():
         db1 = da1.sum(axis=(0, 2, 3))
         state["t"] += 1
         t = state["t"]
-        lr_t = np.float32(LR * np.sqrt(1 - B2 ** t) / (1 - B1 ** t))
+        lr_t = np.float32(LR * np.sqrt(1 - B2**t) / (1 - B1**t))
         for p_, g, a, b in zip(params, (dw1, db1, dw2, db2, dw3, db3), m1, m2):
             a *= B1
             a += (1 - B1) * g
@@ -164,7 +170,7 @@ BENCHMARKS = [
     Benchmark(
         name="mnist_cnn",
         description=f"seed MNIST CNN (2x conv5x5+relu+maxpool2, fc 980->10 softmax) + cross_entropy, Adam, "
-                    f"batch {BATCH}",
+        f"batch {BATCH}",
         contenders={"oar": oar_step, "numpy": numpy_step, "torch": torch_step},
         targets={"oar/torch": 1.5},
         memory=True,

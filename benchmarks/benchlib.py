@@ -116,8 +116,13 @@ def calibrate(step: Step, target_s: float, clock: Callable[[], float] = time.per
         n *= 4
 
 
-def time_interleaved(steps: dict[str, Step], repeats: int, target_s: float, warmup: int,
-                     clock: Callable[[], float] = time.perf_counter) -> dict:
+def time_interleaved(
+    steps: dict[str, Step],
+    repeats: int,
+    target_s: float,
+    warmup: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict:
     """Median (and min) seconds per call for each step, timing contenders round-robin.
 
     Round-robin means each repeat times every contender once, so a burst of load
@@ -144,7 +149,12 @@ def time_interleaved(steps: dict[str, Step], repeats: int, target_s: float, warm
                     gc.enable()
             samples[name].append(dt / n)
     return {
-        name: {"median_s": statistics.median(s), "min_s": min(s), "number": numbers[name], "samples_s": s}
+        name: {
+            "median_s": statistics.median(s),
+            "min_s": min(s),
+            "number": numbers[name],
+            "samples_s": s,
+        }
         for name, s in samples.items()
     }
 
@@ -183,8 +193,13 @@ def peak_rss_subprocess(code: str, python: str | None = None, timeout: float = 3
         + "\nimport resource, json, sys\n"
         + "print('\\nPEAK_RSS_KB=' + json.dumps(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
     )
-    out = subprocess.run([python or sys.executable, "-c", wrapper], capture_output=True, text=True,
-                         timeout=timeout, check=True).stdout
+    out = subprocess.run(
+        [python or sys.executable, "-c", wrapper],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    ).stdout
     kb = json.loads(out.rsplit("PEAK_RSS_KB=", 1)[1])
     return int(kb) * 1024
 

@@ -59,7 +59,9 @@ def discover(only_modules: list | None = None) -> list:
         spec.loader.exec_module(mod)
         for b in getattr(mod, "BENCHMARKS", ()):
             if not isinstance(b, Benchmark):
-                raise TypeError(f"{path.name}: BENCHMARKS holds a {type(b).__name__}, not a Benchmark")
+                raise TypeError(
+                    f"{path.name}: BENCHMARKS holds a {type(b).__name__}, not a Benchmark"
+                )
             out.append(b)
     return out
 
@@ -92,8 +94,9 @@ def run_one(bench: Benchmark, args) -> dict:
         bench.check(first)
     repeats = args.repeats or (3 if args.quick else 7)
     target = args.target_s or (0.02 if args.quick else 0.1)
-    timing = time_interleaved(steps, repeats, target, warmup=2 if args.quick else 5,
-                              clock=CLOCKS[args.clock])
+    timing = time_interleaved(
+        steps, repeats, target, warmup=2 if args.quick else 5, clock=CLOCKS[args.clock]
+    )
     memory = {}
     if args.memory and bench.memory:
         which = ("oar", "numpy") if bench.memory is True else tuple(bench.memory)
@@ -187,15 +190,30 @@ def main(argv: list | None = None) -> int:
     p.add_argument("names", nargs="*", help="run only benchmarks whose name contains one of these")
     p.add_argument("--json", help="write all results to this JSON file")
     p.add_argument("--quick", action="store_true", help="fewer, shorter repeats (a smoke run)")
-    p.add_argument("--memory", action="store_true", help="also measure peak traced memory of one step")
-    p.add_argument("--repeats", type=int, help="timed repeats per contender (default 7; 3 with --quick)")
-    p.add_argument("--target-s", type=float, help="seconds per timed repeat (default 0.1; 0.02 with --quick)")
+    p.add_argument(
+        "--memory", action="store_true", help="also measure peak traced memory of one step"
+    )
+    p.add_argument(
+        "--repeats", type=int, help="timed repeats per contender (default 7; 3 with --quick)"
+    )
+    p.add_argument(
+        "--target-s", type=float, help="seconds per timed repeat (default 0.1; 0.02 with --quick)"
+    )
     p.add_argument("--threads", default="1", help="BLAS / torch threads (default 1)")
-    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                   help="wall = time.perf_counter (default); cpu = this thread's CPU time, "
-                        "steadier on a shared machine")
-    p.add_argument("--profile", type=int, metavar="N", default=0,
-                   help="also cProfile the oar contender and print its top N functions")
+    p.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall = time.perf_counter (default); cpu = this thread's CPU time, "
+        "steadier on a shared machine",
+    )
+    p.add_argument(
+        "--profile",
+        type=int,
+        metavar="N",
+        default=0,
+        help="also cProfile the oar contender and print its top N functions",
+    )
     p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = p.parse_args(argv)
     benches = pick(discover(), args.names)
@@ -215,8 +233,10 @@ def main(argv: list | None = None) -> int:
         "clock": args.clock,
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    print(f"python {env['python']} on {env['platform']}, {env['cpus']} cpus, load {env['loadavg']}, "
-          f"{THREADS} BLAS/torch thread(s), {args.clock} clock")
+    print(
+        f"python {env['python']} on {env['platform']}, {env['cpus']} cpus, load {env['loadavg']}, "
+        f"{THREADS} BLAS/torch thread(s), {args.clock} clock"
+    )
     try:
         import torch
 
@@ -237,7 +257,9 @@ def main(argv: list | None = None) -> int:
         print_result(res)
         results.append(res)
     if args.json:
-        Path(args.json).write_text(json.dumps({"env": env, "results": results}, indent=1, default=float))
+        Path(args.json).write_text(
+            json.dumps({"env": env, "results": results}, indent=1, default=float)
+        )
         print(f"\nwrote {args.json}")
     return 1 if failed else 0
 

@@ -15,8 +15,12 @@ RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
 
 
 def test_quick_benchmarks_run_and_agree():
-    r = subprocess.run([sys.executable, str(RUN), "--quick", "dispatch", "fit_a_line"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, str(RUN), "--quick", "dispatch", "fit_a_line"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "== dispatch" in r.stdout and "== fit_a_line" in r.stdout
     assert "target oar_us_per_op <= 3.0" in r.stdout and "target oar_us <= 130.0" in r.stdout

@@ -8,7 +8,9 @@ from oar import fluid
 
 
 def run(main, fetch, feed):
-    return fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=fetch, scope=fluid.Scope())
+    return fluid.Executor(fluid.CPUPlace()).run(
+        main, feed=feed, fetch_list=fetch, scope=fluid.Scope()
+    )
 
 
 XV = np.array([[1.0, -2.0, 3.0]], "float32")
@@ -41,7 +43,10 @@ def test_append_backward_returns_params_and_grads():
         y = fluid.layers.fc(x, 2)
         loss = fluid.layers.mean(y)
         pg = fluid.backward.append_backward(loss)
-    assert [(p.name, g.name) for p, g in pg] == [("fc_0.w_0", "fc_0.w_0@GRAD"), ("fc_0.b_0", "fc_0.b_0@GRAD")]
+    assert [(p.name, g.name) for p, g in pg] == [
+        ("fc_0.w_0", "fc_0.w_0@GRAD"),
+        ("fc_0.b_0", "fc_0.b_0@GRAD"),
+    ]
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup, scope=scope)
@@ -67,7 +72,9 @@ def test_stop_gradient_blocks_the_gradient():
         b = fluid.layers.scale(x, scale=5.0)
         loss = fluid.layers.mean(fluid.layers.elementwise_add(a, b))
         (gx,) = fluid.gradients([loss], [x])
-    assert not any(op.type == "scale" and op.input("X") == [a.name + "@GRAD"] for op in main.global_block().ops)
+    assert not any(
+        op.type == "scale" and op.input("X") == [a.name + "@GRAD"] for op in main.global_block().ops
+    )
     (g,) = run(main, [gx], {"x": XV})
     np.testing.assert_allclose(g, np.full((1, 3), 5.0 / 3), rtol=1e-6)
 
@@ -149,6 +156,8 @@ def test_two_gradients_calls_do_not_overwrite_each_other():
         (g1,) = fluid.gradients(fluid.layers.scale(x, 2.0), x)
         (g2,) = fluid.gradients(fluid.layers.scale(x, 5.0), x)
     assert g1.name != g2.name
-    got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": np.ones(1, "float32")}, fetch_list=[g1, g2])
+    got = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"x": np.ones(1, "float32")}, fetch_list=[g1, g2]
+    )
     np.testing.assert_allclose(got[0], [2.0])
     np.testing.assert_allclose(got[1], [5.0])

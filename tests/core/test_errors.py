@@ -40,7 +40,12 @@ def ready():
 def test_feeding_an_unknown_name():
     main, exe, scope, y = ready()
     with pytest.raises(FeedError) as info:
-        exe.run(main, feed={"x": np.zeros((1, 4), "float32"), "z": np.zeros(1)}, fetch_list=[y], scope=scope)
+        exe.run(
+            main,
+            feed={"x": np.zeros((1, 4), "float32"), "z": np.zeros(1)},
+            fetch_list=[y],
+            scope=scope,
+        )
     msg = str(info.value)
     assert "'z'" in msg and "data variables are ['x']" in msg
     assert THIS_FILE in msg
@@ -51,7 +56,9 @@ def test_feeding_a_wrong_dtype():
     with pytest.raises(FeedError) as info:
         exe.run(main, feed={"x": np.zeros((1, 4), "float64")}, fetch_list=[y], scope=scope)
     msg = str(info.value)
-    assert "feed 'x' expects dtype float32" in msg and "float64" in msg and ".astype('float32')" in msg
+    assert (
+        "feed 'x' expects dtype float32" in msg and "float64" in msg and ".astype('float32')" in msg
+    )
     assert THIS_FILE in msg
 
 
@@ -67,7 +74,12 @@ def test_feeding_a_wrong_shape():
 def test_fetching_an_unknown_name():
     main, exe, scope, y = ready()
     with pytest.raises(FetchError) as info:
-        exe.run(main, feed={"x": np.zeros((1, 4), "float32")}, fetch_list=[y, "no_such_var"], scope=scope)
+        exe.run(
+            main,
+            feed={"x": np.zeros((1, 4), "float32")},
+            fetch_list=[y, "no_such_var"],
+            scope=scope,
+        )
     msg = str(info.value)
     assert "cannot fetch 'no_such_var'" in msg and "x" in msg
     assert THIS_FILE in msg
@@ -92,7 +104,11 @@ def test_fc_on_inputs_with_different_batch_sizes_at_build_time():
         with pytest.raises(ShapeError) as info:
             fluid.layers.fc([a, b], size=2)  # [2, 2] + [5, 2] cannot be summed
     msg = str(info.value)
-    assert "layer 'fc'" in msg and "op 'sum'" in msg and "X[1] has shape [5, 2], X[0] has [2, 2]" in msg
+    assert (
+        "layer 'fc'" in msg
+        and "op 'sum'" in msg
+        and "X[1] has shape [5, 2], X[0] has [2, 2]" in msg
+    )
     assert THIS_FILE in msg and "fluid.layers.fc([a, b], size=2)" in msg
 
 
@@ -151,8 +167,9 @@ def test_kernel_missing_for_a_dtype():
         a = fluid.layers.data("a", shape=[2, 2], dtype="int64", append_batch_size=False)
         out = fluid.layers.matmul(a, a)
     with pytest.raises(KernelNotFoundError) as info:
-        fluid.Executor(fluid.CPUPlace()).run(main, feed={"a": np.eye(2, dtype="int64")}, fetch_list=[out],
-                                             scope=fluid.Scope())
+        fluid.Executor(fluid.CPUPlace()).run(
+            main, feed={"a": np.eye(2, dtype="int64")}, fetch_list=[out], scope=fluid.Scope()
+        )
     msg = str(info.value)
     assert "op 'matmul' has no kernel for device 'cpu' and dtype int64" in msg
     assert "pip install oar-kernels-cpu" in msg and THIS_FILE in msg
@@ -168,8 +185,11 @@ def test_a_kernel_failure_names_the_op_and_line():
         loss = fluid.layers.cross_entropy(x, label)
     with pytest.raises(OpRuntimeError) as info:
         fluid.Executor(fluid.CPUPlace()).run(
-            main, feed={"x": np.full((1, 3), 1 / 3, "float32"), "label": np.array([[9]], "int64")},
-            fetch_list=[loss], scope=fluid.Scope())
+            main,
+            feed={"x": np.full((1, 3), 1 / 3, "float32"), "label": np.array([[9]], "int64")},
+            fetch_list=[loss],
+            scope=fluid.Scope(),
+        )
     msg = str(info.value)
     assert "op 'cross_entropy' failed on cpu" in msg and "X=x[1, 3]" in msg and THIS_FILE in msg
 
@@ -207,6 +227,7 @@ def test_kernel_failure_lists_the_shapes_of_list_inputs():
     b = fluid.layers.data("b", [-1], append_batch_size=False)
     s = fluid.layers.sums([a, b])
     with pytest.raises(OpRuntimeError) as info:
-        fluid.Executor(fluid.CPUPlace()).run(feed={"a": np.ones(3, "float32"), "b": np.ones(4, "float32")},
-                                             fetch_list=[s])
+        fluid.Executor(fluid.CPUPlace()).run(
+            feed={"a": np.ones(3, "float32"), "b": np.ones(4, "float32")}, fetch_list=[s]
+        )
     assert "X=[a[3], b[4]]" in str(info.value) and "test_errors.py" in str(info.value)

@@ -62,7 +62,7 @@ def test_temporaries_are_freed_after_their_last_use():
         assert ops[idx].type == op_type
         for n in names:
             assert n in ops[idx].input_arg_names + ops[idx].output_arg_names
-            assert not any(n in op.input_arg_names for op in ops[idx + 1:])
+            assert not any(n in op.input_arg_names for op in ops[idx + 1 :])
     # temporaries never reach the scope
     assert scope.find_var(h.name) is None
 
@@ -91,8 +91,12 @@ def test_fetched_persistable_is_a_copy():
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
-    (w1,) = exe.run(main, feed={"x": np.ones((1, 1), "float32")}, fetch_list=["fc_0.w_0"], scope=scope)
-    (w2,) = exe.run(main, feed={"x": np.ones((1, 1), "float32")}, fetch_list=["fc_0.w_0"], scope=scope)
+    (w1,) = exe.run(
+        main, feed={"x": np.ones((1, 1), "float32")}, fetch_list=["fc_0.w_0"], scope=scope
+    )
+    (w2,) = exe.run(
+        main, feed={"x": np.ones((1, 1), "float32")}, fetch_list=["fc_0.w_0"], scope=scope
+    )
     assert w1[0, 0] == pytest.approx(0.5) and w2[0, 0] == pytest.approx(0.0)
 
 
@@ -101,7 +105,9 @@ def test_feed_lod_tensor_and_return_numpy_false_keeps_lod():
     with fluid.program_guard(main, fluid.Program()):
         x = fluid.layers.data("x", shape=[1], dtype="float32", lod_level=1)
         y = fluid.layers.scale(x, scale=3.0)
-    t = fluid.create_lod_tensor(np.arange(5, dtype="float32").reshape(5, 1), [[2, 3]], fluid.CPUPlace())
+    t = fluid.create_lod_tensor(
+        np.arange(5, dtype="float32").reshape(5, 1), [[2, 3]], fluid.CPUPlace()
+    )
     exe = fluid.Executor(fluid.CPUPlace())
     (res,) = exe.run(main, feed={"x": t}, fetch_list=[y], return_numpy=False, scope=fluid.Scope())
     assert isinstance(res, fluid.LoDTensor)
@@ -118,7 +124,9 @@ def test_layers_data_feed_is_reshaped_to_the_declared_rank():
         x = fluid.layers.data(name="x", shape=[4], dtype="float32")
         y = fluid.layers.scale(x, scale=1.0)
     test = np.array([[[9], [5], [2], [10]]]).astype("float32")
-    (out,) = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": test}, fetch_list=[y], scope=fluid.Scope())
+    (out,) = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"x": test}, fetch_list=[y], scope=fluid.Scope()
+    )
     assert out.shape == (1, 4)
     np.testing.assert_array_equal(out, [[9, 5, 2, 10]])
 
@@ -133,7 +141,9 @@ def test_fluid_data_feed_is_checked_exactly():
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(main, feed={"x": np.zeros((3, 4), "float32")}, fetch_list=[y], scope=fluid.Scope())
     with pytest.raises(FeedError, match="feed 'x' has shape \\[1, 4, 1\\].*expects \\[-1, 4\\]"):
-        exe.run(main, feed={"x": np.zeros((1, 4, 1), "float32")}, fetch_list=[y], scope=fluid.Scope())
+        exe.run(
+            main, feed={"x": np.zeros((1, 4, 1), "float32")}, fetch_list=[y], scope=fluid.Scope()
+        )
 
 
 def test_feed_that_cannot_fit_is_rejected():
@@ -144,8 +154,9 @@ def test_feed_that_cannot_fit_is_rejected():
         x = fluid.layers.data(name="x", shape=[4], dtype="float32")
         y = fluid.layers.scale(x, scale=1.0)
     with pytest.raises(FeedError, match="feed 'x' has shape \\[2, 3\\].*expects \\[-1, 4\\]"):
-        fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": np.zeros((2, 3), "float32")}, fetch_list=[y],
-                                             scope=fluid.Scope())
+        fluid.Executor(fluid.CPUPlace()).run(
+            main, feed={"x": np.zeros((2, 3), "float32")}, fetch_list=[y], scope=fluid.Scope()
+        )
 
 
 def test_feeding_lists_converts_to_the_declared_dtype():
@@ -153,8 +164,9 @@ def test_feeding_lists_converts_to_the_declared_dtype():
     with fluid.program_guard(main, fluid.Program()):
         x = fluid.layers.data(name="x", shape=[2], dtype="float32")
         y = fluid.layers.scale(x, scale=2.0)
-    (out,) = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": [[1, 2]]}, fetch_list=[y],
-                                                  scope=fluid.Scope())
+    (out,) = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"x": [[1, 2]]}, fetch_list=[y], scope=fluid.Scope()
+    )
     assert out.dtype == np.float32 and out.tolist() == [[2.0, 4.0]]
 
 
@@ -179,12 +191,20 @@ def test_feeding_never_changes_the_callers_array():
     main = fluid.Program()
     block = main.global_block()
     for name in ("param", "lr", "grad"):
-        block.create_var(name=name, shape=[3] if name != "lr" else [1], dtype="float32", is_data=True)
-    block.append_op("sgd", {"Param": ["param"], "LearningRate": ["lr"], "Grad": ["grad"]},
-                    {"ParamOut": ["param"]})
+        block.create_var(
+            name=name, shape=[3] if name != "lr" else [1], dtype="float32", is_data=True
+        )
+    block.append_op(
+        "sgd",
+        {"Param": ["param"], "LearningRate": ["lr"], "Grad": ["grad"]},
+        {"ParamOut": ["param"]},
+    )
     p = np.ones(3, "float32")
     (out,) = fluid.Executor(fluid.CPUPlace()).run(
-        main, feed={"param": p, "lr": np.array([0.5], "float32"), "grad": np.ones(3, "float32")},
-        fetch_list=["param"], scope=fluid.Scope())
+        main,
+        feed={"param": p, "lr": np.array([0.5], "float32"), "grad": np.ones(3, "float32")},
+        fetch_list=["param"],
+        scope=fluid.Scope(),
+    )
     np.testing.assert_array_equal(out, [0.5, 0.5, 0.5])
     np.testing.assert_array_equal(p, [1, 1, 1])

@@ -29,7 +29,10 @@ def build_regression(seed: int = 5):
     return main, startup, pred, avg
 
 
-FEED = {"x": np.arange(12, dtype="float32").reshape(3, 4) / 10, "y": np.array([[1], [2], [3]], "float32")}
+FEED = {
+    "x": np.arange(12, dtype="float32").reshape(3, 4) / 10,
+    "y": np.array([[1], [2], [3]], "float32"),
+}
 
 
 def train(main, startup, fetch, steps=3):
@@ -161,7 +164,9 @@ def test_clone_copies_and_for_test_drops_training_ops():
     assert types[:4] == ["mul", "elementwise_add", "elementwise_sub", "square"]
     softmax = [op for op in test.global_block().ops if op.type == "softmax"][0]
     assert softmax.attr("is_test") is True
-    assert [op for op in main.global_block().ops if op.type == "softmax"][0].attr("is_test") is False
+    assert [op for op in main.global_block().ops if op.type == "softmax"][0].attr(
+        "is_test"
+    ) is False
     # running the test program reads the trained parameters and leaves them alone
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CPUPlace())
@@ -222,7 +227,9 @@ def test_param_attr_in_fc():
     with fluid.program_guard(Program(), Program()), fluid.unique_name.guard():
         x = fluid.layers.data("x", shape=[3])
         fluid.layers.fc(x, 2, param_attr="my_w", bias_attr=False)
-        fluid.layers.fc(x, 2, param_attr=Constant(0.25), bias_attr=fluid.ParamAttr(name="my_b", trainable=False))
+        fluid.layers.fc(
+            x, 2, param_attr=Constant(0.25), bias_attr=fluid.ParamAttr(name="my_b", trainable=False)
+        )
         params = {p.name: p for p in fluid.default_main_program().all_parameters()}
     assert sorted(params) == ["fc_1.w_0", "my_b", "my_w"]
     assert params["my_b"].trainable is False and params["my_b"].stop_gradient is True
@@ -252,7 +259,9 @@ def test_sharing_a_parameter_with_a_different_shape_fails():
     with fluid.program_guard(Program(), Program()), fluid.unique_name.guard():
         x = fluid.layers.data("x", shape=[3])
         fluid.layers.fc(x, 2, param_attr="shared_w")
-        with pytest.raises(ValueError, match="'shared_w' is shared by name.*shape \\[3, 4\\].*\\[3, 2\\]"):
+        with pytest.raises(
+            ValueError, match="'shared_w' is shared by name.*shape \\[3, 4\\].*\\[3, 2\\]"
+        ):
             fluid.layers.fc(x, 4, param_attr="shared_w")
 
 
@@ -267,4 +276,6 @@ def test_no_layer_function_is_shadowed_by_a_submodule():
         if not modname.startswith("oar.layers.") or not isinstance(mod, types.ModuleType):
             continue
         for name in getattr(mod, "__all__", ()):
-            assert not isinstance(getattr(fluid.layers, name), types.ModuleType), f"fluid.layers.{name} is a module"
+            assert not isinstance(getattr(fluid.layers, name), types.ModuleType), (
+                f"fluid.layers.{name} is a module"
+            )

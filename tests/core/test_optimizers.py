@@ -12,8 +12,9 @@ def net(param_attr=None, bias_attr=None):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         x = fluid.layers.data("x", shape=[2], dtype="float32")
-        y = fluid.layers.fc(x, 1, param_attr=param_attr or fluid.initializer.Constant(1.0),
-                            bias_attr=bias_attr)
+        y = fluid.layers.fc(
+            x, 1, param_attr=param_attr or fluid.initializer.Constant(1.0), bias_attr=bias_attr
+        )
         loss = fluid.layers.mean(y)
     return main, startup, loss
 
@@ -43,8 +44,9 @@ def test_minimize_returns_optimize_ops_and_params_grads():
 
 
 def test_param_attr_learning_rate_multiplies():
-    main, startup, loss = net(param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(1.0),
-                                                         learning_rate=0.5))
+    main, startup, loss = net(
+        param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(1.0), learning_rate=0.5)
+    )
     with fluid.program_guard(main, startup):
         fluid.optimizer.SGD(learning_rate=0.1).minimize(loss)
     (w, b), _ = step(main, startup, ["fc_0.w_0", "fc_0.b_0"])
@@ -53,8 +55,9 @@ def test_param_attr_learning_rate_multiplies():
 
 
 def test_trainable_false_is_excluded():
-    main, startup, loss = net(param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(1.0),
-                                                         trainable=False))
+    main, startup, loss = net(
+        param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(1.0), trainable=False)
+    )
     with fluid.program_guard(main, startup):
         ops, pg = fluid.optimizer.SGD(learning_rate=0.1).minimize(loss)
     assert [p.name for p, _ in pg] == ["fc_0.b_0"]
@@ -78,12 +81,14 @@ def test_adam_accumulators_are_persistable_and_created_by_startup():
     assert len(acc_names) == 9  # 4 per parameter, one shared learning rate
     for n in acc_names:
         assert block.var(n).persistable, n
-        assert any(n in op.output_arg_names for op in startup.global_block().ops), f"{n} not initialised"
+        assert any(n in op.output_arg_names for op in startup.global_block().ops), (
+            f"{n} not initialised"
+        )
     (w,), scope = step(main, startup, ["fc_0.w_0"], n=2)
     for n in acc_names:
         assert scope.find_var(n).is_initialized(), n
     b1p = [n for n in acc_names if "beta1_pow" in n][0]
-    np.testing.assert_allclose(np.array(scope.find_var(b1p).get_tensor()), [0.9 ** 3], rtol=1e-6)
+    np.testing.assert_allclose(np.array(scope.find_var(b1p).get_tensor()), [0.9**3], rtol=1e-6)
     # the first Adam step moves every weight by about the learning rate
     assert np.all(w < 1.0) and np.all(w > 1.0 - 0.03)
 

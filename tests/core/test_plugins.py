@@ -33,7 +33,9 @@ def make_dist(root: Path, name: str, entry_points: dict, modules: dict) -> Path:
     return root
 
 
-def run_py(code: str, path: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_py(
+    code: str, path: Path | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     full_env = dict(os.environ)
     for k in ("OAR_DISABLE_PLUGINS", "OAR_DISABLE_PLUGIN_AUTOLOAD", "OAR_TRACE_PLUGINS"):
         full_env.pop(k, None)
@@ -41,10 +43,13 @@ def run_py(code: str, path: Path | None = None, env: dict | None = None) -> subp
         full_env["PYTHONPATH"] = str(path) + os.pathsep + full_env.get("PYTHONPATH", "")
     full_env.update(env or {})
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "plugin_script.py"  # a file, so error messages can quote the user's line
+        script = (
+            Path(tmp) / "plugin_script.py"
+        )  # a file, so error messages can quote the user's line
         script.write_text(textwrap.dedent(code))
-        return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=full_env,
-                              timeout=60)
+        return subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, env=full_env, timeout=60
+        )
 
 
 COUNTING_RELU = """
@@ -74,26 +79,41 @@ RUN_RELU = """
 
 
 def test_entry_point_plugin_is_loaded_and_overrides_a_kernel(tmp_path):
-    path = make_dist(tmp_path, "oar-counting-relu", {"counting_relu": "counting_relu"},
-                     {"counting_relu": COUNTING_RELU})
-    r = run_py(RUN_RELU + """
+    path = make_dist(
+        tmp_path,
+        "oar-counting-relu",
+        {"counting_relu": "counting_relu"},
+        {"counting_relu": COUNTING_RELU},
+    )
+    r = run_py(
+        RUN_RELU
+        + """
     import counting_relu
     from oar.plugins import plugin_infos
     print("calls", len(counting_relu.CALLS))
     print("dists", sorted(p.distribution for p in plugin_infos()))
-    """, path)
+    """,
+        path,
+    )
     assert r.returncode == 0, r.stderr
     assert "calls 1" in r.stdout
     assert "oar-counting-relu" in r.stdout
 
 
 def test_disable_one_plugin_by_entry_point_or_distribution_name(tmp_path):
-    path = make_dist(tmp_path, "oar-counting-relu", {"counting_relu": "counting_relu"},
-                     {"counting_relu": COUNTING_RELU})
-    check = RUN_RELU + """
+    path = make_dist(
+        tmp_path,
+        "oar-counting-relu",
+        {"counting_relu": "counting_relu"},
+        {"counting_relu": COUNTING_RELU},
+    )
+    check = (
+        RUN_RELU
+        + """
     import counting_relu
     print("calls", len(counting_relu.CALLS))
     """
+    )
     for value in ("counting_relu", "oar-counting-relu", "something_else, counting_relu"):
         r = run_py(check, path, {"OAR_DISABLE_PLUGINS": value})
         assert r.returncode == 0, r.stderr
@@ -101,18 +121,22 @@ def test_disable_one_plugin_by_entry_point_or_distribution_name(tmp_path):
 
 
 def test_disable_autoload_loads_no_entry_points():
-    r = run_py("""
+    r = run_py(
+        """
     import oar
     from oar.plugins import plugin_infos, registries
     print(sorted(p.name for p in plugin_infos()), registries().devices.names())
-    """, env={"OAR_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    """,
+        env={"OAR_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    )
     assert r.returncode == 0, r.stderr
     # core's own op definitions are still there; the cpu device (a plugin) is not
     assert "['oar.ops'] []" in r.stdout
 
 
 def test_without_kernels_running_an_op_names_op_place_and_package():
-    r = run_py("""
+    r = run_py(
+        """
     from oar import fluid
     from oar.errors import KernelNotFoundError
     x = fluid.layers.fill_constant(shape=[2], dtype="float32", value=1.0)
@@ -120,7 +144,9 @@ def test_without_kernels_running_an_op_names_op_place_and_package():
         fluid.Executor(fluid.CPUPlace()).run(fetch_list=[x])
     except Exception as exc:
         print(type(exc).__name__, exc)
-    """, env={"OAR_DISABLE_PLUGINS": "kernels_cpu"})
+    """,
+        env={"OAR_DISABLE_PLUGINS": "kernels_cpu"},
+    )
     assert r.returncode == 0, r.stderr
     # no cpu device at all: the error names the device and the pip command
     assert "pip install oar-kernels-cpu" in r.stdout
@@ -129,7 +155,12 @@ def test_without_kernels_running_an_op_names_op_place_and_package():
 
 def test_kernel_missing_for_a_device_raises_kernel_not_found(tmp_path):
     """A plugin adds a device with no kernels: running there names op, device and package."""
-    path = make_dist(tmp_path, "oar-fake-device", {"fake_device": "fake_device"}, {"fake_device": """
+    path = make_dist(
+        tmp_path,
+        "oar-fake-device",
+        {"fake_device": "fake_device"},
+        {
+            "fake_device": """
         import numpy as np
         from oar.hookspecs import hookimpl
         from oar.registry import Device
@@ -138,8 +169,11 @@ def test_kernel_missing_for_a_device_raises_kernel_not_found(tmp_path):
         def oar_register_devices(registry):
             registry.register_device(Device("fakedev", lambda: True, lambda: 1, lambda: np,
                                             lambda a, i: a, lambda a: a))
-    """})
-    r = run_py("""
+    """
+        },
+    )
+    r = run_py(
+        """
     from oar import fluid
     from oar.errors import KernelNotFoundError
     from oar.places import Place
@@ -153,7 +187,9 @@ def test_kernel_missing_for_a_device_raises_kernel_not_found(tmp_path):
         fluid.Executor(FakePlace()).run(fetch_list=[x])
     except KernelNotFoundError as exc:
         print("KNF", exc)
-    """, path)
+    """,
+        path,
+    )
     assert r.returncode == 0, r.stderr
     assert "KNF op 'fill_constant' has no kernel for device 'fakedev'" in r.stdout
     assert "pip install oar-kernels-fakedev" in r.stdout
@@ -162,28 +198,44 @@ def test_kernel_missing_for_a_device_raises_kernel_not_found(tmp_path):
 
 def test_broken_entry_point_is_logged_and_listed_not_fatal(tmp_path):
     path = make_dist(tmp_path, "oar-broken", {"broken": "oar_no_such_module_xyz"}, {})
-    r = run_py(RUN_RELU + """
+    r = run_py(
+        RUN_RELU
+        + """
     from oar.plugins import plugin_infos
     bad = [p for p in plugin_infos() if p.error]
     print("bad", [(p.name, p.distribution) for p in bad], "oar_no_such_module_xyz" in bad[0].error)
-    """, path)
+    """,
+        path,
+    )
     assert r.returncode == 0, r.stderr
     assert "bad [('broken', 'oar-broken')] True" in r.stdout
     assert "oar plugin broken from oar-broken failed to load" in r.stderr
-    cli = subprocess.run([sys.executable, "-m", "oar", "plugins"], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(path)}, timeout=60)
+    cli = subprocess.run(
+        [sys.executable, "-m", "oar", "plugins"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(path)},
+        timeout=60,
+    )
     assert cli.returncode == 0, cli.stderr
     assert "broken" in cli.stdout and "FAILED" in cli.stdout
 
 
 def test_check_pending_catches_a_misspelt_hook(tmp_path):
-    path = make_dist(tmp_path, "oar-typo", {"typo": "typo_plugin"}, {"typo_plugin": """
+    path = make_dist(
+        tmp_path,
+        "oar-typo",
+        {"typo": "typo_plugin"},
+        {
+            "typo_plugin": """
         from oar.hookspecs import hookimpl
 
         @hookimpl
         def oar_register_kernel(registry):  # missing the final 's'
             pass
-    """})
+    """
+        },
+    )
     r = run_py("import oar", path)
     assert r.returncode != 0
     assert "oar_register_kernel" in r.stderr
@@ -263,8 +315,12 @@ def test_unknown_op_type_is_a_clear_error():
 
 
 def test_attr_validation():
-    opdef = OpDef("t", ["X"], ["Out"], {"k": Attr(int, 1, lambda v: None if v > 0 else "must be > 0"),
-                                        "req": Attr(str)})
+    opdef = OpDef(
+        "t",
+        ["X"],
+        ["Out"],
+        {"k": Attr(int, 1, lambda v: None if v > 0 else "must be > 0"), "req": Attr(str)},
+    )
     assert opdef.complete_attrs({"req": "a"}) == {"k": 1, "req": "a"}
     from oar.errors import AttrError
 
@@ -293,8 +349,12 @@ def test_cli_plugins_table():
 
 
 def test_python_m_oar_plugins_json():
-    r = subprocess.run([sys.executable, "-m", "oar", "plugins", "--json"], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "oar", "plugins", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     dists = {p["distribution"] for p in report["plugins"]}

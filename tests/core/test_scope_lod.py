@@ -52,8 +52,9 @@ def test_global_scope_and_scope_guard():
         # the executor writes into the guarded scope by default
         main, startup = fluid.Program(), fluid.Program()
         with fluid.program_guard(main, startup), fluid.unique_name.guard():
-            fluid.layers.create_parameter([2], "float32", name="scoped_p",
-                                          default_initializer=fluid.initializer.Constant(3.0))
+            fluid.layers.create_parameter(
+                [2], "float32", name="scoped_p", default_initializer=fluid.initializer.Constant(3.0)
+            )
         fluid.Executor(fluid.CPUPlace()).run(startup)
     assert fluid.global_scope() is outer
     assert mine.find_var("scoped_p") is not None
@@ -103,19 +104,24 @@ def test_empty_lod_tensor_to_numpy_is_a_clear_error():
 
 def test_create_lod_tensor_seed_example():
     """The seed's 2-level example, verbatim."""
-    a = fluid.create_lod_tensor(np.array([[1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1],
-                                          [1]]).astype("int64"), [[3, 1, 2], [3, 2, 4, 1, 2, 3]],
-                                fluid.CPUPlace())
+    a = fluid.create_lod_tensor(
+        np.array(
+            [[1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1], [1]]
+        ).astype("int64"),
+        [[3, 1, 2], [3, 2, 4, 1, 2, 3]],
+        fluid.CPUPlace(),
+    )
     assert len(a.recursive_sequence_lengths()) == 2
     assert sum(a.recursive_sequence_lengths()[-1]) == 15
 
 
 def test_lod_tensor_to_tensor_seed_example():
-    a = fluid.create_lod_tensor(np.array([[1.1], [2.2], [3.3], [4.4]]).astype("float32"), [[1, 3]],
-                                fluid.CPUPlace())
+    a = fluid.create_lod_tensor(
+        np.array([[1.1], [2.2], [3.3], [4.4]]).astype("float32"), [[1, 3]], fluid.CPUPlace()
+    )
     lod = a.lod()
     array = np.array(a)
-    parts = [array[lod[0][i]:lod[0][i + 1]] for i in range(len(lod[0]) - 1)]
+    parts = [array[lod[0][i] : lod[0][i + 1]] for i in range(len(lod[0]) - 1)]
     assert [p.shape for p in parts] == [(1, 1), (3, 1)]
     np.testing.assert_allclose(parts[1].ravel(), [2.2, 3.3, 4.4], rtol=1e-6)
 

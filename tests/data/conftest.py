@@ -17,7 +17,9 @@ def no_leaks():
     before = set(threading.enumerate())
     yield
     deadline = time.monotonic() + 3.0
-    while (_extra_threads(before) or multiprocessing.active_children()) and time.monotonic() < deadline:
+    while (
+        _extra_threads(before) or multiprocessing.active_children()
+    ) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _extra_threads(before) == []
     assert multiprocessing.active_children() == []

@@ -50,10 +50,18 @@ def fake_mnist(home, monkeypatch):
         write_idx_labels(d / f"{part}-labels-idx1-ubyte.gz", labels)
         data[part] = (images, labels)
     # the real md5s belong to the real files: point the module at these files' md5s
-    for const, name in (("TRAIN_IMAGE_MD5", "train-images"), ("TRAIN_LABEL_MD5", "train-labels"),
-                        ("TEST_IMAGE_MD5", "t10k-images"), ("TEST_LABEL_MD5", "t10k-labels")):
+    for const, name in (
+        ("TRAIN_IMAGE_MD5", "train-images"),
+        ("TRAIN_LABEL_MD5", "train-labels"),
+        ("TEST_IMAGE_MD5", "t10k-images"),
+        ("TEST_LABEL_MD5", "t10k-labels"),
+    ):
         kind = name.split("-")[1]
-        monkeypatch.setattr(mnist, const, _md5(d / f"{name.split('-')[0]}-{kind}-idx{3 if kind == 'images' else 1}-ubyte.gz"))
+        monkeypatch.setattr(
+            mnist,
+            const,
+            _md5(d / f"{name.split('-')[0]}-{kind}-idx{3 if kind == 'images' else 1}-ubyte.gz"),
+        )
     return mnist, data
 
 
@@ -82,7 +90,10 @@ def test_corrupted_file_is_caught_by_md5(fake_mnist, home):
     mnist, _ = fake_mnist
     path = home / "mnist" / "train-labels-idx1-ubyte.gz"
     path.write_bytes(path.read_bytes()[:-3] + b"xyz")
-    with pytest.raises(RuntimeError, match=r"train-labels-idx1-ubyte.gz is corrupted.*md5 is [0-9a-f]{32}, expected"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"train-labels-idx1-ubyte.gz is corrupted.*md5 is [0-9a-f]{32}, expected",
+    ):
         mnist.train()
 
 
@@ -92,7 +103,11 @@ def test_missing_file_says_where_to_put_it(home):
     with pytest.raises(RuntimeError) as info:
         uci.train()
     msg = str(info.value)
-    assert str(home / "uci_housing" / "housing.data") in msg and uci.URL in msg and "does not exist" in msg
+    assert (
+        str(home / "uci_housing" / "housing.data") in msg
+        and uci.URL in msg
+        and "does not exist" in msg
+    )
 
 
 def test_failed_download_gives_the_same_advice(home, monkeypatch):
@@ -102,7 +117,9 @@ def test_failed_download_gives_the_same_advice(home, monkeypatch):
     monkeypatch.delenv("OAR_DATA_OFFLINE")
     monkeypatch.setattr(mnist, "TRAIN_IMAGE_URL", "http://127.0.0.1:9/nothing-here.gz")
     monkeypatch.setattr(common, "RETRIES", 1)
-    with pytest.raises(RuntimeError, match=r"downloading http://127.0.0.1:9/nothing-here.gz failed.*put it at"):
+    with pytest.raises(
+        RuntimeError, match=r"downloading http://127.0.0.1:9/nothing-here.gz failed.*put it at"
+    ):
         mnist.train()
 
 
@@ -135,7 +152,10 @@ def test_cifar10_from_a_made_tarball(home, monkeypatch):
     batches = {}
     with tarfile.open(path, "w:gz") as tar:
         for name, n in (("data_batch_1", 3), ("data_batch_2", 2), ("test_batch", 2)):
-            b = {b"data": rng.integers(0, 256, (n, 3072)).astype(np.uint8), b"labels": rng.integers(0, 10, n).tolist()}
+            b = {
+                b"data": rng.integers(0, 256, (n, 3072)).astype(np.uint8),
+                b"labels": rng.integers(0, 10, n).tolist(),
+            }
             batches[name] = b
             raw = pickle.dumps(b)
             info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
@@ -143,7 +163,11 @@ def test_cifar10_from_a_made_tarball(home, monkeypatch):
             tar.addfile(info, io.BytesIO(raw))
     monkeypatch.setattr(cifar, "CIFAR10_MD5", _md5(path))
     train = list(cifar.train10()())
-    assert len(train) == 5 and [t[1] for t in train] == batches["data_batch_1"][b"labels"] + batches["data_batch_2"][b"labels"]
+    assert (
+        len(train) == 5
+        and [t[1] for t in train]
+        == batches["data_batch_1"][b"labels"] + batches["data_batch_2"][b"labels"]
+    )
     np.testing.assert_allclose(train[0][0], batches["data_batch_1"][b"data"][0] / 255.0, rtol=1e-6)
     assert train[0][0].dtype == np.float32
     assert len(list(cifar.test10()())) == 2
@@ -185,10 +209,20 @@ def test_imdb_from_a_made_tarball(home, monkeypatch):
             tar.addfile(info, io.BytesIO(data))
     monkeypatch.setattr(imdb, "MD5", _md5(path))
     wd = imdb.build_dict(re.compile(r"aclImdb/((train)|(test))/((pos)|(neg))/.*\.txt$"), 0)
-    assert [w for w, _ in sorted(wd.items(), key=lambda x: x[1])][:6] == [b"great", b"bad", b"the", b"acting", b"br", b"fun"]
+    assert [w for w, _ in sorted(wd.items(), key=lambda x: x[1])][:6] == [
+        b"great",
+        b"bad",
+        b"the",
+        b"acting",
+        b"br",
+        b"fun",
+    ]
     assert wd["<unk>"] == len(wd) - 1 == 20 and b"unlabelled" not in wd and b"readme" not in wd
-    assert list(imdb.train(wd)()) == [([10, 0, 7, 0, 3, 0, 8], 0), ([15, 6, 16, 6, 2, 17, 2, 8, 9, 14], 0),
-                                      ([19, 7, 2, 3, 9, 1, 1, 1], 1)]
+    assert list(imdb.train(wd)()) == [
+        ([10, 0, 7, 0, 3, 0, 8], 0),
+        ([15, 6, 16, 6, 2, 17, 2, 8, 9, 14], 0),
+        ([19, 7, 2, 3, 9, 1, 1, 1], 1),
+    ]
     assert list(imdb.test(wd)()) == [([0, 0, 5], 0), ([1, 4, 4, 18, 5, 12, 11, 2, 13], 1)]
     # the real cutoff (150) keeps none of these words: everything maps to <unk>
     small = imdb.word_dict()
@@ -205,14 +239,20 @@ def test_uci_housing_through_shuffle_batch_and_datafeeder(home, monkeypatch):
     rng = np.random.default_rng(2)
     path = home / "uci_housing" / "housing.data"
     path.parent.mkdir()
-    path.write_text("\n".join(" ".join(f"{v:.3f}" for v in row) for row in rng.uniform(0, 10, (50, 14))))
+    path.write_text(
+        "\n".join(" ".join(f"{v:.3f}" for v in row) for row in rng.uniform(0, 10, (50, 14)))
+    )
     monkeypatch.setattr(uci, "MD5", _md5(path))
-    train_reader = oar.batch(oar.reader.shuffle(oar.dataset.uci_housing.train(), buf_size=500), batch_size=8)
+    train_reader = oar.batch(
+        oar.reader.shuffle(oar.dataset.uci_housing.train(), buf_size=500), batch_size=8
+    )
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         y = fluid.layers.data(name="y", shape=[1], dtype="float32")
         x = fluid.layers.data(name="x", shape=[13], dtype="float32")
-        avg_loss = fluid.layers.mean(fluid.layers.square_error_cost(input=fluid.layers.fc(input=x, size=1), label=y))
+        avg_loss = fluid.layers.mean(
+            fluid.layers.square_error_cost(input=fluid.layers.fc(input=x, size=1), label=y)
+        )
         fluid.optimizer.SGD(learning_rate=0.001).minimize(avg_loss)
     feeder = fluid.DataFeeder(place=fluid.CPUPlace(), feed_list=[x, y])
     exe = fluid.Executor(fluid.CPUPlace())

@@ -59,7 +59,10 @@ def test_compose_alignment():
     r = R.compose(rng_reader(3), rng_reader(2))
     with pytest.raises(R.ComposeNotAligned):
         list(r())
-    assert list(R.compose(rng_reader(3), rng_reader(2), check_alignment=False)()) == [(0, 0), (1, 1)]
+    assert list(R.compose(rng_reader(3), rng_reader(2), check_alignment=False)()) == [
+        (0, 0),
+        (1, 1),
+    ]
     assert issubclass(oar.reader.ComposeNotAligned, ValueError)
 
 
@@ -93,7 +96,9 @@ def test_buffered_raises_the_readers_error(no_leaks):
 
 def test_xmap_ordered_and_unordered(no_leaks):
     mapper = lambda x: x * x
-    assert list(R.xmap_readers(mapper, rng_reader(40), 3, 5, order=True)()) == [i * i for i in range(40)]
+    assert list(R.xmap_readers(mapper, rng_reader(40), 3, 5, order=True)()) == [
+        i * i for i in range(40)
+    ]
     out = list(R.xmap_readers(mapper, rng_reader(40), 3, 5)())
     assert sorted(out) == [i * i for i in range(40)]
 
@@ -115,7 +120,9 @@ def test_xmap_error_and_early_stop(no_leaks):
 
 @pytest.mark.parametrize("use_pipe", [True, False])
 def test_multiprocess_reader_merges_all(use_pipe, no_leaks):
-    r = R.multiprocess_reader([rng_reader(20), rng_reader(5, 100), rng_reader(0)], use_pipe=use_pipe)
+    r = R.multiprocess_reader(
+        [rng_reader(20), rng_reader(5, 100), rng_reader(0)], use_pipe=use_pipe
+    )
     out = list(r())
     assert sorted(out) == list(range(20)) + list(range(100, 105))
     # each reader's own order is kept
@@ -126,7 +133,9 @@ def test_multiprocess_reader_merges_all(use_pipe, no_leaks):
 def test_multiprocess_reader_error_and_early_stop(use_pipe, no_leaks):
     with pytest.raises(RuntimeError, match="KeyError.*broken sample source"):
         list(R.multiprocess_reader([failing_reader(2), rng_reader(3)], use_pipe=use_pipe)())
-    it = R.multiprocess_reader([rng_reader(10**6), rng_reader(10**6)], use_pipe=use_pipe, queue_size=8)()
+    it = R.multiprocess_reader(
+        [rng_reader(10**6), rng_reader(10**6)], use_pipe=use_pipe, queue_size=8
+    )()
     next(it)
     it.close()
 

@@ -49,21 +49,27 @@ def test_feed_runs_in_executor():
         y = fluid.layers.data(name="y", shape=[1], dtype="int64")
         s = fluid.layers.mean(x)
     feeder = fluid.DataFeeder([x, y], fluid.CPUPlace())
-    out = fluid.Executor(fluid.CPUPlace()).run(main, feed=feeder.feed([([1, 2, 3], [0]), ([3, 4, 5], [1])]),
-                                               fetch_list=[s])
+    out = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed=feeder.feed([([1, 2, 3], [0]), ([3, 4, 5], [1])]), fetch_list=[s]
+    )
     assert out[0].item() == pytest.approx(3.0)
 
 
 def test_shape_and_dtype_errors_name_field_and_sample():
     main, img, words, label = layers()
     feeder = fluid.DataFeeder(feed_list=[img, words, label], place=fluid.CPUPlace())
-    with pytest.raises(ValueError, match=r"field 'img' of sample 1 has shape \[5\].*expects per-sample shape \[2, 3\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"field 'img' of sample 1 has shape \[5\].*expects per-sample shape \[2, 3\]",
+    ):
         feeder.feed([(np.zeros(6), [1], 0), (np.zeros(5), [1], 0)])
     with pytest.raises(TypeError, match=r"field 'label' of sample 2 has dtype float64.*int64"):
         feeder.feed([(np.zeros(6), [1], 0), (np.zeros(6), [1], 0), (np.zeros(6), [1], 0.5)])
     with pytest.raises(TypeError, match=r"field 'words' of sample 0 has dtype float64"):
         feeder.feed([(np.zeros(6), [1.5, 2.0], 0)])
-    with pytest.raises(ValueError, match=r"sample 0 has 2 fields, but the feed list has 3 data layers"):
+    with pytest.raises(
+        ValueError, match=r"sample 0 has 2 fields, but the feed list has 3 data layers"
+    ):
         feeder.feed([(np.zeros(6), [1])])
     with pytest.raises(ValueError, match="field 'words' of sample 0 must be a sequence"):
         feeder.feed([(np.zeros(6), 3, 0)])
@@ -88,6 +94,8 @@ def test_feed_parallel_and_decorate_reader():
     groups = list(multi())
     assert len(groups) == 2 and all(len(g) == 2 for g in groups)  # the fifth batch is dropped
     assert groups[1][1]["label"].ravel().tolist() == [6, 7]
-    keep = feeder.decorate_reader(lambda: iter(batches), multi_devices=True, num_places=2, drop_last=False)
+    keep = feeder.decorate_reader(
+        lambda: iter(batches), multi_devices=True, num_places=2, drop_last=False
+    )
     with pytest.raises(ValueError, match="left over"):
         list(keep())

@@ -36,10 +36,14 @@ def build(iterable, capacity=10):
 
 def decorate(reader, kind, places, drop_last=True):
     if kind == "sample":
-        reader.decorate_sample_generator(fake_sample_reader, batch_size=BATCH, drop_last=drop_last, places=places)
+        reader.decorate_sample_generator(
+            fake_sample_reader, batch_size=BATCH, drop_last=drop_last, places=places
+        )
     elif kind == "sample_list":
         reader.decorate_sample_list_generator(
-            oar.reader.shuffle(oar.batch(fake_sample_reader, batch_size=BATCH), buf_size=64), places=places)
+            oar.reader.shuffle(oar.batch(fake_sample_reader, batch_size=BATCH), buf_size=64),
+            places=places,
+        )
     else:
         reader.decorate_batch_generator(fake_batch_reader, places=places)
 
@@ -126,7 +130,9 @@ def test_return_list():
     with fluid.program_guard(main, startup):
         image = fluid.layers.data(name="image", dtype="float32", shape=[784])
         label = fluid.layers.data(name="label", dtype="int64", shape=[1])
-    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, return_list=True)
+    loader = fluid.io.DataLoader.from_generator(
+        feed_list=[image, label], capacity=4, return_list=True
+    )
     loader.set_batch_generator(fake_batch_reader, places=fluid.CPUPlace())
     img, lab = next(iter(loader()))
     assert img.shape == (32, 784) and lab.shape == (32, 1)
@@ -142,13 +148,17 @@ def test_training_through_reader_matches_feeding_by_hand():
         with fluid.program_guard(main, startup), fluid.unique_name.guard():
             x = fluid.layers.data(name="x", dtype="float32", shape=[4])
             y = fluid.layers.data(name="y", dtype="int64", shape=[1])
-            loss = fluid.layers.mean(fluid.layers.cross_entropy(fluid.layers.fc(x, 3, act="softmax"), y))
+            loss = fluid.layers.mean(
+                fluid.layers.cross_entropy(fluid.layers.fc(x, 3, act="softmax"), y)
+            )
             fluid.optimizer.Adam(0.05).minimize(loss)
             if use_reader:
                 reader = fluid.io.PyReader(feed_list=[x, y], capacity=2, iterable=False)
         rng = np.random.default_rng(0)
-        batches = [(rng.normal(size=(8, 4)).astype("float32"), rng.integers(0, 3, (8, 1)).astype("int64"))
-                   for _ in range(6)]
+        batches = [
+            (rng.normal(size=(8, 4)).astype("float32"), rng.integers(0, 3, (8, 1)).astype("int64"))
+            for _ in range(6)
+        ]
         scope = fluid.Scope()
         exe = fluid.Executor(fluid.CPUPlace())
         losses = []
@@ -164,7 +174,9 @@ def test_training_through_reader_matches_feeding_by_hand():
                     reader.reset()
             else:
                 for bx, by in batches:
-                    losses.append(exe.run(main, feed={"x": bx, "y": by}, fetch_list=[loss])[0].item())
+                    losses.append(
+                        exe.run(main, feed={"x": bx, "y": by}, fetch_list=[loss])[0].item()
+                    )
         return losses
 
     by_hand = train(False)
@@ -211,7 +223,9 @@ def test_train_test_pair_shares_parameters(no_leaks):
         test_losses = []
         for _ in range(2):
             assert len(run_non_iterable(exe, train_prog, train_reader, train_loss)) == 4
-            test_losses.append(run_non_iterable(exe, test_prog, test_reader, test_loss, values=True))
+            test_losses.append(
+                run_non_iterable(exe, test_prog, test_reader, test_loss, values=True)
+            )
         after = np.array(scope.find_var(w_name).get_tensor())
     assert not np.allclose(before, after)  # training updated the shared weight
     # the test program sees the trained weights: its loss changes between epochs
@@ -227,7 +241,9 @@ def broken_reader():
 @pytest.mark.parametrize("iterable", [True, False])
 def test_reader_error_reaches_training_loop(iterable, no_leaks):
     main, startup, reader, image, label, total = build(iterable)
-    reader.decorate_sample_generator(broken_reader, batch_size=2, places=fluid.CPUPlace() if iterable else None)
+    reader.decorate_sample_generator(
+        broken_reader, batch_size=2, places=fluid.CPUPlace() if iterable else None
+    )
     exe = fluid.Executor(fluid.CPUPlace())
     steps = 0
     with pytest.raises(IndexError, match="sample 5 is broken") as info:
@@ -256,11 +272,14 @@ def test_wrong_shape_and_dtype_are_named(iterable, no_leaks):
         yield np.zeros(784, "float32"), np.array([1.5], "float32")
 
     exe = fluid.Executor(fluid.CPUPlace())
-    for gen, err, pattern in [(wrong_shape, ValueError, r"field 'image' of sample 1 has shape \[783\]"),
-                              (wrong_dtype, TypeError, r"field 'label' of sample 0 has dtype float32.*int64")]:
+    for gen, err, pattern in [
+        (wrong_shape, ValueError, r"field 'image' of sample 1 has shape \[783\]"),
+        (wrong_dtype, TypeError, r"field 'label' of sample 0 has dtype float32.*int64"),
+    ]:
         main, startup, reader, image, label, total = build(iterable)
-        reader.decorate_sample_generator(gen, batch_size=2, drop_last=False,
-                                         places=fluid.CPUPlace() if iterable else None)
+        reader.decorate_sample_generator(
+            gen, batch_size=2, drop_last=False, places=fluid.CPUPlace() if iterable else None
+        )
         with pytest.raises(err, match=pattern):
             if iterable:
                 for data in reader():
@@ -274,8 +293,10 @@ def test_wrong_shape_and_dtype_are_named(iterable, no_leaks):
 
 def test_batch_generator_wrong_shape():
     main, startup, reader, image, label, total = build(True)
-    reader.decorate_batch_generator(lambda: iter([[np.zeros((4, 5), "float32"), np.zeros((4, 1), "int64")]]),
-                                    places=fluid.CPUPlace())
+    reader.decorate_batch_generator(
+        lambda: iter([[np.zeros((4, 5), "float32"), np.zeros((4, 1), "int64")]]),
+        places=fluid.CPUPlace(),
+    )
     with pytest.raises(ValueError, match=r"field 'image' has shape \[4, 5\].*expects \[-1, 784\]"):
         list(reader())
 
@@ -333,11 +354,17 @@ def test_dataloader_from_generator_and_multiprocess(no_leaks):
         image = fluid.layers.data(name="image", dtype="float32", shape=[784])
         label = fluid.layers.data(name="label", dtype="int64", shape=[1])
     for mp in (False, True):
-        loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, use_multiprocess=mp)
-        loader.set_sample_list_generator(oar.batch(fake_sample_reader, BATCH), places=fluid.CPUPlace())
+        loader = fluid.io.DataLoader.from_generator(
+            feed_list=[image, label], capacity=4, use_multiprocess=mp
+        )
+        loader.set_sample_list_generator(
+            oar.batch(fake_sample_reader, BATCH), places=fluid.CPUPlace()
+        )
         got = [int(d[0]["image"][0, 0]) for d in loader()]
         assert got == [0, 32, 64, 96]
-    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, use_multiprocess=True)
+    loader = fluid.io.DataLoader.from_generator(
+        feed_list=[image, label], capacity=4, use_multiprocess=True
+    )
     loader.set_sample_generator(broken_reader, batch_size=2, places=fluid.CPUPlace())
     with pytest.raises(RuntimeError, match="IndexError.*sample 5 is broken"):
         list(loader())
@@ -356,10 +383,14 @@ def test_dygraph_loader_yields_eager_variables(no_leaks):
         batches = list(loader())
         assert len(batches) == 3  # drop_last=True by default
         img, label = batches[1]
-        assert isinstance(img, fluid.dygraph.VarBase) and img.shape == [3, 4] and label.shape == [3, 1]
+        assert (
+            isinstance(img, fluid.dygraph.VarBase) and img.shape == [3, 4] and label.shape == [3, 1]
+        )
         np.testing.assert_array_equal(label.numpy().ravel(), [3, 4, 5])
         assert img.stop_gradient
-        loader.set_batch_generator(lambda: iter([[np.ones((2, 3), "float32")]]), places=fluid.CPUPlace())
+        loader.set_batch_generator(
+            lambda: iter([[np.ones((2, 3), "float32")]]), places=fluid.CPUPlace()
+        )
         (only,) = next(iter(loader()))
         assert only.numpy().sum() == 6
         with pytest.raises(ValueError, match="return_list=True"):
@@ -375,7 +406,9 @@ def test_multiprocess_loader_stops_a_slow_child_early(no_leaks):
             yield np.zeros(784, "float32"), np.array([i % 10], "int64")
 
     main, startup, reader, image, label, total = build(True, capacity=2)
-    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=2, use_multiprocess=True)
+    loader = fluid.io.DataLoader.from_generator(
+        feed_list=[image, label], capacity=2, use_multiprocess=True
+    )
     loader.set_sample_generator(slow, batch_size=1, places=fluid.CPUPlace())
     for _ in loader():
         break  # the child is still sleeping in its generator: it must be terminated, not waited for
@@ -395,7 +428,9 @@ def test_lod_input_through_the_loader(iterable, no_leaks):
         yield [4], [1]
         yield [5, 6], [0]
 
-    reader.decorate_sample_generator(sentences, batch_size=3, places=fluid.CPUPlace() if iterable else None)
+    reader.decorate_sample_generator(
+        sentences, batch_size=3, places=fluid.CPUPlace() if iterable else None
+    )
     exe = fluid.Executor(fluid.CPUPlace())
     if iterable:
         (data,) = list(reader())
@@ -444,7 +479,9 @@ def test_several_places_keep_the_short_last_group_without_drop_last():
     with fluid.program_guard(main, startup):
         image = fluid.layers.data(name="image", dtype="float32", shape=[784])
         label = fluid.layers.data(name="label", dtype="int64", shape=[1])
-    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, drop_last=False)
+    loader = fluid.io.DataLoader.from_generator(
+        feed_list=[image, label], capacity=4, drop_last=False
+    )
     loader.set_batch_generator(fake_batch_reader, places=fluid.cpu_places(3))
     assert [len(step) for step in loader()] == [3, 3, 3, 1]
 
@@ -465,6 +502,8 @@ def test_non_iterable_data_parallel_reads_one_batch_per_device(nplaces, expected
     except fluid.core.EOFException:
         reader.reset()
     # consecutive batches, one per device; the incomplete last group is dropped
-    assert len(firsts) == expected_steps and sum(firsts, []) == list(range(expected_steps * nplaces))
+    assert len(firsts) == expected_steps and sum(firsts, []) == list(
+        range(expected_steps * nplaces)
+    )
     # the plain program still reads one batch per run
     assert len(run_non_iterable(exe, main, reader, image)) == 10

@@ -18,9 +18,14 @@ def test_missing_plugin_error():
         "try:\n    import oar.dataset.mnist\nexcept ImportError as e:\n    print(type(e).__name__, e)\n"
     )
     env = dict(os.environ, OAR_DISABLE_PLUGINS="data")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
     lines = out.stdout.strip().splitlines()
     assert len(lines) == 7, out.stdout + out.stderr
-    assert all(line.startswith("MissingPluginError") and "pip install oar-data" in line for line in lines[:6])
+    assert all(
+        line.startswith("MissingPluginError") and "pip install oar-data" in line
+        for line in lines[:6]
+    )
     assert "fluid.io.PyReader is provided by the oar-data plugin" in lines[0]
     assert "oar-data" in lines[6]

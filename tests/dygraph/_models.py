@@ -14,13 +14,13 @@ def synthetic_mnist(n: int, seed: int = 0) -> tuple:
     imgs = rng.normal(0.0, 0.3, (n, 1, 28, 28)).astype("float32")
     for i, c in enumerate(labels):
         r, col = divmod(int(c), 4)
-        imgs[i, 0, r * 7 + 2:r * 7 + 9, col * 7:col * 7 + 7] += 1.0
+        imgs[i, 0, r * 7 + 2 : r * 7 + 9, col * 7 : col * 7 + 7] += 1.0
     return imgs, labels.reshape(-1, 1).astype("int64")
 
 
 def batches(imgs, labels, bs):
     for i in range(0, len(imgs), bs):
-        yield imgs[i:i + bs], labels[i:i + bs]
+        yield imgs[i : i + bs], labels[i : i + bs]
 
 
 class MLP(fluid.dygraph.Layer):

@@ -48,11 +48,18 @@ CASES = {
 def _static(fn, arrays):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        vs = [fluid.data(name=f"in{i}", shape=a.shape, dtype=a.dtype.name) for i, a in enumerate(arrays)]
+        vs = [
+            fluid.data(name=f"in{i}", shape=a.shape, dtype=a.dtype.name)
+            for i, a in enumerate(arrays)
+        ]
         out = fn(*vs)
     exe = fluid.Executor(fluid.CPUPlace())
-    return exe.run(main, feed={f"in{i}": a for i, a in enumerate(arrays)}, fetch_list=[out],
-                   scope=fluid.Scope())[0]
+    return exe.run(
+        main,
+        feed={f"in{i}": a for i, a in enumerate(arrays)},
+        fetch_list=[out],
+        scope=fluid.Scope(),
+    )[0]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -78,7 +85,13 @@ def test_layers_with_parameters_build_and_backprop():
     with fluid.dygraph.guard():
         x, img = fluid.dygraph.to_variable(X), fluid.dygraph.to_variable(IMG)
         ids = fluid.dygraph.to_variable(IDS)
-        for out in (L.fc(x, 4), L.conv2d(img, 4, 3), L.batch_norm(img), L.layer_norm(x),
-                    L.embedding(ids, size=[5, 4]), L.prelu(x, "all")):
+        for out in (
+            L.fc(x, 4),
+            L.conv2d(img, 4, 3),
+            L.batch_norm(img),
+            L.layer_norm(x),
+            L.embedding(ids, size=[5, 4]),
+            L.prelu(x, "all"),
+        ):
             assert not out.stop_gradient
             L.mean(out).backward()

@@ -8,25 +8,46 @@ dg = fluid.dygraph
 
 # per-step rates printed by paddle.fluid 1.8.5 for the same constructors (9 calls each)
 EXPECTED = {
-    "poly": (lambda: dg.PolynomialDecay(0.01, 10, 0.001),
-             [0.01, 0.0091, 0.0082, 0.0073, 0.0064, 0.0055, 0.0046, 0.0037, 0.0028]),
-    "poly_cycle": (lambda: dg.PolynomialDecay(0.01, 4, 0.001, power=2.0, cycle=True),
-                   [0.01, 0.0060625, 0.00325, 0.0015625, 0.001, 0.0022656, 0.0015625, 0.0011406, 0.001]),
-    "piecewise": (lambda: dg.PiecewiseDecay([3, 6], [0.1, 0.05, 0.01], 0),
-                  [0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.01, 0.01, 0.01]),
-    "natural_exp": (lambda: dg.NaturalExpDecay(0.1, 5, 0.5, staircase=True),
-                    [0.1, 0.1, 0.1, 0.1, 0.1, 0.0606531, 0.0606531, 0.0606531, 0.0606531]),
-    "exponential": (lambda: dg.ExponentialDecay(0.1, 5, 0.5),
-                    [0.1, 0.0870551, 0.0757858, 0.0659754, 0.0574349, 0.05, 0.0435275, 0.0378929, 0.0329877]),
-    "inverse_time": (lambda: dg.InverseTimeDecay(0.1, 5, 0.5),
-                     [0.1, 0.0909091, 0.0833333, 0.0769231, 0.0714286, 0.0666667, 0.0625, 0.0588235, 0.0555556]),
-    "cosine": (lambda: dg.CosineDecay(0.1, 3, 4),
-               [0.1, 0.1, 0.1, 0.0853553, 0.0853553, 0.0853553, 0.05, 0.05, 0.05]),
-    "noam": (lambda: dg.NoamDecay(64, 4),
-             [0.015625, 0.03125, 0.046875, 0.0625, 0.0559017, 0.051031, 0.0472456, 0.0441942, 0.0416667]),
-    "warmup": (lambda: dg.LinearLrWarmup(0.1, 4, 0.0, 0.1), [0.025, 0.05, 0.075, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]),
-    "warmup_poly": (lambda: dg.LinearLrWarmup(dg.PolynomialDecay(0.1, 10, 0.01), 3, 0.0, 0.1),
-                    [0.0333333, 0.0666667, 0.082, 0.073, 0.064, 0.055, 0.046, 0.037, 0.028]),
+    "poly": (
+        lambda: dg.PolynomialDecay(0.01, 10, 0.001),
+        [0.01, 0.0091, 0.0082, 0.0073, 0.0064, 0.0055, 0.0046, 0.0037, 0.0028],
+    ),
+    "poly_cycle": (
+        lambda: dg.PolynomialDecay(0.01, 4, 0.001, power=2.0, cycle=True),
+        [0.01, 0.0060625, 0.00325, 0.0015625, 0.001, 0.0022656, 0.0015625, 0.0011406, 0.001],
+    ),
+    "piecewise": (
+        lambda: dg.PiecewiseDecay([3, 6], [0.1, 0.05, 0.01], 0),
+        [0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.01, 0.01, 0.01],
+    ),
+    "natural_exp": (
+        lambda: dg.NaturalExpDecay(0.1, 5, 0.5, staircase=True),
+        [0.1, 0.1, 0.1, 0.1, 0.1, 0.0606531, 0.0606531, 0.0606531, 0.0606531],
+    ),
+    "exponential": (
+        lambda: dg.ExponentialDecay(0.1, 5, 0.5),
+        [0.1, 0.0870551, 0.0757858, 0.0659754, 0.0574349, 0.05, 0.0435275, 0.0378929, 0.0329877],
+    ),
+    "inverse_time": (
+        lambda: dg.InverseTimeDecay(0.1, 5, 0.5),
+        [0.1, 0.0909091, 0.0833333, 0.0769231, 0.0714286, 0.0666667, 0.0625, 0.0588235, 0.0555556],
+    ),
+    "cosine": (
+        lambda: dg.CosineDecay(0.1, 3, 4),
+        [0.1, 0.1, 0.1, 0.0853553, 0.0853553, 0.0853553, 0.05, 0.05, 0.05],
+    ),
+    "noam": (
+        lambda: dg.NoamDecay(64, 4),
+        [0.015625, 0.03125, 0.046875, 0.0625, 0.0559017, 0.051031, 0.0472456, 0.0441942, 0.0416667],
+    ),
+    "warmup": (
+        lambda: dg.LinearLrWarmup(0.1, 4, 0.0, 0.1),
+        [0.025, 0.05, 0.075, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1],
+    ),
+    "warmup_poly": (
+        lambda: dg.LinearLrWarmup(dg.PolynomialDecay(0.1, 10, 0.01), 3, 0.0, 0.1),
+        [0.0333333, 0.0666667, 0.082, 0.073, 0.064, 0.055, 0.046, 0.037, 0.028],
+    ),
 }
 
 
@@ -90,10 +111,14 @@ def test_layers_decay_functions_return_dygraph_schedules():
         ]
         for sched, cls in cases:
             assert type(sched) is cls
-        np.testing.assert_allclose([cases[3][0]() for _ in range(3)], EXPECTED["poly"][1][:3], rtol=1e-6)
+        np.testing.assert_allclose(
+            [cases[3][0]() for _ in range(3)], EXPECTED["poly"][1][:3], rtol=1e-6
+        )
         lin = dg.Linear(2, 1)
-        opt = fluid.optimizer.SGD(learning_rate=fluid.layers.piecewise_decay([1], [1.0, 0.5]),
-                                  parameter_list=lin.parameters())
+        opt = fluid.optimizer.SGD(
+            learning_rate=fluid.layers.piecewise_decay([1], [1.0, 0.5]),
+            parameter_list=lin.parameters(),
+        )
         x = dg.to_variable(np.ones((1, 2), "float32"))
         w0 = lin.weight.numpy()
         for _ in range(2):

@@ -29,7 +29,9 @@ def test_linear_matches_numpy_and_checks_input():
         assert lin.weight.name == "linear_0.w_0" and lin.bias.name == "linear_0.b_0"
         x = _x(4, 3)
         out = lin(dg.to_variable(x))
-        np.testing.assert_allclose(out.numpy(), np.maximum(x @ lin.weight.numpy() + lin.bias.numpy(), 0), rtol=1e-6)
+        np.testing.assert_allclose(
+            out.numpy(), np.maximum(x @ lin.weight.numpy() + lin.bias.numpy(), 0), rtol=1e-6
+        )
         _backprop(out)
         assert lin.weight.gradient().shape == (3, 2)
         with pytest.raises(ValueError, match="input_dim"):
@@ -41,8 +43,11 @@ def test_linear_matches_numpy_and_checks_input():
 def test_prelu_modes():
     with dg.guard():
         x = _x(2, 3, 2, 2)
-        for mode, kw, shape in (("all", {}, [1]), ("channel", {"channel": 3}, [1, 3, 1, 1]),
-                                ("element", {"input_shape": [2, 3, 2, 2]}, [1, 3, 2, 2])):
+        for mode, kw, shape in (
+            ("all", {}, [1]),
+            ("channel", {"channel": 3}, [1, 3, 1, 1]),
+            ("element", {"input_shape": [2, 3, 2, 2]}, [1, 3, 2, 2]),
+        ):
             layer = dg.PRelu(mode, **kw)
             assert layer.weight.shape == shape
             out = layer(dg.to_variable(x))
@@ -55,12 +60,21 @@ def test_prelu_modes():
 def test_conv2d_matches_torch():
     torch = pytest.importorskip("torch")
     with dg.guard():
-        conv = dg.Conv2D(num_channels=2, num_filters=3, filter_size=3, stride=2, padding=1, act="relu")
+        conv = dg.Conv2D(
+            num_channels=2, num_filters=3, filter_size=3, stride=2, padding=1, act="relu"
+        )
         assert conv._padding == [1, 1] and conv._stride == [2, 2] and conv._act == "relu"
         x = _x(2, 2, 7, 7)
         out = conv(dg.to_variable(x))
-        ref = torch.relu(torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(conv.weight.numpy()),
-                                                    torch.from_numpy(conv.bias.numpy()), stride=2, padding=1))
+        ref = torch.relu(
+            torch.nn.functional.conv2d(
+                torch.from_numpy(x),
+                torch.from_numpy(conv.weight.numpy()),
+                torch.from_numpy(conv.bias.numpy()),
+                stride=2,
+                padding=1,
+            )
+        )
         np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
         _backprop(out)
         assert conv.weight.gradient().shape == (3, 2, 3, 3)
@@ -72,11 +86,18 @@ def test_conv2d_matches_torch():
 def test_conv2d_transpose_matches_torch():
     torch = pytest.importorskip("torch")
     with dg.guard():
-        layer = dg.Conv2DTranspose(num_channels=2, num_filters=3, filter_size=3, stride=2, padding=1)
+        layer = dg.Conv2DTranspose(
+            num_channels=2, num_filters=3, filter_size=3, stride=2, padding=1
+        )
         x = _x(1, 2, 4, 4)
         out = layer(dg.to_variable(x))
-        ref = torch.nn.functional.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(layer.weight.numpy()),
-                                                   torch.from_numpy(layer.bias.numpy()), stride=2, padding=1)
+        ref = torch.nn.functional.conv_transpose2d(
+            torch.from_numpy(x),
+            torch.from_numpy(layer.weight.numpy()),
+            torch.from_numpy(layer.bias.numpy()),
+            stride=2,
+            padding=1,
+        )
         np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
 
 
@@ -89,8 +110,9 @@ def test_pool2d_max_and_avg():
         ref = x.reshape(1, 2, 2, 2, 2, 2).max(axis=(3, 5))
         np.testing.assert_allclose(mx(dg.to_variable(x)).numpy(), ref)
         avg = dg.Pool2D(pool_size=2, pool_stride=2, pool_type="avg")
-        np.testing.assert_allclose(avg(dg.to_variable(x)).numpy(), x.reshape(1, 2, 2, 2, 2, 2).mean(axis=(3, 5)),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            avg(dg.to_variable(x)).numpy(), x.reshape(1, 2, 2, 2, 2, 2).mean(axis=(3, 5)), rtol=1e-6
+        )
         with pytest.raises(ValueError, match="pool_type"):
             dg.Pool2D(pool_size=2, pool_type="min")
 
@@ -111,7 +133,9 @@ def test_batch_norm_train_and_eval():
         bn.eval()
         out2 = bn(dg.to_variable(x))
         rm, rv = bn._mean.numpy().reshape(1, 3, 1, 1), bn._variance.numpy().reshape(1, 3, 1, 1)
-        np.testing.assert_allclose(out2.numpy(), (x - rm) / np.sqrt(rv + 1e-5), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(
+            out2.numpy(), (x - rm) / np.sqrt(rv + 1e-5), rtol=1e-4, atol=1e-5
+        )
 
 
 @_needs("layer_norm")
@@ -163,7 +187,12 @@ def test_gru_unit_shapes_and_gradient():
 def test_containers_in_state_dict():
     with dg.guard():
         model = dg.Sequential(("first", dg.Linear(2, 3)), ("second", dg.Linear(3, 1)))
-        assert list(model.state_dict()) == ["first.weight", "first.bias", "second.weight", "second.bias"]
+        assert list(model.state_dict()) == [
+            "first.weight",
+            "first.bias",
+            "second.weight",
+            "second.bias",
+        ]
         assert model["second"] is model[1]
 
 
@@ -184,8 +213,11 @@ def test_sparse_embedding_updates_only_looked_up_rows():
             changed = np.where((emb.weight.numpy() != w0).any(axis=1))[0].tolist()
             assert changed == [1, 4], opt_cls.__name__
         # with weight decay the gradient is densified (every row decays), as in Fluid
-        opt = fluid.optimizer.SGD(learning_rate=0.1, parameter_list=emb.parameters(),
-                                  regularization=fluid.regularizer.L2Decay(0.01))
+        opt = fluid.optimizer.SGD(
+            learning_rate=0.1,
+            parameter_list=emb.parameters(),
+            regularization=fluid.regularizer.L2Decay(0.01),
+        )
         w0 = emb.weight.numpy()
         loss = fluid.layers.mean(emb(ids))
         loss.backward()

@@ -45,8 +45,10 @@ def _fresh(case):
 def _out_counts(case) -> dict:
     opdef = registries().ops.get(case.op_type)
     counts = dict(case.outputs or {})
-    return {s.name: counts.get(s.name, 1 if not s.dispensable or case.outputs is None else 0)
-            for s in opdef.outputs}
+    return {
+        s.name: counts.get(s.name, 1 if not s.dispensable or case.outputs is None else 0)
+        for s in opdef.outputs
+    }
 
 
 def _eager_run(case, wrt=()):
@@ -87,10 +89,16 @@ def test_eager_forward_equals_static(case):
             for i, v in enumerate(vs):
                 got = _plain(v._value)
                 want = np.asarray(static[slot][i])
-                assert got.shape == want.shape, f"{case}: {slot}[{i}] shape {got.shape} != static {want.shape}"
-                assert got.dtype == want.dtype, f"{case}: {slot}[{i}] dtype {got.dtype} != static {want.dtype}"
+                assert got.shape == want.shape, (
+                    f"{case}: {slot}[{i}] shape {got.shape} != static {want.shape}"
+                )
+                assert got.dtype == want.dtype, (
+                    f"{case}: {slot}[{i}] dtype {got.dtype} != static {want.dtype}"
+                )
                 if exact:
-                    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=f"{case}: {slot}[{i}]")
+                    np.testing.assert_allclose(
+                        got, want, rtol=1e-6, atol=1e-7, err_msg=f"{case}: {slot}[{i}]"
+                    )
 
 
 GRAD_CASES = [c for c in CASES if c.grad]
@@ -113,15 +121,25 @@ def test_eager_gradient_equals_static(case):
     douts = {v.name: rng.uniform(0.5, 1.5, arr.shape).astype(arr.dtype) for _, v, arr in outs}
     with fluid.program_guard(main):
         block = main.global_block()
-        tg = [block.create_var(name=v.name + "_dout", shape=arr.shape, dtype=arr.dtype.name, is_data=True,
-                               stop_gradient=True) for _, v, arr in outs]
+        tg = [
+            block.create_var(
+                name=v.name + "_dout",
+                shape=arr.shape,
+                dtype=arr.dtype.name,
+                is_data=True,
+                stop_gradient=True,
+            )
+            for _, v, arr in outs
+        ]
         wrt = [v for slot in case.grad for v in in_vars[slot]]
         grads = fluid.gradients([v for _, v, _ in outs], wrt, target_gradients=tg)
     feed_all = dict(feeds)
     for _, v, _ in outs:
         feed_all[v.name + "_dout"] = douts[v.name]
     fetch_grads = [g.name for g in grads if g is not None]
-    values = iter(exe.run(main, feed=_feed(feed_all, case.lod), fetch_list=fetch_grads, scope=scope))
+    values = iter(
+        exe.run(main, feed=_feed(feed_all, case.lod), fetch_list=fetch_grads, scope=scope)
+    )
     static = {v.name: next(values) if g is not None else None for v, g in zip(wrt, grads)}
 
     case = _fresh(case)
@@ -141,9 +159,13 @@ def test_eager_gradient_equals_static(case):
                 entry = grads_eager.get(id(var))
                 want = static[var.name]
                 if want is None:
-                    assert entry is None or not np.any(_plain(entry[1])), f"{case}: eager gives a gradient for {var.name}"
+                    assert entry is None or not np.any(_plain(entry[1])), (
+                        f"{case}: eager gives a gradient for {var.name}"
+                    )
                     continue
                 assert entry is not None, f"{case}: no eager gradient for {var.name}"
                 g = entry[1]
                 g = g.to_dense() if hasattr(g, "to_dense") else _plain(g)
-                np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-7, err_msg=f"{case}: d{var.name}")
+                np.testing.assert_allclose(
+                    g, want, rtol=1e-6, atol=1e-7, err_msg=f"{case}: d{var.name}"
+                )

@@ -32,8 +32,12 @@ def _static(make_opt, steps=3):
     with fluid.program_guard(main, startup):
         x = fluid.layers.data(name="x", shape=[5], dtype="float32")
         init = fluid.initializer.NumpyArrayInitializer
-        y = fluid.layers.fc(x, 3, param_attr=fluid.ParamAttr(name="w", initializer=init(W)),
-                            bias_attr=fluid.ParamAttr(name="b", initializer=init(B)))
+        y = fluid.layers.fc(
+            x,
+            3,
+            param_attr=fluid.ParamAttr(name="w", initializer=init(W)),
+            bias_attr=fluid.ParamAttr(name="b", initializer=init(B)),
+        )
         loss = fluid.layers.mean(fluid.layers.square(y - 0.3))
         make_opt(None).minimize(loss)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -46,8 +50,12 @@ def _static(make_opt, steps=3):
 def _dygraph(make_opt, steps=3):
     with fluid.dygraph.guard():
         init = fluid.initializer.NumpyArrayInitializer
-        lin = fluid.dygraph.Linear(5, 3, param_attr=fluid.ParamAttr(initializer=init(W)),
-                                   bias_attr=fluid.ParamAttr(initializer=init(B)))
+        lin = fluid.dygraph.Linear(
+            5,
+            3,
+            param_attr=fluid.ParamAttr(initializer=init(W)),
+            bias_attr=fluid.ParamAttr(initializer=init(B)),
+        )
         opt = make_opt(lin.parameters())
         losses = []
         for _ in range(steps):
@@ -74,10 +82,16 @@ def test_optimizer_dygraph_equals_static(name):
     assert not np.allclose(d_w, W)
 
 
-CLIPS = [n for n in ("GradientClipByValue", "GradientClipByNorm", "GradientClipByGlobalNorm")
-         if hasattr(fluid.clip, n)]
-CLIP_ARGS = {"GradientClipByValue": {"max": 0.01}, "GradientClipByNorm": {"clip_norm": 0.01},
-             "GradientClipByGlobalNorm": {"clip_norm": 0.01}}
+CLIPS = [
+    n
+    for n in ("GradientClipByValue", "GradientClipByNorm", "GradientClipByGlobalNorm")
+    if hasattr(fluid.clip, n)
+]
+CLIP_ARGS = {
+    "GradientClipByValue": {"max": 0.01},
+    "GradientClipByNorm": {"clip_norm": 0.01},
+    "GradientClipByGlobalNorm": {"clip_norm": 0.01},
+}
 
 
 @pytest.mark.parametrize("name", CLIPS)

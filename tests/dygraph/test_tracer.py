@@ -121,7 +121,7 @@ def test_operators_and_astype():
         np.testing.assert_allclose((1.0 - a).numpy(), [0, -1])
         np.testing.assert_allclose((2.0 / a).numpy(), [2, 1])
         np.testing.assert_allclose((-a).numpy(), [-1, -2])
-        np.testing.assert_allclose((a ** 2.0).numpy(), [1, 4])
+        np.testing.assert_allclose((a**2.0).numpy(), [1, 4])
         c = a.astype("float64")
         assert c.dtype == "float64"
         m = _var(np.eye(2)) @ _var([[1.0], [2.0]])
@@ -156,8 +156,10 @@ def test_kernel_failure_names_the_op():
             fluid.layers.elementwise_add(a, b)
 
 
-@pytest.mark.skipif("slice" not in __import__("oar.plugins", fromlist=["registries"]).registries().ops,
-                    reason="the slice op is not installed yet")
+@pytest.mark.skipif(
+    "slice" not in __import__("oar.plugins", fromlist=["registries"]).registries().ops,
+    reason="the slice op is not installed yet",
+)
 def test_indexing_carries_gradient_through_slice():
     with fluid.dygraph.guard():
         w = _var(np.arange(24).reshape(2, 3, 4))

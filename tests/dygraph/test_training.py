@@ -8,16 +8,26 @@ import numpy as np
 import pytest
 from oar import fluid
 
-_spec = importlib.util.spec_from_file_location("dygraph_test_models", pathlib.Path(__file__).with_name("_models.py"))
+_spec = importlib.util.spec_from_file_location(
+    "dygraph_test_models", pathlib.Path(__file__).with_name("_models.py")
+)
 _models = sys.modules.setdefault("dygraph_test_models", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(_models)
-MLP, batches, synthetic_mnist, train_step = _models.MLP, _models.batches, _models.synthetic_mnist, _models.train_step
+MLP, batches, synthetic_mnist, train_step = (
+    _models.MLP,
+    _models.batches,
+    _models.synthetic_mnist,
+    _models.train_step,
+)
 
 
 def _adam(model, steps=100):
     lr = fluid.dygraph.PolynomialDecay(0.01, steps, 0.001)
-    return fluid.optimizer.AdamOptimizer(learning_rate=lr, parameter_list=model.parameters(),
-                                         regularization=fluid.regularizer.L2Decay(regularization_coeff=0.001))
+    return fluid.optimizer.AdamOptimizer(
+        learning_rate=lr,
+        parameter_list=model.parameters(),
+        regularization=fluid.regularizer.L2Decay(regularization_coeff=0.001),
+    )
 
 
 def test_mlp_reaches_95_percent():
@@ -33,7 +43,9 @@ def test_mlp_reaches_95_percent():
                 train_step(model, opt, img, lab)
         model.eval()
         with fluid.dygraph.no_grad():
-            _, acc = model(fluid.dygraph.to_variable(test_imgs), fluid.dygraph.to_variable(test_labels))
+            _, acc = model(
+                fluid.dygraph.to_variable(test_imgs), fluid.dygraph.to_variable(test_labels)
+            )
         assert float(acc.numpy()[0]) > 0.95
 
 
@@ -59,7 +71,12 @@ def test_layer_registration_and_modes():
     with fluid.dygraph.guard():
         model = MLP()
         assert len(model.parameters()) == 4
-        assert [n for n, _ in model.named_parameters()] == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+        assert [n for n, _ in model.named_parameters()] == [
+            "fc1.weight",
+            "fc1.bias",
+            "fc2.weight",
+            "fc2.bias",
+        ]
         assert len(model.sublayers()) == 2
         model.eval()
         assert not model.fc1.training
@@ -104,8 +121,13 @@ def _run(epochs_from, state=None, record_state_after_epoch=None):
             for img, lab in batches(imgs, labels, 20):
                 losses.append(train_step(model, opt, img, lab)[0])
             if epoch == record_state_after_epoch:
-                saved = ({k: v.numpy() for k, v in model.state_dict().items()},
-                         {k: (v.numpy() if hasattr(v, "numpy") else dict(v)) for k, v in opt.state_dict().items()})
+                saved = (
+                    {k: v.numpy() for k, v in model.state_dict().items()},
+                    {
+                        k: (v.numpy() if hasattr(v, "numpy") else dict(v))
+                        for k, v in opt.state_dict().items()
+                    },
+                )
     return losses, saved
 
 
@@ -142,7 +164,9 @@ def test_minimize_without_parameter_list_is_an_error():
     with fluid.dygraph.guard():
         model = MLP()
         opt = fluid.optimizer.SGDOptimizer(learning_rate=0.1)
-        loss = fluid.layers.mean(model(fluid.dygraph.to_variable(np.ones((2, 1, 28, 28), "float32"))))
+        loss = fluid.layers.mean(
+            model(fluid.dygraph.to_variable(np.ones((2, 1, 28, 28), "float32")))
+        )
         loss.backward()
         with pytest.raises(ValueError, match="parameter_list"):
             opt.minimize(loss)

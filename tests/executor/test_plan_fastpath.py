@@ -112,7 +112,10 @@ def _train_losses(steps: int = 3) -> tuple:
     rng = np.random.default_rng(0)
     xs = rng.standard_normal((5, 6)).astype("float32")
     ls = rng.integers(0, 4, (5, 1)).astype("int64")
-    out = [exe.run(main, feed={"x": xs, "label": ls}, fetch_list=[loss, h], scope=scope) for _ in range(steps)]
+    out = [
+        exe.run(main, feed={"x": xs, "label": ls}, fetch_list=[loss, h], scope=scope)
+        for _ in range(steps)
+    ]
     params = {p.name: np.array(scope.find_var(p.name).get_tensor()) for p in main.all_parameters()}
     return out, params
 
@@ -208,7 +211,9 @@ def test_lod_feed_goes_through_the_generic_loop_and_keeps_lod():
     with fluid.program_guard(main, fluid.Program()):
         x = fluid.layers.data("x", [1], dtype="float32", lod_level=1)
         y = fluid.layers.scale(x, 2.0)
-    t = fluid.create_lod_tensor(np.arange(5, dtype="float32").reshape(5, 1), [[2, 3]], fluid.CPUPlace())
+    t = fluid.create_lod_tensor(
+        np.arange(5, dtype="float32").reshape(5, 1), [[2, 3]], fluid.CPUPlace()
+    )
     exe = fluid.Executor(fluid.CPUPlace())
     (got,) = exe.run(main, feed={"x": t}, fetch_list=[y], return_numpy=False)
     assert got.recursive_sequence_lengths() == [[2, 3]]
@@ -315,7 +320,8 @@ def test_shared_or_fed_arrays_are_never_overwritten():
     xs = np.random.default_rng(1).standard_normal(BIG).astype("float32")
     keep = xs.copy()
     got_view, got_b, got_c, got_d = fluid.Executor(fluid.CPUPlace()).run(
-        main, feed={"x": xs}, fetch_list=[view, b, c, d])
+        main, feed={"x": xs}, fetch_list=[view, b, c, d]
+    )
     np.testing.assert_array_equal(xs, keep)
     np.testing.assert_array_equal(got_view, (keep * 2).reshape(BIG[1], BIG[0]))
     np.testing.assert_array_equal(got_b, np.maximum(keep * 2, 0))
@@ -328,9 +334,14 @@ def test_sgd_scales_a_dying_gradient_in_place_and_updates_correctly():
     w0 = np.random.default_rng(2).standard_normal((64, 100)).astype("float32")
     with fluid.program_guard(main, startup):
         x = fluid.layers.data("x", [64], dtype="float32")
-        y = fluid.layers.fc(x, 100, bias_attr=False,
-                            param_attr=fluid.ParamAttr(
-                                name="w", initializer=fluid.initializer.NumpyArrayInitializer(w0)))
+        y = fluid.layers.fc(
+            x,
+            100,
+            bias_attr=False,
+            param_attr=fluid.ParamAttr(
+                name="w", initializer=fluid.initializer.NumpyArrayInitializer(w0)
+            ),
+        )
         loss = fluid.layers.mean(y)
         fluid.optimizer.SGD(0.5).minimize(loss, startup)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -339,7 +350,9 @@ def test_sgd_scales_a_dying_gradient_in_place_and_updates_correctly():
     xs = np.random.default_rng(3).standard_normal((8, 64)).astype("float32")
     exe.run(main, feed={"x": xs}, fetch_list=[loss], scope=scope)
     grad = np.repeat(xs.sum(0, keepdims=True).T / (8 * 100), 100, axis=1)
-    np.testing.assert_allclose(np.array(scope.find_var("w").get_tensor()), w0 - 0.5 * grad, rtol=1e-5)
+    np.testing.assert_allclose(
+        np.array(scope.find_var("w").get_tensor()), w0 - 0.5 * grad, rtol=1e-5
+    )
 
 
 @pytest.mark.parametrize("fetch_a", [False, True])
@@ -402,8 +415,9 @@ def test_no_need_buffer_grad_kernels_accept_stand_ins():
         assert entry.no_need_buffer == ("X", "Y")
         wanted = frozenset({"X@GRAD", "Y@GRAD"})
         real = entry.kernel({"X": x, "Y": y, "Out@GRAD": d}, {"axis": -1}, wanted)
-        fake = entry.kernel({"X": shape_stand_in(x), "Y": shape_stand_in(y), "Out@GRAD": d},
-                            {"axis": -1}, wanted)
+        fake = entry.kernel(
+            {"X": shape_stand_in(x), "Y": shape_stand_in(y), "Out@GRAD": d}, {"axis": -1}, wanted
+        )
         for slot in wanted:
             np.testing.assert_array_equal(real[slot], fake[slot])
     entry = registries().kernels.lookup("mean_grad", "cpu", "float32")

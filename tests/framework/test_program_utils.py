@@ -35,10 +35,13 @@ def test_clone_for_test_drops_backward_optimize_and_schedule_ops():
         np.testing.assert_array_equal(np.array(scope.find_var(name).value), v)
 
 
-@pytest.mark.parametrize("op,layer", [
-    ("dropout", lambda h: fluid.layers.dropout(h, 0.5)),
-    ("batch_norm", lambda h: fluid.layers.batch_norm(h)),
-])
+@pytest.mark.parametrize(
+    "op,layer",
+    [
+        ("dropout", lambda h: fluid.layers.dropout(h, 0.5)),
+        ("batch_norm", lambda h: fluid.layers.batch_norm(h)),
+    ],
+)
 def test_clone_for_test_sets_is_test(op, layer):
     if op not in registries().ops:
         pytest.skip(f"op '{op}' is not defined yet (nn-conv helper)")
@@ -52,7 +55,11 @@ def test_clone_for_test_sets_is_test(op, layer):
 def test_to_string():
     main, _, _ = train_program()
     text = main.to_string(True)
-    assert "momentum" in text and "@LR_DECAY_COUNTER@" in text and main.all_parameters()[0].name in text
+    assert (
+        "momentum" in text
+        and "@LR_DECAY_COUNTER@" in text
+        and main.all_parameters()[0].name in text
+    )
     assert "stop_gradient" not in text
     detailed = main.to_string(throw_on_error=False, with_details=True)
     assert "stop_gradient" in detailed and "lod_level" in detailed

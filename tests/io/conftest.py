@@ -21,6 +21,9 @@ def fresh(tmp_path, monkeypatch):
     """New main/startup programs, a new global scope and unique names, cwd = tmp_path."""
     monkeypatch.chdir(tmp_path)
     main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup), fluid.scope_guard(fluid.Scope()), fluid.unique_name.guard():
+    with (
+        fluid.program_guard(main, startup),
+        fluid.scope_guard(fluid.Scope()),
+        fluid.unique_name.guard(),
+    ):
         yield main, startup
-

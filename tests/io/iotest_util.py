@@ -23,7 +23,11 @@ def build_mlp(optimizer: str = "sgd", seed: int = 1):
     h = fluid.layers.fc(input=x, size=8, act="relu")
     pred = fluid.layers.fc(input=h, size=1)
     avg = fluid.layers.mean(fluid.layers.square_error_cost(input=pred, label=y))
-    opt = fluid.optimizer.Adam(learning_rate=0.01) if optimizer == "adam" else fluid.optimizer.SGD(0.05)
+    opt = (
+        fluid.optimizer.Adam(learning_rate=0.01)
+        if optimizer == "adam"
+        else fluid.optimizer.SGD(0.05)
+    )
     opt.minimize(avg)
     return x, y, pred, avg
 
@@ -39,8 +43,16 @@ def scope_array(name: str) -> np.ndarray:
     return np.array(fluid.global_scope().find_var(name).get_tensor())
 
 
-def run_py(code: str, cwd, env_extra: dict | None = None, timeout: int = 60) -> subprocess.CompletedProcess:
+def run_py(
+    code: str, cwd, env_extra: dict | None = None, timeout: int = 60
+) -> subprocess.CompletedProcess:
     env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = HERE + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

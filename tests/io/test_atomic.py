@@ -15,7 +15,7 @@ from iotest_util import HERE
 from oar import fluid
 from oar_io import tensor_formats
 
-CHILD = r'''
+CHILD = r"""
 import sys, numpy as np
 from oar import fluid
 main = fluid.Program()
@@ -35,13 +35,17 @@ if sys.argv[1] == "dir":
 else:
     fluid.save_dygraph({v.name: np.array(fluid.global_scope().find_var(v.name).get_tensor()) for v in vs}, "dy")
 print("v2", flush=True)
-'''
+"""
 
 
 def _expect_v1(tmp_path):
     main = fluid.Program()
-    vs = [main.global_block().create_var(name=f"w{i:02d}", shape=[1 << 18], dtype="float64", persistable=True)
-          for i in range(24)]
+    vs = [
+        main.global_block().create_var(
+            name=f"w{i:02d}", shape=[1 << 18], dtype="float64", persistable=True
+        )
+        for i in range(24)
+    ]
     with fluid.scope_guard(fluid.Scope()):
         fluid.io.load_persistables(None, str(tmp_path / "ckpt"), main)
         for i, v in enumerate(vs):
@@ -54,17 +58,27 @@ def _expect_v1(tmp_path):
 @pytest.mark.parametrize("target", ["dir", "file"])
 def test_sigkill_during_save_leaves_previous_checkpoint(tmp_path, target):
     env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.Popen([sys.executable, "-c", CHILD, target], cwd=tmp_path, env=env, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", CHILD, target],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert p.stdout.readline().strip() == "v1"
-        pattern = str(tmp_path / (".ckpt.*.oar-staging/*" if target == "dir" else ".dy.pdopt.*.oar-tmp"))
+        pattern = str(
+            tmp_path / (".ckpt.*.oar-staging/*" if target == "dir" else ".dy.pdopt.*.oar-tmp")
+        )
         p.stdin.write("go\n")
         p.stdin.flush()
         deadline = time.time() + 30
         while time.time() < deadline:
             found = glob.glob(pattern)
-            if found and (target == "file" and os.path.getsize(found[0]) > 1 << 20 or len(found) >= 3):
+            if found and (
+                target == "file" and os.path.getsize(found[0]) > 1 << 20 or len(found) >= 3
+            ):
                 break
             time.sleep(0.002)
         else:
@@ -80,8 +94,10 @@ def test_sigkill_during_save_leaves_previous_checkpoint(tmp_path, target):
 
 def test_failed_save_leaves_previous_checkpoint_and_no_debris(fresh, monkeypatch):
     main, _ = fresh
-    vs = [main.global_block().create_var(name=f"v{i}", shape=[4], dtype="float32", persistable=True)
-          for i in range(5)]
+    vs = [
+        main.global_block().create_var(name=f"v{i}", shape=[4], dtype="float32", persistable=True)
+        for i in range(5)
+    ]
     for i, v in enumerate(vs):
         fluid.global_scope().var(v.name).get_tensor().set(np.full(4, i, "float32"), None)
     fluid.io.save_persistables(None, "ck", main)
@@ -109,11 +125,14 @@ def test_debris_of_dead_saves_is_cleaned(fresh):
     main, _ = fresh
     main.global_block().create_var(name="v", shape=[2], dtype="float32", persistable=True)
     fluid.global_scope().var("v").get_tensor().set(np.ones(2, "float32"), None)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     os.makedirs(f".ck.{dead}-abc.oar-staging")
     open(f".m.pdopt.{dead}-x.oar-tmp", "wb").close()
-    live = f".ck.{os.getpid()}-zzz.oar-staging"  # a save in progress in a live process is left alone
+    live = (
+        f".ck.{os.getpid()}-zzz.oar-staging"  # a save in progress in a live process is left alone
+    )
     os.makedirs(live)
     fluid.io.save_persistables(None, "ck", main)
     fluid.save_dygraph({"v": np.ones(2)}, "m")

@@ -32,7 +32,9 @@ class _Net(dygraph.Layer):
 
 def _step(model, opt, i):
     x, y = _data(i)
-    loss = fluid.layers.mean(fluid.layers.square_error_cost(model(dygraph.to_variable(x)), dygraph.to_variable(y)))
+    loss = fluid.layers.mean(
+        fluid.layers.square_error_cost(model(dygraph.to_variable(x)), dygraph.to_variable(y))
+    )
     loss.backward()
     opt.minimize(loss)
     model.clear_gradients()
@@ -65,7 +67,9 @@ def test_resume_training_matches_uninterrupted(tmp_path):
         opt.set_dict(opt_dict)
         resumed = [_step(model, opt, i) for i in range(3, 6)]
     np.testing.assert_allclose(first + resumed, full, rtol=0, atol=1e-6)
-    assert sorted(p.name for p in (tmp_path / "checkpoint").iterdir()) == ["mnist_epoch0.pdopt",
-                                                                          "mnist_epoch0.pdparams"]
+    assert sorted(p.name for p in (tmp_path / "checkpoint").iterdir()) == [
+        "mnist_epoch0.pdopt",
+        "mnist_epoch0.pdparams",
+    ]
     assert isinstance(opt_dict["LR_Scheduler"], dict)
     assert set(params_dict) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}

@@ -15,9 +15,11 @@ import pytest
 from iotest_util import FLUID18
 from oar import fluid
 
-pytestmark = pytest.mark.skipif(not os.path.exists(FLUID18), reason="Fluid 1.8.5 oracle not installed")
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(FLUID18), reason="Fluid 1.8.5 oracle not installed"
+)
 
-FLUID_WRITER = r'''
+FLUID_WRITER = r"""
 import json, numpy as np, paddle.fluid as fluid
 main, start = fluid.Program(), fluid.Program()
 main.random_seed = start.random_seed = 3
@@ -45,7 +47,7 @@ pred = exe.run(test_prog, feed={"x": xv}, fetch_list=[y])[0]
 vals = {v.name: np.array(fluid.global_scope().find_var(v.name).get_tensor()).tolist()
         for v in main.list_vars() if v.persistable and v.name != "seq"}
 json.dump({"pred": pred.tolist(), "vals": vals}, open("fluid_out.json", "w"))
-'''
+"""
 
 
 def _oracle(code: str, cwd) -> None:
@@ -69,8 +71,10 @@ def test_fluid_files_load_in_oar(fresh, tmp_path):
     with fluid.scope_guard(fluid.Scope()):
         fluid.io.load_persistables(exe, "f_ckpt", main, filename="all")
         for name, value in ref["vals"].items():
-            np.testing.assert_array_equal(np.array(fluid.global_scope().find_var(name).get_tensor()),
-                                          np.asarray(value, "float32"))
+            np.testing.assert_array_equal(
+                np.array(fluid.global_scope().find_var(name).get_tensor()),
+                np.asarray(value, "float32"),
+            )
     # a 2-level LoD int64 tensor
     fluid.io.load_vars(exe, "f_seq", main, vars=[seq])
     t = fluid.global_scope().find_var("seq").get_tensor()
@@ -78,16 +82,21 @@ def test_fluid_files_load_in_oar(fresh, tmp_path):
     assert t.recursive_sequence_lengths() == [[2, 1], [1, 2, 3]]
     # inference models (``__model__`` ProgramDesc + params), per-variable and combined
     xv = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
-    for d, kw in (("f_infer", {}), ("f_infer_comb", {"model_filename": "model", "params_filename": "params"})):
+    for d, kw in (
+        ("f_infer", {}),
+        ("f_infer_comb", {"model_filename": "model", "params_filename": "params"}),
+    ):
         with fluid.scope_guard(fluid.Scope()):
             prog, feeds, fetches = fluid.io.load_inference_model(d, exe, **kw)
             assert feeds == ["x"]
             out = exe.run(prog, feed={"x": xv}, fetch_list=fetches)[0]
         np.testing.assert_allclose(out, np.asarray(ref["pred"]), rtol=1e-5, atol=1e-6)
-        assert not any(op.type.endswith("_grad") or op.type == "adam" for op in prog.global_block().ops)
+        assert not any(
+            op.type.endswith("_grad") or op.type == "adam" for op in prog.global_block().ops
+        )
 
 
-FLUID_READER = r'''
+FLUID_READER = r"""
 import json, numpy as np, paddle.fluid as fluid
 main = fluid.Program()
 blk = main.global_block()
@@ -107,7 +116,7 @@ with fluid.scope_guard(fluid.Scope()):
     out["pred"] = exe.run(prog, feed={feeds[0]: xv}, fetch_list=fetches)[0].tolist()
 out["lod"] = lod
 json.dump(out, open("oar_read_by_fluid.json", "w"))
-'''
+"""
 
 
 def test_oar_fluid_format_loads_in_fluid(fresh, tmp_path):
@@ -123,11 +132,15 @@ def test_oar_fluid_format_loads_in_fluid(fresh, tmp_path):
     t = fluid.global_scope().var("seq").get_tensor()
     t.set(np.arange(12).reshape(6, 2), fluid.CPUPlace())
     t.set_recursive_sequence_lengths([[4, 2]])
-    fluid.global_scope().var("half").get_tensor().set(np.arange(6).reshape(2, 3).astype("float16"), None)
+    fluid.global_scope().var("half").get_tensor().set(
+        np.arange(6).reshape(2, 3).astype("float16"), None
+    )
     vs = [v for v in main.list_vars() if v.persistable]
     fluid.io.save_vars(exe, "o_vars", main, vars=vs, format="fluid")
     fluid.io.save_vars(exe, "o_comb", main, vars=vs, filename="all", format="fluid")
-    fluid.io.save_inference_model("o_infer", ["x"], [y], exe, main, format="fluid", program_format="fluid_program")
+    fluid.io.save_inference_model(
+        "o_infer", ["x"], [y], exe, main, format="fluid", program_format="fluid_program"
+    )
     xv = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
     pred = exe.run(main.clone(for_test=True), feed={"x": xv}, fetch_list=[y])[0]
     json.dump([[v.name, list(v.shape), v.dtype] for v in vs], open("spec.json", "w"))
@@ -142,4 +155,6 @@ def test_oar_fluid_format_loads_in_fluid(fresh, tmp_path):
     # and oar reads the protobuf model it wrote
     with fluid.scope_guard(fluid.Scope()):
         prog, feeds, fetches = fluid.io.load_inference_model("o_infer", exe)
-        np.testing.assert_allclose(exe.run(prog, feed={"x": xv}, fetch_list=fetches)[0], pred, rtol=1e-6)
+        np.testing.assert_allclose(
+            exe.run(prog, feed={"x": xv}, fetch_list=fetches)[0], pred, rtol=1e-6
+        )

@@ -42,8 +42,9 @@ def test_scope_round_trip_keeps_lod_and_dtype(fresh, fmt):
     main, _ = fresh
     vars_ = []
     for i, dtype in enumerate(DTYPES):
-        v = main.global_block().create_var(name=f"v_{dtype}", shape=[6, 3], dtype=dtype, persistable=True,
-                                           lod_level=i % 3)
+        v = main.global_block().create_var(
+            name=f"v_{dtype}", shape=[6, 3], dtype=dtype, persistable=True, lod_level=i % 3
+        )
         t = fluid.global_scope().var(v.name).get_tensor()
         t.set(_value(dtype), fluid.CPUPlace())
         t.set_lod(LODS[i % 3])
@@ -123,7 +124,9 @@ def test_corrupted_header_fails(fresh):
 def test_mismatched_files(fresh):
     main, vars_ = _saved(fresh, filename="all")
     # a combined file read with another variable list
-    extra = main.global_block().create_var(name="a_first", shape=[1], dtype="float32", persistable=True)
+    extra = main.global_block().create_var(
+        name="a_first", shape=[1], dtype="float32", persistable=True
+    )
     with pytest.raises(MismatchError, match="record holds variable 'u'"):
         fluid.io.load_vars(None, "d", main, vars=vars_ + [extra], filename="all")
     with pytest.raises(MismatchError, match="more data"):
@@ -137,7 +140,9 @@ def test_mismatched_files(fresh):
 
 def test_fluid_combined_file_with_too_few_variables(fresh):
     main, vars_ = _saved(fresh, fmt="fluid", filename="all")
-    extra = main.global_block().create_var(name="z_last", shape=[1], dtype="float32", persistable=True)
+    extra = main.global_block().create_var(
+        name="z_last", shape=[1], dtype="float32", persistable=True
+    )
     with pytest.raises(MismatchError, match=r"all.*z_last.*ends before"):
         fluid.io.load_vars(None, "d", main, vars=vars_ + [extra], filename="all")
 
@@ -155,8 +160,18 @@ class _TextFormat:
     def write(self, f, name, array, lod=None):
         import json
 
-        f.write(json.dumps({"jsonl": 1, "name": name, "dtype": array.dtype.name,
-                            "data": array.tolist(), "lod": lod or []}).encode() + b"\n")
+        f.write(
+            json.dumps(
+                {
+                    "jsonl": 1,
+                    "name": name,
+                    "dtype": array.dtype.name,
+                    "data": array.tolist(),
+                    "lod": lod or [],
+                }
+            ).encode()
+            + b"\n"
+        )
 
     def read(self, f, path, name=None):
         import json
@@ -181,7 +196,9 @@ def test_third_party_format_selectable_by_name(fresh):
     assert open("j/u").read().startswith('{"jsonl":')
     with fluid.scope_guard(fluid.Scope()):
         fluid.io.load_vars(None, "j", main, vars=vars_)  # recognised by sniffing
-        np.testing.assert_array_equal(np.array(fluid.global_scope().find_var("u").get_tensor()), np.arange(3))
+        np.testing.assert_array_equal(
+            np.array(fluid.global_scope().find_var("u").get_tensor()), np.arange(3)
+        )
     with pytest.raises(ValueError, match="unknown format 'nope'"):
         fluid.io.save_vars(None, "k", main, vars=vars_, format="nope")
     with pytest.raises(ValueError, match="program format"):

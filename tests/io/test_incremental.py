@@ -6,7 +6,7 @@ import json
 
 from iotest_util import run_py
 
-TRAIN = r'''
+TRAIN = r"""
 import json, sys
 from oar import fluid
 from iotest_util import batch, build_mlp
@@ -26,7 +26,7 @@ for i in steps:
 if mode == "first":
     fluid.io.save_persistables(exe, "./models", prog, **({"filename": "ckpt"} if fmt == "combined" else {}))
 print(json.dumps(losses))
-'''
+"""
 
 
 def _run(mode, fmt, cwd):
@@ -43,7 +43,9 @@ def test_resume_in_fresh_process_matches_uninterrupted_run(tmp_path):
     for a, b in zip(full, first + resumed):
         assert abs(a - b) <= 1e-6, (full, first + resumed)
     # the Adam accumulators matter: resuming without them would differ
-    assert {"fc_0.w_0_moment1_0", "fc_0.w_0_beta1_pow_acc_0"} <= set(p.name for p in (tmp_path / "models").iterdir())
+    assert {"fc_0.w_0_moment1_0", "fc_0.w_0_beta1_pow_acc_0"} <= set(
+        p.name for p in (tmp_path / "models").iterdir()
+    )
 
 
 def test_resume_from_combined_file(tmp_path):

@@ -25,7 +25,13 @@ def test_pruned_program_has_only_the_inference_path(fresh):
     main, exe, pred, _ = _trained(fresh)
     names = fluid.io.save_inference_model("inf", ["x"], [pred], exe, main)
     assert names == [pred.name]
-    assert sorted(os.listdir("inf")) == ["__model__", "fc_0.b_0", "fc_0.w_0", "fc_1.b_0", "fc_1.w_0"]
+    assert sorted(os.listdir("inf")) == [
+        "__model__",
+        "fc_0.b_0",
+        "fc_0.w_0",
+        "fc_1.b_0",
+        "fc_1.w_0",
+    ]
     doc = json.load(open("inf/__model__"))
     assert doc["format"] == "oar.inference_model" and doc["version"] == 1
     ops = [op["type"] for op in doc["program"]["blocks"][0]["ops"]]
@@ -35,7 +41,12 @@ def test_pruned_program_has_only_the_inference_path(fresh):
     want = exe.run(main.clone(for_test=True), feed=batch(7), fetch_list=[pred])[0]
     with fluid.scope_guard(fluid.Scope()):
         prog, feeds, fetches = fluid.io.load_inference_model("inf", exe)
-        assert sorted(fluid.global_scope().local_var_names()) == ["fc_0.b_0", "fc_0.w_0", "fc_1.b_0", "fc_1.w_0"]
+        assert sorted(fluid.global_scope().local_var_names()) == [
+            "fc_0.b_0",
+            "fc_0.w_0",
+            "fc_1.b_0",
+            "fc_1.w_0",
+        ]
         got = exe.run(prog, feed={"x": batch(7)["x"]}, fetch_list=fetches)[0]
     np.testing.assert_array_equal(got, want)
     # the training program is untouched
@@ -44,12 +55,14 @@ def test_pruned_program_has_only_the_inference_path(fresh):
 
 def test_combined_params_and_custom_model_filename(fresh):
     main, exe, pred, _ = _trained(fresh)
-    fluid.io.save_inference_model("inf", "x", pred, exe, main, model_filename="model.json",
-                                  params_filename="params.bin")
+    fluid.io.save_inference_model(
+        "inf", "x", pred, exe, main, model_filename="model.json", params_filename="params.bin"
+    )
     assert sorted(os.listdir("inf")) == ["model.json", "params.bin"]
     with fluid.scope_guard(fluid.Scope()):
-        prog, feeds, fetches = fluid.io.load_inference_model("inf", exe, model_filename="model.json",
-                                                             params_filename="params.bin")
+        prog, feeds, fetches = fluid.io.load_inference_model(
+            "inf", exe, model_filename="model.json", params_filename="params.bin"
+        )
         assert feeds == ["x"] and [f.name for f in fetches] == [pred.name]
 
 

@@ -16,10 +16,14 @@ import numpy as np
 import pytest
 from oar import fluid
 
-PADDLE_PY = os.environ.get("OAR_PADDLE_PYTHON") or (sys.executable if importlib.util.find_spec("paddle") else "")
-pytestmark = pytest.mark.skipif(not PADDLE_PY, reason="paddlepaddle not installed (set OAR_PADDLE_PYTHON)")
+PADDLE_PY = os.environ.get("OAR_PADDLE_PYTHON") or (
+    sys.executable if importlib.util.find_spec("paddle") else ""
+)
+pytestmark = pytest.mark.skipif(
+    not PADDLE_PY, reason="paddlepaddle not installed (set OAR_PADDLE_PYTHON)"
+)
 
-WRITER = r'''
+WRITER = r"""
 import json, os, numpy as np, paddle
 paddle.enable_static()
 paddle.seed(5)
@@ -35,21 +39,30 @@ paddle.static.save_vars(exe, "vars", main, vars=[v for v in main.list_vars() if 
 xv = np.linspace(-1, 1, 8).reshape(2, 4).astype("float32")
 pred = exe.run(main, feed={"x": xv}, fetch_list=[y])[0]
 json.dump({"pred": pred.tolist(), "version": paddle.__version__}, open("ref.json", "w"))
-'''
+"""
 
 
 def test_paddle_pdmodel_and_vars_load_and_run(fresh, tmp_path):
     env = dict(os.environ, FLAGS_enable_pir_api="0")  # .pdmodel (ProgramDesc) rather than PIR .json
-    r = subprocess.run([PADDLE_PY, "-c", WRITER], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [PADDLE_PY, "-c", WRITER],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if r.returncode != 0:
         pytest.fail(r.stderr[-3000:])
     ref = json.load(open(tmp_path / "ref.json"))
     assert sorted(os.listdir(tmp_path / "m")) == ["model.pdiparams", "model.pdmodel"]
     exe = fluid.Executor(fluid.CPUPlace())
     xv = np.linspace(-1, 1, 8).reshape(2, 4).astype("float32")
-    for args, kw in ((("m/model",), {}), (("m",), {}),
-                     (("m",), {"model_filename": "model.pdmodel", "params_filename": "model.pdiparams"})):
+    for args, kw in (
+        (("m/model",), {}),
+        (("m",), {}),
+        (("m",), {"model_filename": "model.pdmodel", "params_filename": "model.pdiparams"}),
+    ):
         with fluid.scope_guard(fluid.Scope()):
             prog, feeds, fetches = fluid.io.load_inference_model(*args, exe, **kw)
             out = exe.run(prog, feed={feeds[0]: xv}, fetch_list=fetches)[0]
@@ -59,7 +72,7 @@ def test_paddle_pdmodel_and_vars_load_and_run(fresh, tmp_path):
     assert state["fc_0.w_0"].shape == (4, 6)
 
 
-READER = r'''
+READER = r"""
 import json, numpy as np, paddle
 paddle.enable_static()
 exe = paddle.static.Executor(paddle.CPUPlace())
@@ -67,7 +80,7 @@ prog, feeds, fetches = paddle.static.load_inference_model("m/model", exe)
 xv = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
 json.dump({"feeds": feeds, "pred": exe.run(prog, feed={feeds[0]: xv}, fetch_list=fetches)[0].tolist()},
           open("paddle_pred.json", "w"))
-'''
+"""
 
 
 def test_oar_model_runs_in_paddle(fresh, tmp_path):
@@ -77,13 +90,27 @@ def test_oar_model_runs_in_paddle(fresh, tmp_path):
     y = fluid.layers.fc(fluid.layers.fc(x, size=5, act="relu"), size=2, act="softmax")
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup)
-    fluid.io.save_inference_model("m", ["x"], [y], exe, model_filename="model.pdmodel",
-                                  params_filename="model.pdiparams", format="fluid", program_format="fluid_program")
+    fluid.io.save_inference_model(
+        "m",
+        ["x"],
+        [y],
+        exe,
+        model_filename="model.pdmodel",
+        params_filename="model.pdiparams",
+        format="fluid",
+        program_format="fluid_program",
+    )
     xv = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
     want = exe.run(main, feed={"x": xv}, fetch_list=[y])[0]
     env = dict(os.environ, FLAGS_enable_pir_api="0")
-    r = subprocess.run([PADDLE_PY, "-c", READER], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [PADDLE_PY, "-c", READER],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if r.returncode != 0:
         pytest.fail(r.stderr[-3000:])
     got = json.load(open(tmp_path / "paddle_pred.json"))

@@ -12,8 +12,13 @@ from iotest_util import HERE, run_py
 
 def test_seed_linear_regression_end_to_end(tmp_path):
     """Train, save_inference_model, load in a new Scope under scope_guard, predict 9a+5b+2c+10d = 100."""
-    r = subprocess.run([sys.executable, os.path.join(HERE, "seed_linear_regression.py")], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, os.path.join(HERE, "seed_linear_regression.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     m = re.search(r"9a\+5b\+2c\+10d=\[([-\d.e+]+)\]", r.stdout)
     assert m, r.stdout
@@ -23,7 +28,7 @@ def test_seed_linear_regression_end_to_end(tmp_path):
 
 def test_seed_guide_snippets(tmp_path):
     """The save_params / load_params / save_persistables / load_persistables snippets of the guide."""
-    code = '''
+    code = """
 from oar import fluid
 x = fluid.layers.data(name="x", shape=[3], dtype="float32")
 out = fluid.layers.fc(input=x, size=2)
@@ -41,7 +46,7 @@ fluid.io.load_persistables(exe, path, startup_prog)
 main_prog = fluid.default_main_program()
 import numpy as np
 print(exe.run(main_prog, feed={"x": np.ones((1, 3), "float32")}, fetch_list=[out])[0].shape)
-'''
+"""
     r = run_py(code, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "(1, 2)" in r.stdout

@@ -63,10 +63,15 @@ class _Param:
 
 def test_save_dygraph_load_dygraph(tmp_path):
     os.chdir(tmp_path)
-    model = {"fc.weight": _Param(np.arange(6, dtype="float32").reshape(2, 3)),
-             "fc.bias": _Param(np.zeros(3, "float32"))}
-    opt = {"fc.weight_moment1_0": np.ones((2, 3), "float32"), "global_step": np.array([7], "int64"),
-           "LR_Scheduler": {"step_num": 7, "last_lr": 0.01}}
+    model = {
+        "fc.weight": _Param(np.arange(6, dtype="float32").reshape(2, 3)),
+        "fc.bias": _Param(np.zeros(3, "float32")),
+    }
+    opt = {
+        "fc.weight_moment1_0": np.ones((2, 3), "float32"),
+        "global_step": np.array([7], "int64"),
+        "LR_Scheduler": {"step_num": 7, "last_lr": 0.01},
+    }
     fluid.save_dygraph(model, "./checkpoint/mnist_epoch0")
     fluid.save_dygraph(opt, "./checkpoint/mnist_epoch0")
     assert sorted(os.listdir("checkpoint")) == ["mnist_epoch0.pdopt", "mnist_epoch0.pdparams"]
@@ -115,7 +120,7 @@ def test_corrupted_dygraph_file(tmp_path):
 
 
 def test_without_the_plugin_save_load_say_what_to_install(tmp_path):
-    code = '''
+    code = """
 from oar import fluid
 from oar.errors import MissingPluginError
 for name in ["save_params", "load_persistables", "save_inference_model", "load_inference_model"]:
@@ -128,7 +133,7 @@ for name in ["save", "load", "save_dygraph", "load_dygraph"]:
         getattr(fluid, name)
     except MissingPluginError as e:
         print("missing", name, e)
-'''
+"""
     r = run_py(code, tmp_path, {"OAR_DISABLE_PLUGINS": "io"})
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("missing")]

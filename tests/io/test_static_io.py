@@ -31,13 +31,20 @@ def test_save_params_load_params_round_trip(fresh):
             np.testing.assert_array_equal(scope_array(name), value)
         test_prog = main.clone(for_test=True)
         out = exe.run(test_prog, feed=batch(0), fetch_list=[pred])[0]
-    np.testing.assert_array_equal(out, exe.run(main.clone(for_test=True), feed=batch(0), fetch_list=[pred])[0])
+    np.testing.assert_array_equal(
+        out, exe.run(main.clone(for_test=True), feed=batch(0), fetch_list=[pred])[0]
+    )
 
 
 def test_program_var_helpers(fresh):
     main, _ = fresh
     build_mlp(optimizer="adam")
-    assert [p.name for p in fluid.io.get_program_parameter(main)] == ["fc_0.w_0", "fc_0.b_0", "fc_1.w_0", "fc_1.b_0"]
+    assert [p.name for p in fluid.io.get_program_parameter(main)] == [
+        "fc_0.w_0",
+        "fc_0.b_0",
+        "fc_1.w_0",
+        "fc_1.b_0",
+    ]
     persist = {v.name for v in fluid.io.get_program_persistable_vars(main)}
     assert "fc_0.w_0_moment1_0" in persist and "x" not in persist
     assert fluid.io.is_parameter(main.global_block().var("fc_0.w_0"))
@@ -69,10 +76,14 @@ def test_save_vars_with_vars_and_predicate(fresh):
     w = main.global_block().var("fc_1.w_0")
     fluid.io.save_vars(exe, "only_w", main, vars=[w])
     assert os.listdir("only_w") == ["fc_1.w_0"]
-    fluid.io.save_vars(exe, "biases", main, predicate=lambda v: v.persistable and v.name.endswith(".b_0"))
+    fluid.io.save_vars(
+        exe, "biases", main, predicate=lambda v: v.persistable and v.name.endswith(".b_0")
+    )
     assert sorted(os.listdir("biases")) == ["fc_0.b_0", "fc_1.b_0"]
     before = scope_array("fc_1.w_0")
-    fluid.global_scope().find_var("fc_1.w_0").get_tensor().set(np.zeros_like(before), fluid.CPUPlace())
+    fluid.global_scope().find_var("fc_1.w_0").get_tensor().set(
+        np.zeros_like(before), fluid.CPUPlace()
+    )
     fluid.io.load_vars(exe, "only_w", main, vars=[w])
     np.testing.assert_array_equal(scope_array("fc_1.w_0"), before)
     with pytest.raises(MissingVariableError, match="fc_0.w_0"):
@@ -109,7 +120,9 @@ def test_loading_into_program_of_other_shapes_is_an_error(fresh):
 def test_dtype_mismatch_is_an_error(fresh):
     main, startup = fresh
     v = main.global_block().create_var(name="counter", shape=[2], dtype="int64", persistable=True)
-    fluid.global_scope().var("counter").get_tensor().set(np.array([1.5, 2.5], "float32"), fluid.CPUPlace())
+    fluid.global_scope().var("counter").get_tensor().set(
+        np.array([1.5, 2.5], "float32"), fluid.CPUPlace()
+    )
     fluid.io.save_vars(None, "c", main, vars=[v])
     with pytest.raises(MismatchError, match="counter.*float32.*int64"):
         fluid.io.load_vars(None, "c", main, vars=[v])

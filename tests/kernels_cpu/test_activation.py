@@ -38,12 +38,20 @@ CASES = [
     OpCase("log", {"X": positive(3, 4)}, ref=ref(np.log), grad=["X"]),
     OpCase("sin", {"X": away_from_zero(3, 4)}, ref=ref(np.sin), grad=["X"]),
     OpCase("cos", {"X": away_from_zero(3, 4)}, ref=ref(np.cos), grad=["X"]),
-    OpCase("softsign", {"X": away_from_zero(3, 4)}, ref=ref(lambda x: x / (1 + np.abs(x))), grad=["X"]),
-    OpCase("softplus", {"X": away_from_zero(3, 4)}, ref=ref(lambda x: np.log1p(np.exp(x))), grad=["X"]),
+    OpCase(
+        "softsign", {"X": away_from_zero(3, 4)}, ref=ref(lambda x: x / (1 + np.abs(x))), grad=["X"]
+    ),
+    OpCase(
+        "softplus", {"X": away_from_zero(3, 4)}, ref=ref(lambda x: np.log1p(np.exp(x))), grad=["X"]
+    ),
     OpCase("sign", {"X": np.array([-2.5, 0.0, 3.0, -0.1], "float64")}, ref=ref(np.sign)),
     # float32 stays float32
-    OpCase("relu", {"X": away_from_zero(2, 5).astype("float32")}, ref=ref(lambda x: np.maximum(x, 0)),
-           name="float32"),
+    OpCase(
+        "relu",
+        {"X": away_from_zero(2, 5).astype("float32")},
+        ref=ref(lambda x: np.maximum(x, 0)),
+        name="float32",
+    ),
     OpCase("abs", {"X": np.array([[-3, 2], [0, -1]], "int64")}, ref=ref(np.abs), name="int64"),
 ]
 

@@ -12,17 +12,49 @@ def _ref(X, in_dtype, out_dtype):
 
 
 CASES = [
-    OpCase("cast", {"X": rng.uniform(-2, 2, (2, 3))}, {"in_dtype": "float64", "out_dtype": "float32"},
-           ref=_ref, grad=["X"], eps=1e-3, grad_rtol=1e-3, grad_atol=1e-5, name="f64-f32"),
-    OpCase("cast", {"X": rng.uniform(-2, 2, (2, 3)).astype("float32")},
-           {"in_dtype": "float32", "out_dtype": "float64"},
-           ref=_ref, grad=["X"], eps=1e-2, grad_rtol=1e-3, grad_atol=1e-4, name="f32-f64"),
-    OpCase("cast", {"X": np.array([1, 0, 7, -3], "int64")}, {"in_dtype": "int64", "out_dtype": "float64"},
-           ref=_ref, name="int64-f64"),
-    OpCase("cast", {"X": np.array([1.7, -0.2, 3.9], "float32")}, {"in_dtype": "float32", "out_dtype": "int32"},
-           ref=_ref, name="f32-int32-truncates"),
-    OpCase("cast", {"X": np.array([0.0, 2.0, -1.0], "float32")}, {"in_dtype": "float32", "out_dtype": "bool"},
-           ref=_ref, name="f32-bool"),
+    OpCase(
+        "cast",
+        {"X": rng.uniform(-2, 2, (2, 3))},
+        {"in_dtype": "float64", "out_dtype": "float32"},
+        ref=_ref,
+        grad=["X"],
+        eps=1e-3,
+        grad_rtol=1e-3,
+        grad_atol=1e-5,
+        name="f64-f32",
+    ),
+    OpCase(
+        "cast",
+        {"X": rng.uniform(-2, 2, (2, 3)).astype("float32")},
+        {"in_dtype": "float32", "out_dtype": "float64"},
+        ref=_ref,
+        grad=["X"],
+        eps=1e-2,
+        grad_rtol=1e-3,
+        grad_atol=1e-4,
+        name="f32-f64",
+    ),
+    OpCase(
+        "cast",
+        {"X": np.array([1, 0, 7, -3], "int64")},
+        {"in_dtype": "int64", "out_dtype": "float64"},
+        ref=_ref,
+        name="int64-f64",
+    ),
+    OpCase(
+        "cast",
+        {"X": np.array([1.7, -0.2, 3.9], "float32")},
+        {"in_dtype": "float32", "out_dtype": "int32"},
+        ref=_ref,
+        name="f32-int32-truncates",
+    ),
+    OpCase(
+        "cast",
+        {"X": np.array([0.0, 2.0, -1.0], "float32")},
+        {"in_dtype": "float32", "out_dtype": "bool"},
+        ref=_ref,
+        name="f32-bool",
+    ),
 ]
 
 
@@ -60,5 +92,6 @@ def test_cast_in_dtype_mismatch_is_refused():
         x = fluid.layers.data("x", shape=[3], dtype="float32")
         out = main.global_block().create_var(name="out")
         with pytest.raises(TypeError, match="in_dtype"):
-            main.global_block().append_op("cast", {"X": [x]}, {"Out": [out]},
-                                          {"in_dtype": "int64", "out_dtype": "float64"})
+            main.global_block().append_op(
+                "cast", {"X": [x]}, {"Out": [out]}, {"in_dtype": "int64", "out_dtype": "float64"}
+            )

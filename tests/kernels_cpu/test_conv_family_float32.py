@@ -33,8 +33,13 @@ def test_float32_in_float32_out(case):
         for slot, arr in case.inputs.items():
             arr = np.asarray(arr)
             arr = arr.astype("float32") if arr.dtype == np.float64 else arr
-            v = block.create_var(name=slot.lower(), shape=arr.shape, dtype=arr.dtype.name, is_data=True,
-                                 stop_gradient=slot not in case.grad)
+            v = block.create_var(
+                name=slot.lower(),
+                shape=arr.shape,
+                dtype=arr.dtype.name,
+                is_data=True,
+                stop_gradient=slot not in case.grad,
+            )
             feeds[v.name] = arr
             ins[slot] = [v]
             if slot in case.grad:
@@ -42,11 +47,16 @@ def test_float32_in_float32_out(case):
         from oar.plugins import registries
 
         opdef = registries().ops.get(case.op_type)
-        outs = {s.name: [block.create_var(name=f"out_{s.name.lower()}")] for s in opdef.outputs
-                if not s.dispensable}
+        outs = {
+            s.name: [block.create_var(name=f"out_{s.name.lower()}")]
+            for s in opdef.outputs
+            if not s.dispensable
+        }
         block.append_op(case.op_type, ins, outs, dict(case.attrs))
         target = outs[(case.grad_outputs or [next(iter(outs))])[0]][0]
         grads = fluid.gradients([target], wrt)
-    res = fluid.Executor(fluid.CPUPlace()).run(main, feed=feeds, fetch_list=[target] + grads, scope=fluid.Scope())
+    res = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed=feeds, fetch_list=[target] + grads, scope=fluid.Scope()
+    )
     for r in res:
         assert r.dtype == np.float32, f"{case}: got {r.dtype}"

@@ -8,15 +8,32 @@ import pytest
 from oar import fluid
 
 DATA = Path(__file__).parent / "data"
-_spec = importlib.util.spec_from_file_location("fluid18_conv_golden", DATA / "fluid18_conv_golden.py")
+_spec = importlib.util.spec_from_file_location(
+    "fluid18_conv_golden", DATA / "fluid18_conv_golden.py"
+)
 golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(golden)
 
-NAMES = ["conv2d_transpose_same", "conv2d_transpose_pad4", "conv2d_transpose_groups_output_size",
-         "pool2d_avg_same", "pool2d_max_same", "conv2d_nhwc_same_stride2", "conv2d_dilation_same",
-         "depthwise_conv2d", "lrn", "batch_norm_nhwc", "adaptive_max_pool2d", "adaptive_max_pool2d_index",
-         "resize_bilinear_half_pixel", "resize_bilinear_scale", "resize_nearest", "image_resize_nearest_nhwc",
-         "pool2d_avg_ceil_inclusive", "adaptive_avg_pool2d"]
+NAMES = [
+    "conv2d_transpose_same",
+    "conv2d_transpose_pad4",
+    "conv2d_transpose_groups_output_size",
+    "pool2d_avg_same",
+    "pool2d_max_same",
+    "conv2d_nhwc_same_stride2",
+    "conv2d_dilation_same",
+    "depthwise_conv2d",
+    "lrn",
+    "batch_norm_nhwc",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_index",
+    "resize_bilinear_half_pixel",
+    "resize_bilinear_scale",
+    "resize_nearest",
+    "image_resize_nearest_nhwc",
+    "pool2d_avg_ceil_inclusive",
+    "adaptive_avg_pool2d",
+]
 
 
 @pytest.fixture(scope="module")

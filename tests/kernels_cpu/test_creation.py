@@ -12,35 +12,96 @@ def _fill_ref(shape, dtype="float32", value=0.0, str_value="", ShapeTensor=None,
     return {"Out": np.full(shape, float(str_value) if str_value else value, dtype=dtype)}
 
 
-def _batch_like_ref(Input, shape, dtype="float32", value=0.0, input_dim_idx=0, output_dim_idx=0, **_):
+def _batch_like_ref(
+    Input, shape, dtype="float32", value=0.0, input_dim_idx=0, output_dim_idx=0, **_
+):
     shape = list(shape)
     shape[output_dim_idx] = Input.shape[input_dim_idx]
     return {"Out": np.full(shape, value, dtype=dtype)}
 
 
 CASES = [
-    OpCase("fill_constant", {}, {"shape": [2, 3], "dtype": "float32", "value": 1.5}, ref=_fill_ref,
-           name="float32"),
-    OpCase("fill_constant", {}, {"shape": [5], "dtype": "int64", "value": 1.0}, ref=_fill_ref, name="int64"),
-    OpCase("fill_constant", {}, {"shape": [2], "dtype": "float64", "str_value": "0.1"}, ref=_fill_ref,
-           name="str-value"),
-    OpCase("fill_constant", {"ShapeTensor": np.array([3, 2], "int64")}, {"shape": [], "value": 7.0},
-           ref=_fill_ref, name="shape-tensor"),
-    OpCase("fill_constant_batch_size_like", {"Input": np.zeros((4, 3), "float32")},
-           {"shape": [-1, 5], "value": 2.0}, ref=_batch_like_ref, name="dim0"),
-    OpCase("fill_constant_batch_size_like", {"Input": np.zeros((4, 3), "float32")},
-           {"shape": [2, -1], "value": -1.0, "dtype": "int32", "input_dim_idx": 1, "output_dim_idx": 1},
-           ref=_batch_like_ref, name="dim1-int32"),
-    OpCase("fill_zeros_like", {"X": np.ones((2, 3), "float64")}, ref=lambda X: {"Out": np.zeros_like(X)}),
-    OpCase("fill_any_like", {"X": np.ones((2, 2), "float32")}, {"value": 3.0},
-           ref=lambda X, value, **_: {"Out": np.full_like(X, value)}, name="same-dtype"),
-    OpCase("fill_any_like", {"X": np.ones((2, 2), "float32")}, {"value": 3.0, "dtype": "int64"},
-           ref=lambda X, value, dtype: {"Out": np.full(X.shape, value, dtype)}, name="int64"),
-    OpCase("assign_value", {}, {"shape": [2, 2], "dtype": "float32", "fp32_values": [1.0, 2.5, -3.0, 4.0]},
-           ref=lambda shape, dtype, fp32_values: {"Out": np.array(fp32_values, dtype).reshape(shape)},
-           name="float32"),
-    OpCase("assign_value", {}, {"shape": [3], "dtype": "int64", "int64_values": [7, -1, 2]},
-           ref=lambda shape, dtype, int64_values: {"Out": np.array(int64_values, dtype)}, name="int64"),
+    OpCase(
+        "fill_constant",
+        {},
+        {"shape": [2, 3], "dtype": "float32", "value": 1.5},
+        ref=_fill_ref,
+        name="float32",
+    ),
+    OpCase(
+        "fill_constant",
+        {},
+        {"shape": [5], "dtype": "int64", "value": 1.0},
+        ref=_fill_ref,
+        name="int64",
+    ),
+    OpCase(
+        "fill_constant",
+        {},
+        {"shape": [2], "dtype": "float64", "str_value": "0.1"},
+        ref=_fill_ref,
+        name="str-value",
+    ),
+    OpCase(
+        "fill_constant",
+        {"ShapeTensor": np.array([3, 2], "int64")},
+        {"shape": [], "value": 7.0},
+        ref=_fill_ref,
+        name="shape-tensor",
+    ),
+    OpCase(
+        "fill_constant_batch_size_like",
+        {"Input": np.zeros((4, 3), "float32")},
+        {"shape": [-1, 5], "value": 2.0},
+        ref=_batch_like_ref,
+        name="dim0",
+    ),
+    OpCase(
+        "fill_constant_batch_size_like",
+        {"Input": np.zeros((4, 3), "float32")},
+        {
+            "shape": [2, -1],
+            "value": -1.0,
+            "dtype": "int32",
+            "input_dim_idx": 1,
+            "output_dim_idx": 1,
+        },
+        ref=_batch_like_ref,
+        name="dim1-int32",
+    ),
+    OpCase(
+        "fill_zeros_like",
+        {"X": np.ones((2, 3), "float64")},
+        ref=lambda X: {"Out": np.zeros_like(X)},
+    ),
+    OpCase(
+        "fill_any_like",
+        {"X": np.ones((2, 2), "float32")},
+        {"value": 3.0},
+        ref=lambda X, value, **_: {"Out": np.full_like(X, value)},
+        name="same-dtype",
+    ),
+    OpCase(
+        "fill_any_like",
+        {"X": np.ones((2, 2), "float32")},
+        {"value": 3.0, "dtype": "int64"},
+        ref=lambda X, value, dtype: {"Out": np.full(X.shape, value, dtype)},
+        name="int64",
+    ),
+    OpCase(
+        "assign_value",
+        {},
+        {"shape": [2, 2], "dtype": "float32", "fp32_values": [1.0, 2.5, -3.0, 4.0]},
+        ref=lambda shape, dtype, fp32_values: {"Out": np.array(fp32_values, dtype).reshape(shape)},
+        name="float32",
+    ),
+    OpCase(
+        "assign_value",
+        {},
+        {"shape": [3], "dtype": "int64", "int64_values": [7, -1, 2]},
+        ref=lambda shape, dtype, int64_values: {"Out": np.array(int64_values, dtype)},
+        name="int64",
+    ),
     # random fills: checked for shape/dtype here, statistics below
     OpCase("uniform_random", {}, {"shape": [3, 4], "min": -2.0, "max": 2.0, "seed": 1}),
     OpCase("gaussian_random", {}, {"shape": [3, 4], "mean": 1.0, "std": 2.0, "seed": 1}),
@@ -110,7 +171,9 @@ def test_seed_zero_draws_fresh_values(op):
 
 
 def test_uniform_random_diag():
-    out = _random("uniform_random", [3, 4], min=0.0, max=0.5, seed=3, diag_num=3, diag_step=1, diag_val=9.0)
+    out = _random(
+        "uniform_random", [3, 4], min=0.0, max=0.5, seed=3, diag_num=3, diag_step=1, diag_val=9.0
+    )
     np.testing.assert_array_equal(np.diag(out), [9.0, 9.0, 9.0])
     assert out[0, 1] < 0.5
 

@@ -8,8 +8,13 @@ from oar.testing import OpCase, check_case
 rng = np.random.default_rng(4)
 
 CASES = [
-    OpCase("print", {"In": rng.uniform(-1, 1, (2, 3))}, {"message": "m", "op_print_var": "in_0"},
-           ref=lambda In, **a: {"Out": In}, grad=["In"]),
+    OpCase(
+        "print",
+        {"In": rng.uniform(-1, 1, (2, 3))},
+        {"message": "m", "op_print_var": "in_0"},
+        ref=lambda In, **a: {"Out": In},
+        grad=["In"],
+    ),
 ]
 
 
@@ -43,14 +48,23 @@ def test_print_layout_and_pass_through(capsys):
     np.testing.assert_array_equal(yv, x)
     np.testing.assert_allclose(gx, np.full((2, 3), 2 / 6))
     out = capsys.readouterr().out
-    assert "\thello\tThe place is:CPUPlace\nTensor[x]\n\tshape: [2,3,]\n\tdtype: f\n\tdata: 0,1,2,3,\n" in out
+    assert (
+        "\thello\tThe place is:CPUPlace\nTensor[x]\n\tshape: [2,3,]\n\tdtype: f\n\tdata: 0,1,2,3,\n"
+        in out
+    )
     assert "\tdata: 0.333333,0.333333,0.333333,0.333333," in out  # the gradient, backward phase
     assert out.count("Tensor[") == 2
 
 
 def test_print_phase_first_n_and_switches(capsys):
-    main, y = build(message="fw", print_phase="forward", first_n=2, summarize=-1, print_tensor_type=False,
-                    print_tensor_shape=False)
+    main, y = build(
+        message="fw",
+        print_phase="forward",
+        first_n=2,
+        summarize=-1,
+        print_tensor_type=False,
+        print_tensor_shape=False,
+    )
     run(main, [y], times=3)
     out = capsys.readouterr().out
     assert out.count("Tensor[x]") == 2  # first_n
@@ -58,7 +72,9 @@ def test_print_phase_first_n_and_switches(capsys):
     assert "\tdata: 0,1,2,3,4,5," in out
 
 
-@pytest.mark.parametrize("kw,err", [({"print_phase": "sideways"}, ValueError), ({"first_n": 1.5}, TypeError)])
+@pytest.mark.parametrize(
+    "kw,err", [({"print_phase": "sideways"}, ValueError), ({"first_n": 1.5}, TypeError)]
+)
 def test_print_bad_arguments(kw, err):
     with fluid.program_guard(fluid.Program(), fluid.Program()), pytest.raises(err, match="Print"):
         fluid.layers.Print(fluid.data("x", [2]), **kw)

@@ -21,22 +21,50 @@ def _ref(fn):
 
 
 CASES = []
-for op, fn, lo in [("elementwise_add", np.add, -1), ("elementwise_sub", np.subtract, -1),
-                   ("elementwise_mul", np.multiply, -1), ("elementwise_div", np.divide, 0.5),
-                   ("elementwise_max", np.maximum, -1), ("elementwise_min", np.minimum, -1),
-                   ("elementwise_pow", np.power, 0.5)]:
+for op, fn, lo in [
+    ("elementwise_add", np.add, -1),
+    ("elementwise_sub", np.subtract, -1),
+    ("elementwise_mul", np.multiply, -1),
+    ("elementwise_div", np.divide, 0.5),
+    ("elementwise_max", np.maximum, -1),
+    ("elementwise_min", np.minimum, -1),
+    ("elementwise_pow", np.power, 0.5),
+]:
     CASES += [
-        OpCase(op, {"X": r(2, 3, low=lo), "Y": r(2, 3, low=lo)}, ref=_ref(fn), grad=["X", "Y"], name="same"),
-        OpCase(op, {"X": r(2, 3, 4, low=lo), "Y": r(3, low=lo)}, {"axis": 1}, ref=_ref(fn), grad=["X", "Y"],
-               name="axis1"),
-        OpCase(op, {"X": r(2, 3, 4, low=lo), "Y": r(3, 4, low=lo)}, ref=_ref(fn), grad=["X", "Y"],
-               name="trailing"),
+        OpCase(
+            op,
+            {"X": r(2, 3, low=lo), "Y": r(2, 3, low=lo)},
+            ref=_ref(fn),
+            grad=["X", "Y"],
+            name="same",
+        ),
+        OpCase(
+            op,
+            {"X": r(2, 3, 4, low=lo), "Y": r(3, low=lo)},
+            {"axis": 1},
+            ref=_ref(fn),
+            grad=["X", "Y"],
+            name="axis1",
+        ),
+        OpCase(
+            op,
+            {"X": r(2, 3, 4, low=lo), "Y": r(3, 4, low=lo)},
+            ref=_ref(fn),
+            grad=["X", "Y"],
+            name="trailing",
+        ),
     ]
 CASES += [
-    OpCase("elementwise_mod", {"X": np.array([5, -7, 9], "int64"), "Y": np.array([3, 3, 4], "int64")},
-           ref=_ref(np.mod)),
-    OpCase("elementwise_floordiv", {"X": np.array([5, -7, 9], "int64"), "Y": np.array([3, 3, 4], "int64")},
-           ref=_ref(np.floor_divide)),
+    OpCase(
+        "elementwise_mod",
+        {"X": np.array([5, -7, 9], "int64"), "Y": np.array([3, 3, 4], "int64")},
+        ref=_ref(np.mod),
+    ),
+    OpCase(
+        "elementwise_floordiv",
+        {"X": np.array([5, -7, 9], "int64"), "Y": np.array([3, 3, 4], "int64")},
+        ref=_ref(np.floor_divide),
+    ),
 ]
 
 

@@ -31,15 +31,44 @@ def _one_hot_ref(X, depth, allow_out_of_range=False, **_):
 
 CASES = [
     OpCase("lookup_table", {"W": W, "Ids": IDS}, ref=_lookup_ref, grad=["W"], name="dense"),
-    OpCase("lookup_table", {"W": W, "Ids": IDS}, {"padding_idx": 1}, ref=_lookup_ref, grad=["W"], name="padding"),
-    OpCase("lookup_table", {"W": W, "Ids": IDS}, {"is_sparse": True}, ref=_lookup_ref, grad=["W"], name="sparse"),
-    OpCase("lookup_table", {"W": W, "Ids": IDS.reshape(2, 2, 1)}, ref=_lookup_ref, grad=["W"], name="rank3"),
+    OpCase(
+        "lookup_table",
+        {"W": W, "Ids": IDS},
+        {"padding_idx": 1},
+        ref=_lookup_ref,
+        grad=["W"],
+        name="padding",
+    ),
+    OpCase(
+        "lookup_table",
+        {"W": W, "Ids": IDS},
+        {"is_sparse": True},
+        ref=_lookup_ref,
+        grad=["W"],
+        name="sparse",
+    ),
+    OpCase(
+        "lookup_table",
+        {"W": W, "Ids": IDS.reshape(2, 2, 1)},
+        ref=_lookup_ref,
+        grad=["W"],
+        name="rank3",
+    ),
     OpCase("lookup_table_v2", {"W": W, "Ids": IDS.reshape(2, 2)}, ref=_lookup_v2_ref, grad=["W"]),
     OpCase("one_hot", {"X": np.array([[0], [3], [2]], "int64")}, {"depth": 4}, ref=_one_hot_ref),
-    OpCase("one_hot", {"X": np.array([[0], [5], [2]], "int64")}, {"depth": 4, "allow_out_of_range": True},
-           ref=_one_hot_ref, name="out_of_range"),
-    OpCase("one_hot_v2", {"X": np.array([0, 3, 2], "int64")}, {"depth": 4},
-           ref=lambda X, depth, **_: {"Out": np.eye(depth, dtype="float32")[X]}),
+    OpCase(
+        "one_hot",
+        {"X": np.array([[0], [5], [2]], "int64")},
+        {"depth": 4, "allow_out_of_range": True},
+        ref=_one_hot_ref,
+        name="out_of_range",
+    ),
+    OpCase(
+        "one_hot_v2",
+        {"X": np.array([0, 3, 2], "int64")},
+        {"depth": 4},
+        ref=lambda X, depth, **_: {"Out": np.eye(depth, dtype="float32")[X]},
+    ),
 ]
 
 

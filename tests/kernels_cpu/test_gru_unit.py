@@ -13,14 +13,19 @@ def r(*shape):
 
 
 def _ref(Input, HiddenPrev, Weight, Bias=None, activation=2, gate_activation=1, origin_mode=False):
-    acts = {0: lambda z: z, 1: lambda z: 1 / (1 + np.exp(-z)), 2: np.tanh, 3: lambda z: np.maximum(z, 0)}
+    acts = {
+        0: lambda z: z,
+        1: lambda z: 1 / (1 + np.exp(-z)),
+        2: np.tanh,
+        3: lambda z: np.maximum(z, 0),
+    }
     g = Input + (Bias if Bias is not None else 0)
     flat = Weight.reshape(-1)
-    wg, ws = flat[: 2 * D * D].reshape(D, 2 * D), flat[2 * D * D:].reshape(D, D)
+    wg, ws = flat[: 2 * D * D].reshape(D, 2 * D), flat[2 * D * D :].reshape(D, D)
     ur = acts[gate_activation](g[:, : 2 * D] + HiddenPrev @ wg)
     u, rr = ur[:, :D], ur[:, D:]
     rhp = rr * HiddenPrev
-    c = acts[activation](g[:, 2 * D:] + rhp @ ws)
+    c = acts[activation](g[:, 2 * D :] + rhp @ ws)
     h = u * HiddenPrev + (1 - u) * c if origin_mode else (1 - u) * HiddenPrev + u * c
     return {"Gate": np.concatenate([ur, c], 1), "ResetHiddenPrev": rhp, "Hidden": h}
 
@@ -35,23 +40,54 @@ def _ins(bias=True):
 GRADS = ["Input", "HiddenPrev", "Weight", "Bias"]
 CASES = [
     OpCase("gru_unit", _ins(), ref=_ref, grad=GRADS, grad_outputs=["Hidden"], name="tanh_sigmoid"),
-    OpCase("gru_unit", _ins(), {"origin_mode": True}, ref=_ref, grad=GRADS, grad_outputs=["Hidden"],
-           name="origin_mode"),
-    OpCase("gru_unit", _ins(), {"activation": 0, "gate_activation": 2}, ref=_ref, grad=GRADS,
-           grad_outputs=["Hidden"], name="identity_tanh"),
-    OpCase("gru_unit", _ins(bias=False), ref=_ref, grad=GRADS[:3], grad_outputs=["Hidden"], name="no_bias"),
-    OpCase("gru_unit", {k: v.astype("float32") for k, v in _ins().items()}, ref=_ref, rtol=1e-5, atol=1e-6,
-           name="float32"),
+    OpCase(
+        "gru_unit",
+        _ins(),
+        {"origin_mode": True},
+        ref=_ref,
+        grad=GRADS,
+        grad_outputs=["Hidden"],
+        name="origin_mode",
+    ),
+    OpCase(
+        "gru_unit",
+        _ins(),
+        {"activation": 0, "gate_activation": 2},
+        ref=_ref,
+        grad=GRADS,
+        grad_outputs=["Hidden"],
+        name="identity_tanh",
+    ),
+    OpCase(
+        "gru_unit",
+        _ins(bias=False),
+        ref=_ref,
+        grad=GRADS[:3],
+        grad_outputs=["Hidden"],
+        name="no_bias",
+    ),
+    OpCase(
+        "gru_unit",
+        {k: v.astype("float32") for k, v in _ins().items()},
+        ref=_ref,
+        rtol=1e-5,
+        atol=1e-6,
+        name="float32",
+    ),
 ]
 
 # Hidden of Fluid 1.8.5's gru_unit for the oracle inputs below (tanh/sigmoid; origin_mode False and True)
 _o = np.random.default_rng(0)
-ORACLE_IN = {"Input": _o.uniform(-1, 1, (3, 6)).astype("float32"),
-             "HiddenPrev": _o.uniform(-1, 1, (3, 2)).astype("float32"),
-             "Weight": _o.uniform(-1, 1, (2, 6)).astype("float32"),
-             "Bias": _o.uniform(-1, 1, (1, 6)).astype("float32")}
-ORACLE_HIDDEN = {False: [[0.17893490, 0.16715321], [-0.21312493, -0.85517770], [0.50924683, 0.07437976]],
-                 True: [[0.12600785, 0.06870496], [0.05385751, -0.78171724], [0.41131806, 0.04013787]]}
+ORACLE_IN = {
+    "Input": _o.uniform(-1, 1, (3, 6)).astype("float32"),
+    "HiddenPrev": _o.uniform(-1, 1, (3, 2)).astype("float32"),
+    "Weight": _o.uniform(-1, 1, (2, 6)).astype("float32"),
+    "Bias": _o.uniform(-1, 1, (1, 6)).astype("float32"),
+}
+ORACLE_HIDDEN = {
+    False: [[0.17893490, 0.16715321], [-0.21312493, -0.85517770], [0.50924683, 0.07437976]],
+    True: [[0.12600785, 0.06870496], [0.05385751, -0.78171724], [0.41131806, 0.04013787]],
+}
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)

@@ -15,8 +15,17 @@ def _ratio(size, out, ac):
     return 0.0 if out <= 1 else ((size - 1) / (out - 1) if ac else size / out)
 
 
-def interp_ref(X, out_h=-1, out_w=-1, scale=0.0, interp_method="bilinear", align_corners=True, align_mode=1,
-               data_layout="NCHW", **_):
+def interp_ref(
+    X,
+    out_h=-1,
+    out_w=-1,
+    scale=0.0,
+    interp_method="bilinear",
+    align_corners=True,
+    align_mode=1,
+    data_layout="NCHW",
+    **_,
+):
     """Per output pixel, Fluid's index rules written out plainly."""
     x = X.transpose(0, 3, 1, 2) if data_layout == "NHWC" else X
     h, w = x.shape[2:]
@@ -37,8 +46,12 @@ def interp_ref(X, out_h=-1, out_w=-1, scale=0.0, interp_method="bilinear", align
             y0, x0 = min(int(sy), h - 1), min(int(sx), w - 1)
             y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
             dy, dx = sy - y0, sx - x0
-            out[:, :, i, j] = (x[:, :, y0, x0] * (1 - dy) * (1 - dx) + x[:, :, y0, x1] * (1 - dy) * dx
-                               + x[:, :, y1, x0] * dy * (1 - dx) + x[:, :, y1, x1] * dy * dx)
+            out[:, :, i, j] = (
+                x[:, :, y0, x0] * (1 - dy) * (1 - dx)
+                + x[:, :, y0, x1] * (1 - dy) * dx
+                + x[:, :, y1, x0] * dy * (1 - dx)
+                + x[:, :, y1, x1] * dy * dx
+            )
     if data_layout == "NHWC":
         out = out.transpose(0, 2, 3, 1)
     return {"Out": out}
@@ -52,7 +65,15 @@ def _c(op, shape, name, **attrs):
 CASES = [
     _c("bilinear_interp", (1, 2, 3, 4), "align_corners", out_h=5, out_w=3),
     _c("bilinear_interp", (1, 2, 3, 4), "align_mode1", out_h=5, out_w=7, align_corners=False),
-    _c("bilinear_interp", (1, 2, 4, 3), "half_pixel", out_h=2, out_w=5, align_corners=False, align_mode=0),
+    _c(
+        "bilinear_interp",
+        (1, 2, 4, 3),
+        "half_pixel",
+        out_h=2,
+        out_w=5,
+        align_corners=False,
+        align_mode=0,
+    ),
     _c("bilinear_interp", (1, 2, 3, 3), "scale", scale=1.5),
     _c("bilinear_interp", (1, 3, 3, 2), "nhwc", out_h=4, out_w=4, data_layout="NHWC"),
     _c("nearest_interp", (1, 2, 3, 4), "align_corners", out_h=5, out_w=3),

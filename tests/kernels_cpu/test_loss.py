@@ -22,16 +22,43 @@ def _ref(X, Label, soft_label=False, ignore_index=-100):
 
 
 CASES = [
-    OpCase("cross_entropy", {"X": probs(4, 3), "Label": np.array([[0], [2], [1], [2]], "int64")},
-           ref=_ref, grad=["X"], name="hard"),
-    OpCase("cross_entropy", {"X": probs(2, 2, 3), "Label": np.array([[[0], [2]], [[1], [1]]], "int64")},
-           ref=_ref, grad=["X"], name="hard-3d"),
-    OpCase("cross_entropy", {"X": probs(3, 4), "Label": probs(3, 4)}, {"soft_label": True}, ref=_ref,
-           grad=["X"], name="soft"),
-    OpCase("cross_entropy", {"X": probs(4, 3), "Label": np.array([[0], [-1], [1], [-1]], "int64")},
-           {"ignore_index": -1}, ref=_ref, grad=["X"], name="ignore-index"),
-    OpCase("cross_entropy", {"X": probs(3, 5).astype("float32"), "Label": np.array([[4], [0], [3]], "int64")},
-           ref=_ref, rtol=1e-5, name="float32"),
+    OpCase(
+        "cross_entropy",
+        {"X": probs(4, 3), "Label": np.array([[0], [2], [1], [2]], "int64")},
+        ref=_ref,
+        grad=["X"],
+        name="hard",
+    ),
+    OpCase(
+        "cross_entropy",
+        {"X": probs(2, 2, 3), "Label": np.array([[[0], [2]], [[1], [1]]], "int64")},
+        ref=_ref,
+        grad=["X"],
+        name="hard-3d",
+    ),
+    OpCase(
+        "cross_entropy",
+        {"X": probs(3, 4), "Label": probs(3, 4)},
+        {"soft_label": True},
+        ref=_ref,
+        grad=["X"],
+        name="soft",
+    ),
+    OpCase(
+        "cross_entropy",
+        {"X": probs(4, 3), "Label": np.array([[0], [-1], [1], [-1]], "int64")},
+        {"ignore_index": -1},
+        ref=_ref,
+        grad=["X"],
+        name="ignore-index",
+    ),
+    OpCase(
+        "cross_entropy",
+        {"X": probs(3, 5).astype("float32"), "Label": np.array([[4], [0], [3]], "int64")},
+        ref=_ref,
+        rtol=1e-5,
+        name="float32",
+    ),
 ]
 
 
@@ -52,8 +79,12 @@ def test_ignored_rows_have_zero_gradient():
         (gx,) = fluid.gradients([fluid.layers.mean(loss)], [x])
         main = fluid.default_main_program()
     exe = fluid.Executor(fluid.CPUPlace())
-    g, = exe.run(main, feed={"x": x_val, "label": np.array([[1], [7], [0]], "int64")}, fetch_list=[gx],
-                 scope=fluid.Scope())
+    (g,) = exe.run(
+        main,
+        feed={"x": x_val, "label": np.array([[1], [7], [0]], "int64")},
+        fetch_list=[gx],
+        scope=fluid.Scope(),
+    )
     assert np.all(g[1] == 0)
     assert g[0, 1] == pytest.approx(-1 / 3 / x_val[0, 1])
 
@@ -79,6 +110,9 @@ def test_hard_label_must_be_int():
         loss = fluid.layers.cross_entropy(x, label)
     exe = fluid.Executor(fluid.CPUPlace())
     with pytest.raises(OpRuntimeError, match="hard Label must hold int64") as info:
-        exe.run(main, feed={"x": probs(2, 3).astype("float32"), "label": np.zeros((2, 1), "float32")},
-                fetch_list=[loss])
+        exe.run(
+            main,
+            feed={"x": probs(2, 3).astype("float32"), "label": np.zeros((2, 1), "float32")},
+            fetch_list=[loss],
+        )
     assert "test_loss.py" in str(info.value)

@@ -22,20 +22,48 @@ def _sum_ref(X):
 
 
 CASES = [
-    OpCase("scale", {"X": r(2, 3)}, {"scale": 2.5, "bias": 0.5}, ref=_scale_ref, grad=["X"],
-           name="bias-after"),
-    OpCase("scale", {"X": r(2, 3)}, {"scale": 2.5, "bias": 0.5, "bias_after_scale": False},
-           ref=_scale_ref, grad=["X"], name="bias-before"),
-    OpCase("scale", {"X": r(2, 3), "ScaleTensor": np.array([-3.0])}, {"scale": 2.0, "bias": 1.0},
-           ref=_scale_ref, grad=["X"], name="scale-tensor"),
-    OpCase("scale", {"X": np.array([1, 2, 3], "int64")}, {"scale": 3.0, "bias": 1.0}, ref=_scale_ref,
-           name="int64"),
+    OpCase(
+        "scale",
+        {"X": r(2, 3)},
+        {"scale": 2.5, "bias": 0.5},
+        ref=_scale_ref,
+        grad=["X"],
+        name="bias-after",
+    ),
+    OpCase(
+        "scale",
+        {"X": r(2, 3)},
+        {"scale": 2.5, "bias": 0.5, "bias_after_scale": False},
+        ref=_scale_ref,
+        grad=["X"],
+        name="bias-before",
+    ),
+    OpCase(
+        "scale",
+        {"X": r(2, 3), "ScaleTensor": np.array([-3.0])},
+        {"scale": 2.0, "bias": 1.0},
+        ref=_scale_ref,
+        grad=["X"],
+        name="scale-tensor",
+    ),
+    OpCase(
+        "scale",
+        {"X": np.array([1, 2, 3], "int64")},
+        {"scale": 3.0, "bias": 1.0},
+        ref=_scale_ref,
+        name="int64",
+    ),
     OpCase("sum", {"X": [r(2, 3), r(2, 3), r(2, 3)]}, ref=_sum_ref, grad=["X"], name="three"),
     OpCase("sum", {"X": [r(4)]}, ref=_sum_ref, grad=["X"], name="one"),
     OpCase("sum", {"X": [r(2, 2), r(2, 2)]}, ref=_sum_ref, grad=["X"], name="two"),
     OpCase("mean", {"X": r(3, 4)}, ref=lambda X: {"Out": X.mean().reshape(1)}, grad=["X"]),
-    OpCase("mean", {"X": r(5).astype("float32")}, ref=lambda X: {"Out": X.mean(dtype="float32").reshape(1)},
-           rtol=1e-6, name="float32"),
+    OpCase(
+        "mean",
+        {"X": r(5).astype("float32")},
+        ref=lambda X: {"Out": X.mean(dtype="float32").reshape(1)},
+        rtol=1e-6,
+        name="float32",
+    ),
     OpCase("assign", {"X": r(2, 3)}, ref=lambda X: {"Out": X}, grad=["X"]),
     OpCase("assign", {"X": np.array([3, 1], "int32")}, ref=lambda X: {"Out": X}, name="int32"),
 ]
@@ -65,8 +93,12 @@ def _run_sum(values):
     for i, v in enumerate(values):
         name = f"x{i}"
         sparse = isinstance(v, SelectedRows)
-        block.create_var(name=name, shape=[5, 2], dtype="float64",
-                         type=VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR)
+        block.create_var(
+            name=name,
+            shape=[5, 2],
+            dtype="float64",
+            type=VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR,
+        )
         scope.var(name).value = v if sparse else fluid.LoDTensor(v)
         names.append(name)
     out = block.create_var(name="out", shape=[5, 2], dtype="float64")

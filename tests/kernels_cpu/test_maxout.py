@@ -10,15 +10,27 @@ rng = np.random.default_rng(5)
 
 def ref(X, groups, axis):
     axis = axis % 4
-    shape = X.shape[:axis] + (X.shape[axis] // groups, groups) + X.shape[axis + 1:]
+    shape = X.shape[:axis] + (X.shape[axis] // groups, groups) + X.shape[axis + 1 :]
     return {"Out": X.reshape(shape).max(axis=axis + 1)}
 
 
 CASES = [
-    OpCase("maxout", {"X": rng.permutation(48).reshape(1, 6, 2, 4) / 10.0}, {"groups": 2, "axis": 1}, ref=ref,
-           grad=["X"], name="nchw"),
-    OpCase("maxout", {"X": rng.permutation(48).reshape(1, 2, 4, 6) / 10.0}, {"groups": 3, "axis": -1}, ref=ref,
-           grad=["X"], name="nhwc"),
+    OpCase(
+        "maxout",
+        {"X": rng.permutation(48).reshape(1, 6, 2, 4) / 10.0},
+        {"groups": 2, "axis": 1},
+        ref=ref,
+        grad=["X"],
+        name="nchw",
+    ),
+    OpCase(
+        "maxout",
+        {"X": rng.permutation(48).reshape(1, 2, 4, 6) / 10.0},
+        {"groups": 3, "axis": -1},
+        ref=ref,
+        grad=["X"],
+        name="nhwc",
+    ),
 ]
 
 

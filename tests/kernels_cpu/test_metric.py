@@ -20,21 +20,45 @@ def _topk_ref(X, k=1, **_):
 
 def _acc_ref(Out, Indices, Label):
     correct = int(sum(Label[i, 0] in Indices[i] for i in range(len(Label))))
-    return {"Accuracy": np.array([correct / len(Label)], "float32"),
-            "Correct": np.array([correct], "int32"), "Total": np.array([len(Label)], "int32")}
+    return {
+        "Accuracy": np.array([correct / len(Label)], "float32"),
+        "Correct": np.array([correct], "int32"),
+        "Total": np.array([len(Label)], "int32"),
+    }
 
 
 _idx = np.array([[2, 0], [1, 3], [0, 1], [3, 2]], "int64")
 CASES = [
     OpCase("top_k", {"X": distinct(3, 5)}, {"k": 2}, ref=_topk_ref, grad=["X"], name="k2"),
     OpCase("top_k", {"X": distinct(2, 2, 4)}, {"k": 1}, ref=_topk_ref, grad=["X"], name="3d-k1"),
-    OpCase("top_k", {"X": distinct(2, 4), "K": np.array([3], "int32")}, {"k": 1},
-           ref=lambda X, K, **_: _topk_ref(X, 3), name="k-tensor", outputs={"Out": 1, "Indices": 1}),
-    OpCase("accuracy", {"Out": rng.uniform(size=(4, 2)).astype("float32"), "Indices": _idx,
-                        "Label": np.array([[0], [2], [1], [3]], "int64")}, ref=_acc_ref, name="top2"),
-    OpCase("accuracy", {"Out": rng.uniform(size=(3, 1)).astype("float32"),
-                        "Indices": np.array([[1], [0], [2]], "int64"),
-                        "Label": np.array([[1], [0], [2]], "int64")}, ref=_acc_ref, name="all-correct"),
+    OpCase(
+        "top_k",
+        {"X": distinct(2, 4), "K": np.array([3], "int32")},
+        {"k": 1},
+        ref=lambda X, K, **_: _topk_ref(X, 3),
+        name="k-tensor",
+        outputs={"Out": 1, "Indices": 1},
+    ),
+    OpCase(
+        "accuracy",
+        {
+            "Out": rng.uniform(size=(4, 2)).astype("float32"),
+            "Indices": _idx,
+            "Label": np.array([[0], [2], [1], [3]], "int64"),
+        },
+        ref=_acc_ref,
+        name="top2",
+    ),
+    OpCase(
+        "accuracy",
+        {
+            "Out": rng.uniform(size=(3, 1)).astype("float32"),
+            "Indices": np.array([[1], [0], [2]], "int64"),
+            "Label": np.array([[1], [0], [2]], "int64"),
+        },
+        ref=_acc_ref,
+        name="all-correct",
+    ),
 ]
 
 
@@ -60,8 +84,12 @@ def test_accuracy_layer_on_softmax():
         main = fluid.default_main_program()
     xv = np.array([[0, 3, 1, 0], [5, 0, 0, 1], [0, 0, 0, 9]], "float32")
     exe = fluid.Executor(fluid.CPUPlace())
-    (a,) = exe.run(main, feed={"x": xv, "label": np.array([[1], [2], [3]], "int64")}, fetch_list=[acc],
-                   scope=fluid.Scope())
+    (a,) = exe.run(
+        main,
+        feed={"x": xv, "label": np.array([[1], [2], [3]], "int64")},
+        fetch_list=[acc],
+        scope=fluid.Scope(),
+    )
     assert a.shape == (1,) and a[0] == pytest.approx(2 / 3)
 
 

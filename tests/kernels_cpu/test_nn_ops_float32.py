@@ -9,8 +9,21 @@ import pytest
 from oar.testing import run_forward
 
 HERE = pathlib.Path(__file__).parent
-MODULES = ["test_embedding", "test_losses", "test_reduce", "test_manip", "test_indexing", "test_search",
-           "test_clip", "test_compare", "test_ranges", "test_tensor_misc", "test_rank_losses", "test_random_like", "test_rearrange"]
+MODULES = [
+    "test_embedding",
+    "test_losses",
+    "test_reduce",
+    "test_manip",
+    "test_indexing",
+    "test_search",
+    "test_clip",
+    "test_compare",
+    "test_ranges",
+    "test_tensor_misc",
+    "test_rank_losses",
+    "test_random_like",
+    "test_rearrange",
+]
 
 
 def _cases():
@@ -30,8 +43,15 @@ def _f32(v):
     return v.astype("float32") if v.dtype == np.float64 else v
 
 
-CASES = [c for c in _cases() if any(np.asarray(v).dtype == np.float64 for vs in c.inputs.values()
-                                    for v in (vs if isinstance(vs, (list, tuple)) else [vs]))]
+CASES = [
+    c
+    for c in _cases()
+    if any(
+        np.asarray(v).dtype == np.float64
+        for vs in c.inputs.values()
+        for v in (vs if isinstance(vs, (list, tuple)) else [vs])
+    )
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -41,4 +61,6 @@ def test_float32_in_float32_out(case):
     for slot, arrays in got.items():
         for a in arrays:
             if np.asarray(a).dtype.kind == "f":
-                assert np.asarray(a).dtype == np.float32, f"{case}: {slot} came out {np.asarray(a).dtype}"
+                assert np.asarray(a).dtype == np.float32, (
+                    f"{case}: {slot} came out {np.asarray(a).dtype}"
+                )

@@ -15,8 +15,19 @@ def bn_ref_factory(mean0, var0):
     """Reference over copies of the moving stats (the kernel updates the fed arrays in place)."""
     mean0, var0 = mean0.copy(), var0.copy()
 
-    def ref(X, Scale, Bias, Mean, Variance, momentum=0.9, epsilon=1e-5, is_test=False, data_layout="NCHW",
-            use_global_stats=False, **_):
+    def ref(
+        X,
+        Scale,
+        Bias,
+        Mean,
+        Variance,
+        momentum=0.9,
+        epsilon=1e-5,
+        is_test=False,
+        data_layout="NCHW",
+        use_global_stats=False,
+        **_,
+    ):
         c_axis = X.ndim - 1 if data_layout == "NHWC" and X.ndim > 2 else 1
         axes = tuple(i for i in range(X.ndim) if i != c_axis)
         shape = [1] * X.ndim
@@ -27,7 +38,9 @@ def bn_ref_factory(mean0, var0):
         else:
             m, v = X.mean(axis=axes), X.var(axis=axes)
             mo, vo = mean0 * momentum + m * (1 - momentum), var0 * momentum + v * (1 - momentum)
-        y = (X - m.reshape(shape)) / np.sqrt(v.reshape(shape) + epsilon) * Scale.reshape(shape) + Bias.reshape(shape)
+        y = (X - m.reshape(shape)) / np.sqrt(v.reshape(shape) + epsilon) * Scale.reshape(
+            shape
+        ) + Bias.reshape(shape)
         out = {"Y": y, "MeanOut": mo, "VarianceOut": vo}
         if not (is_test or use_global_stats):
             out.update(SavedMean=m, SavedVariance=1 / np.sqrt(v + epsilon))
@@ -39,9 +52,21 @@ def bn_ref_factory(mean0, var0):
 def _bn(shape, name, c_axis=1, **attrs):
     c = shape[c_axis]
     mean, var = r(c), r(c, low=0.5, high=1.5)
-    return OpCase("batch_norm", {"X": r(*shape), "Scale": r(c, low=0.5, high=1.5), "Bias": r(c), "Mean": mean,
-                                 "Variance": var}, attrs, ref=bn_ref_factory(mean, var),
-                  grad=["X", "Scale", "Bias"], grad_outputs=["Y"], name=name)
+    return OpCase(
+        "batch_norm",
+        {
+            "X": r(*shape),
+            "Scale": r(c, low=0.5, high=1.5),
+            "Bias": r(c),
+            "Mean": mean,
+            "Variance": var,
+        },
+        attrs,
+        ref=bn_ref_factory(mean, var),
+        grad=["X", "Scale", "Bias"],
+        grad_outputs=["Y"],
+        name=name,
+    )
 
 
 def ln_ref(X, Scale=None, Bias=None, begin_norm_axis=1, epsilon=1e-5, **_):
@@ -61,9 +86,9 @@ def lrn_ref(X, n=5, k=1.0, alpha=1e-4, beta=0.75, **_):
     c = X.shape[1]
     s = np.zeros_like(X)
     for ch in range(c):
-        s[:, ch] = (X[:, max(ch - pre, 0):min(ch - pre + n, c)] ** 2).sum(1)
+        s[:, ch] = (X[:, max(ch - pre, 0) : min(ch - pre + n, c)] ** 2).sum(1)
     mid = k + alpha * s
-    return {"Out": X * mid ** -beta, "MidOut": mid}
+    return {"Out": X * mid**-beta, "MidOut": mid}
 
 
 CASES = [
@@ -72,16 +97,44 @@ CASES = [
     _bn((3, 2, 2, 3), "train_nhwc", c_axis=3, data_layout="NHWC"),
     _bn((2, 3, 2, 2), "is_test", is_test=True),
     _bn((2, 3, 2, 2), "use_global_stats", use_global_stats=True),
-    OpCase("layer_norm", {"X": r(3, 2, 4), "Scale": r(8, low=0.5, high=1.5), "Bias": r(8)}, ref=ln_ref,
-           grad=["X", "Scale", "Bias"], grad_outputs=["Y"], name="axis1"),
-    OpCase("layer_norm", {"X": r(2, 3, 4), "Scale": r(4, low=0.5, high=1.5), "Bias": r(4)},
-           {"begin_norm_axis": 2, "epsilon": 1e-3}, ref=ln_ref, grad=["X", "Scale", "Bias"], grad_outputs=["Y"],
-           name="axis2"),
-    OpCase("layer_norm", {"X": r(3, 5)}, ref=ln_ref, grad=["X"], grad_outputs=["Y"], name="no_affine"),
-    OpCase("lrn", {"X": r(2, 6, 2, 2)}, {"n": 3, "k": 2.0, "alpha": 0.1, "beta": 0.75}, ref=lrn_ref, grad=["X"],
-           grad_outputs=["Out"], name="n3"),
-    OpCase("lrn", {"X": r(1, 7, 2, 1)}, {"n": 5, "k": 1.0, "alpha": 0.2}, ref=lrn_ref, grad=["X"],
-           grad_outputs=["Out"], name="n5"),
+    OpCase(
+        "layer_norm",
+        {"X": r(3, 2, 4), "Scale": r(8, low=0.5, high=1.5), "Bias": r(8)},
+        ref=ln_ref,
+        grad=["X", "Scale", "Bias"],
+        grad_outputs=["Y"],
+        name="axis1",
+    ),
+    OpCase(
+        "layer_norm",
+        {"X": r(2, 3, 4), "Scale": r(4, low=0.5, high=1.5), "Bias": r(4)},
+        {"begin_norm_axis": 2, "epsilon": 1e-3},
+        ref=ln_ref,
+        grad=["X", "Scale", "Bias"],
+        grad_outputs=["Y"],
+        name="axis2",
+    ),
+    OpCase(
+        "layer_norm", {"X": r(3, 5)}, ref=ln_ref, grad=["X"], grad_outputs=["Y"], name="no_affine"
+    ),
+    OpCase(
+        "lrn",
+        {"X": r(2, 6, 2, 2)},
+        {"n": 3, "k": 2.0, "alpha": 0.1, "beta": 0.75},
+        ref=lrn_ref,
+        grad=["X"],
+        grad_outputs=["Out"],
+        name="n3",
+    ),
+    OpCase(
+        "lrn",
+        {"X": r(1, 7, 2, 1)},
+        {"n": 5, "k": 1.0, "alpha": 0.2},
+        ref=lrn_ref,
+        grad=["X"],
+        grad_outputs=["Out"],
+        name="n5",
+    ),
 ]
 
 
@@ -97,7 +150,9 @@ def test_batch_norm_updates_moving_stats_in_place():
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         xv = fluid.data("x", [8, 2, 3, 3])
-        y = fluid.layers.batch_norm(xv, momentum=0.9, moving_mean_name="mm", moving_variance_name="mv")
+        y = fluid.layers.batch_norm(
+            xv, momentum=0.9, moving_mean_name="mm", moving_variance_name="mv"
+        )
     exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
     exe.run(startup, scope=scope)
 

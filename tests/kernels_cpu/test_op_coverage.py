@@ -42,13 +42,17 @@ def _installed_plugins() -> set:
     """Plugins that came from an installed distribution (not ones tests registered by hand)."""
     from oar.plugins import plugin_infos
 
-    return {p.name for p in plugin_infos() if p.distribution != "(registered by hand)" and not p.error}
+    return {
+        p.name for p in plugin_infos() if p.distribution != "(registered by hand)" and not p.error
+    }
 
 
 def _forward_ops() -> dict:
     ops = registries().ops
     installed = _installed_plugins()
-    return {t: ops.get(t) for t in ops.types() if not t.endswith("_grad") and ops.owner(t) in installed}
+    return {
+        t: ops.get(t) for t in ops.types() if not t.endswith("_grad") and ops.owner(t) in installed
+    }
 
 
 def _is_generated_grad(op_type: str) -> bool:
@@ -72,18 +76,23 @@ def test_every_op_has_a_case(cases):
 
 def test_every_differentiable_op_has_a_gradient_check(cases):
     checked = {c.op_type for c in cases if c.grad}
-    missing = sorted(t for t, d in _forward_ops().items() if d.grad is not None and t not in checked)
+    missing = sorted(
+        t for t, d in _forward_ops().items() if d.grad is not None and t not in checked
+    )
     assert not missing, (
-        "ops with a grad maker but no OpCase with grad=[...] (numeric gradient check): " + ", ".join(
-            f"'{t}'" for t in missing)
+        "ops with a grad maker but no OpCase with grad=[...] (numeric gradient check): "
+        + ", ".join(f"'{t}'" for t in missing)
     )
 
 
 def test_grad_ops_are_reachable_from_a_forward_op():
     """A hand-registered ``*_grad`` op (not made from a GradSpec) must belong to a forward op."""
     ops = registries().ops
-    orphans = [t for t in ops.types() if t.endswith("_grad") and not _is_generated_grad(t)
-               and t[: -len("_grad")] not in ops]
+    orphans = [
+        t
+        for t in ops.types()
+        if t.endswith("_grad") and not _is_generated_grad(t) and t[: -len("_grad")] not in ops
+    ]
     assert not orphans, f"grad ops whose forward op is not registered: {orphans}"
 
 
@@ -100,4 +109,3 @@ def test_grad_slots_exist(cases):
             if slot not in opdef.input_names or slot not in c.inputs:
                 bad.append(f"{c}: grad slot '{slot}'")
     assert not bad, "OpCase.grad names slots the op or the case lacks: " + "; ".join(bad)
-

@@ -27,28 +27,78 @@ def adam_reference(p, g, lr, m1, m2, b1p, b2p, beta1=0.9, beta2=0.999, epsilon=1
     return p, m1, m2, b1p * beta1, b2p * beta2
 
 
-def _adam_ref(Param, Grad, LearningRate, Moment1, Moment2, Beta1Pow, Beta2Pow, beta1=0.9, beta2=0.999,
-              epsilon=1e-8, **_):
-    p, m1, m2, b1p, b2p = adam_reference(Param.astype("float64"), Grad, LearningRate[0], Moment1, Moment2,
-                                         Beta1Pow[0], Beta2Pow[0], beta1, beta2, epsilon)
-    return {"ParamOut": p, "Moment1Out": m1, "Moment2Out": m2, "Beta1PowOut": np.array([b1p]),
-            "Beta2PowOut": np.array([b2p])}
+def _adam_ref(
+    Param,
+    Grad,
+    LearningRate,
+    Moment1,
+    Moment2,
+    Beta1Pow,
+    Beta2Pow,
+    beta1=0.9,
+    beta2=0.999,
+    epsilon=1e-8,
+    **_,
+):
+    p, m1, m2, b1p, b2p = adam_reference(
+        Param.astype("float64"),
+        Grad,
+        LearningRate[0],
+        Moment1,
+        Moment2,
+        Beta1Pow[0],
+        Beta2Pow[0],
+        beta1,
+        beta2,
+        epsilon,
+    )
+    return {
+        "ParamOut": p,
+        "Moment1Out": m1,
+        "Moment2Out": m2,
+        "Beta1PowOut": np.array([b1p]),
+        "Beta2PowOut": np.array([b2p]),
+    }
 
 
 def _adam_inputs():
-    return {"Param": r(3, 2), "Grad": r(3, 2), "LearningRate": np.array([0.01], "float32"),
-            "Moment1": r(3, 2) * 0.1, "Moment2": np.abs(r(3, 2)) * 0.1,
-            "Beta1Pow": np.array([0.9 ** 3], "float32"), "Beta2Pow": np.array([0.999 ** 3], "float32")}
+    return {
+        "Param": r(3, 2),
+        "Grad": r(3, 2),
+        "LearningRate": np.array([0.01], "float32"),
+        "Moment1": r(3, 2) * 0.1,
+        "Moment2": np.abs(r(3, 2)) * 0.1,
+        "Beta1Pow": np.array([0.9**3], "float32"),
+        "Beta2Pow": np.array([0.999**3], "float32"),
+    }
 
 
 CASES = [
-    OpCase("sgd", {"Param": r(3, 4), "LearningRate": np.array([0.1], "float32"), "Grad": r(3, 4)},
-           ref=_sgd_ref),
-    OpCase("sgd", {"Param": r(5).astype("float64"), "LearningRate": np.array([0.5]),
-                   "Grad": r(5).astype("float64")}, ref=_sgd_ref, name="float64"),
+    OpCase(
+        "sgd",
+        {"Param": r(3, 4), "LearningRate": np.array([0.1], "float32"), "Grad": r(3, 4)},
+        ref=_sgd_ref,
+    ),
+    OpCase(
+        "sgd",
+        {
+            "Param": r(5).astype("float64"),
+            "LearningRate": np.array([0.5]),
+            "Grad": r(5).astype("float64"),
+        },
+        ref=_sgd_ref,
+        name="float64",
+    ),
     OpCase("adam", _adam_inputs(), ref=_adam_ref, rtol=1e-5, atol=1e-6),
-    OpCase("adam", _adam_inputs(), {"beta1": 0.5, "beta2": 0.9, "epsilon": 1e-4}, ref=_adam_ref,
-           rtol=1e-5, atol=1e-6, name="attrs"),
+    OpCase(
+        "adam",
+        _adam_inputs(),
+        {"beta1": 0.5, "beta2": 0.9, "epsilon": 1e-4},
+        ref=_adam_ref,
+        rtol=1e-5,
+        atol=1e-6,
+        name="attrs",
+    ),
 ]
 
 
@@ -66,11 +116,15 @@ def _optimizer_program(op_type, names_shapes, extra_inputs=(), attrs=None, spars
     block = main.global_block()
     for name, shape in names_shapes.items():
         vtype = VarType.SELECTED_ROWS if (sparse_grad and name == "Grad") else VarType.LOD_TENSOR
-        block.create_var(name=name.lower(), shape=shape, dtype="float32",
-                         persistable=name != "Grad", type=vtype)
+        block.create_var(
+            name=name.lower(), shape=shape, dtype="float32", persistable=name != "Grad", type=vtype
+        )
     opdef_in = {n: [n.lower()] for n in names_shapes}
-    outs = {n + "Out": [n.lower()] for n in ("Param", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow")
-            if n in names_shapes}
+    outs = {
+        n + "Out": [n.lower()]
+        for n in ("Param", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow")
+        if n in names_shapes
+    }
     block.append_op(op_type, opdef_in, outs, attrs or {})
     return main
 
@@ -78,14 +132,26 @@ def _optimizer_program(op_type, names_shapes, extra_inputs=(), attrs=None, spars
 def test_adam_matches_numpy_over_several_steps():
     from oar import fluid
 
-    shapes = {"Param": [4, 3], "Grad": [4, 3], "LearningRate": [1], "Moment1": [4, 3], "Moment2": [4, 3],
-              "Beta1Pow": [1], "Beta2Pow": [1]}
+    shapes = {
+        "Param": [4, 3],
+        "Grad": [4, 3],
+        "LearningRate": [1],
+        "Moment1": [4, 3],
+        "Moment2": [4, 3],
+        "Beta1Pow": [1],
+        "Beta2Pow": [1],
+    }
     main = _optimizer_program("adam", shapes, attrs={"beta1": 0.8, "beta2": 0.95, "epsilon": 1e-6})
     scope = fluid.Scope()
     p = r(4, 3)
-    state = {"param": p.copy(), "learningrate": np.array([0.05], "float32"),
-             "moment1": np.zeros((4, 3), "float32"), "moment2": np.zeros((4, 3), "float32"),
-             "beta1pow": np.array([0.8], "float32"), "beta2pow": np.array([0.95], "float32")}
+    state = {
+        "param": p.copy(),
+        "learningrate": np.array([0.05], "float32"),
+        "moment1": np.zeros((4, 3), "float32"),
+        "moment2": np.zeros((4, 3), "float32"),
+        "beta1pow": np.array([0.8], "float32"),
+        "beta2pow": np.array([0.95], "float32"),
+    }
     for name, value in state.items():
         scope.var(name).value = fluid.LoDTensor(value.copy())
     exe = fluid.Executor(fluid.CPUPlace())
@@ -94,18 +160,24 @@ def test_adam_matches_numpy_over_several_steps():
         g = r(4, 3)
         scope.var("grad").value = fluid.LoDTensor(g)
         got_p, got_b1p = exe.run(main, fetch_list=["param", "beta1pow"], scope=scope)
-        ref = list(adam_reference(ref[0], g.astype("float64"), 0.05, ref[1], ref[2], ref[3], ref[4],
-                                  0.8, 0.95, 1e-6))
+        ref = list(
+            adam_reference(
+                ref[0], g.astype("float64"), 0.05, ref[1], ref[2], ref[3], ref[4], 0.8, 0.95, 1e-6
+            )
+        )
         np.testing.assert_allclose(got_p, ref[0], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(got_b1p, [ref[3]], rtol=1e-6)
-    np.testing.assert_allclose(np.array(scope.find_var("moment2").get_tensor()), ref[2], rtol=1e-4, atol=1e-9)
+    np.testing.assert_allclose(
+        np.array(scope.find_var("moment2").get_tensor()), ref[2], rtol=1e-4, atol=1e-9
+    )
 
 
 def test_sgd_with_selected_rows_grad_updates_only_its_rows():
     from oar import fluid
 
-    main = _optimizer_program("sgd", {"Param": [5, 2], "LearningRate": [1], "Grad": [5, 2]},
-                              sparse_grad=True)
+    main = _optimizer_program(
+        "sgd", {"Param": [5, 2], "LearningRate": [1], "Grad": [5, 2]}, sparse_grad=True
+    )
     scope = fluid.Scope()
     p = r(5, 2)
     scope.var("param").value = fluid.LoDTensor(p.copy())

@@ -13,8 +13,19 @@ def r(*shape):
     return (rng.permutation(n).reshape(shape) / n * 2 - 1).astype("float64")
 
 
-def pool_ref(X, ksize=None, pooling_type="max", strides=(1, 1), paddings=(0, 0), global_pooling=False,
-             ceil_mode=False, exclusive=True, adaptive=False, data_format="NCHW", **_):
+def pool_ref(
+    X,
+    ksize=None,
+    pooling_type="max",
+    strides=(1, 1),
+    paddings=(0, 0),
+    global_pooling=False,
+    ceil_mode=False,
+    exclusive=True,
+    adaptive=False,
+    data_format="NCHW",
+    **_,
+):
     """Loop over output cells (clear, slow): Fluid's window and divisor rules."""
     x = X.transpose(0, 3, 1, 2) if data_format == "NHWC" else X
     n, c, h, w = x.shape
@@ -60,12 +71,33 @@ CASES = [
     _case((1, 2, 5, 5), "max_pad_stride", ksize=[3, 3], strides=[2, 2], paddings=[1, 1]),
     _case((1, 2, 5, 5), "max_ceil", ksize=[2, 2], strides=[2, 2], ceil_mode=True),
     _case((1, 2, 5, 4), "avg", pooling_type="avg", ksize=[3, 2], strides=[1, 2]),
-    _case((1, 1, 5, 5), "avg_pad_ceil_exclusive", pooling_type="avg", ksize=[3, 3], strides=[2, 2],
-          paddings=[1, 1], ceil_mode=True),
-    _case((1, 1, 5, 5), "avg_pad_ceil_inclusive", pooling_type="avg", ksize=[3, 3], strides=[2, 2],
-          paddings=[1, 1], ceil_mode=True, exclusive=False),
-    _case((1, 1, 5, 5), "avg_pad4", pooling_type="avg", ksize=[2, 2], strides=[2, 2],
-          paddings=[1, 0, 0, 1]),
+    _case(
+        (1, 1, 5, 5),
+        "avg_pad_ceil_exclusive",
+        pooling_type="avg",
+        ksize=[3, 3],
+        strides=[2, 2],
+        paddings=[1, 1],
+        ceil_mode=True,
+    ),
+    _case(
+        (1, 1, 5, 5),
+        "avg_pad_ceil_inclusive",
+        pooling_type="avg",
+        ksize=[3, 3],
+        strides=[2, 2],
+        paddings=[1, 1],
+        ceil_mode=True,
+        exclusive=False,
+    ),
+    _case(
+        (1, 1, 5, 5),
+        "avg_pad4",
+        pooling_type="avg",
+        ksize=[2, 2],
+        strides=[2, 2],
+        paddings=[1, 0, 0, 1],
+    ),
     _case((2, 3, 3, 4), "global_max", global_pooling=True, ksize=[1, 1]),
     _case((2, 3, 3, 4), "global_avg", pooling_type="avg", global_pooling=True, ksize=[1, 1]),
     _case((1, 2, 6, 4), "adaptive_even_avg", pooling_type="avg", adaptive=True, ksize=[3, 2]),
@@ -87,10 +119,24 @@ def _with_index_ref(X, ksize, strides=(1, 1), paddings=(0, 0), adaptive=False, *
 
 
 CASES += [
-    OpCase("max_pool2d_with_index", {"X": r(1, 2, 4, 4)}, {"ksize": [2, 2], "strides": [2, 2]},
-           ref=_with_index_ref, grad=["X"], grad_outputs=["Out"], name="regular"),
-    OpCase("max_pool2d_with_index", {"X": r(1, 2, 5, 5)}, {"ksize": [3, 2], "adaptive": True},
-           ref=_with_index_ref, grad=["X"], grad_outputs=["Out"], name="adaptive"),
+    OpCase(
+        "max_pool2d_with_index",
+        {"X": r(1, 2, 4, 4)},
+        {"ksize": [2, 2], "strides": [2, 2]},
+        ref=_with_index_ref,
+        grad=["X"],
+        grad_outputs=["Out"],
+        name="regular",
+    ),
+    OpCase(
+        "max_pool2d_with_index",
+        {"X": r(1, 2, 5, 5)},
+        {"ksize": [3, 2], "adaptive": True},
+        ref=_with_index_ref,
+        grad=["X"],
+        grad_outputs=["Out"],
+        name="adaptive",
+    ),
 ]
 
 
@@ -111,14 +157,16 @@ def test_max_pool_grad_ties_go_to_first_maximum(ksize, strides):
         xv.stop_gradient = False
         y = fluid.layers.pool2d(xv, ksize, "max", strides)
         (g,) = fluid.gradients([y], [xv])  # d sum(y) / dx
-    got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": x}, fetch_list=[g], scope=fluid.Scope())[0]
+    got = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"x": x}, fetch_list=[g], scope=fluid.Scope()
+    )[0]
     expected = np.zeros_like(x)
     oh = (6 - ksize[0]) // strides[0] + 1
     ow = (6 - ksize[1]) // strides[1] + 1
     for i in range(oh):
         for j in range(ow):
             h0, w0 = i * strides[0], j * strides[1]
-            cell = x[:, :, h0:h0 + ksize[0], w0:w0 + ksize[1]].reshape(2, 2, -1)
+            cell = x[:, :, h0 : h0 + ksize[0], w0 : w0 + ksize[1]].reshape(2, 2, -1)
             first = cell.argmax(axis=2)
             for a in range(2):
                 for b in range(2):
@@ -138,7 +186,9 @@ def test_uneven_adaptive_max_grad_ties_go_to_first_maximum(require_index):
         y = fluid.layers.adaptive_pool2d(xv, [3, 2], "max", require_index=require_index)
         y = y[0] if require_index else y
         (g,) = fluid.gradients([y], [xv])
-    got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": x}, fetch_list=[g], scope=fluid.Scope())[0]
+    got = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"x": x}, fetch_list=[g], scope=fluid.Scope()
+    )[0]
     expected = np.zeros_like(x)
     for i in range(3):
         h0, h1 = i * 7 // 3, -(-(i + 1) * 7 // 3)

@@ -16,11 +16,30 @@ def ref(X, Alpha, mode):
 
 
 CASES = [
-    OpCase("prelu", {"X": X, "Alpha": np.array([0.2])}, {"mode": "all"}, ref=ref, grad=["X", "Alpha"], name="all"),
-    OpCase("prelu", {"X": X, "Alpha": rng.uniform(0, 0.5, (1, 3, 1, 1))}, {"mode": "channel"}, ref=ref,
-           grad=["X", "Alpha"], name="channel"),
-    OpCase("prelu", {"X": X, "Alpha": rng.uniform(0, 0.5, (1, 3, 2, 2))}, {"mode": "element"}, ref=ref,
-           grad=["X", "Alpha"], name="element"),
+    OpCase(
+        "prelu",
+        {"X": X, "Alpha": np.array([0.2])},
+        {"mode": "all"},
+        ref=ref,
+        grad=["X", "Alpha"],
+        name="all",
+    ),
+    OpCase(
+        "prelu",
+        {"X": X, "Alpha": rng.uniform(0, 0.5, (1, 3, 1, 1))},
+        {"mode": "channel"},
+        ref=ref,
+        grad=["X", "Alpha"],
+        name="channel",
+    ),
+    OpCase(
+        "prelu",
+        {"X": X, "Alpha": rng.uniform(0, 0.5, (1, 3, 2, 2))},
+        {"mode": "element"},
+        ref=ref,
+        grad=["X", "Alpha"],
+        name="element",
+    ),
 ]
 
 
@@ -29,7 +48,9 @@ def test_prelu(case):
     check_case(case)
 
 
-@pytest.mark.parametrize("mode,shape", [("all", [1]), ("channel", [1, 3, 1, 1]), ("element", [1, 3, 4, 4])])
+@pytest.mark.parametrize(
+    "mode,shape", [("all", [1]), ("channel", [1, 3, 1, 1]), ("element", [1, 3, 4, 4])]
+)
 def test_prelu_layer_parameter(mode, shape):
     x = fluid.layers.data("x", [3, 4, 4])
     fluid.layers.prelu(x, mode)

@@ -10,13 +10,25 @@ SIGN = np.array([[1.0], [-1.0], [1.0], [-1.0]])
 
 
 CASES = [
-    OpCase("margin_rank_loss", {"X1": L1, "X2": L2, "Label": SIGN}, {"margin": 0.1},
-           ref=lambda X1, X2, Label, margin: {"Out": np.maximum(0, -Label * (X1 - X2) + margin),
-                                              "Activated": (-Label * (X1 - X2) + margin > 0).astype(float)},
-           grad=["X1", "X2"], grad_outputs=["Out"]),
-    OpCase("rank_loss", {"Label": np.array([[1.0], [0.0], [0.5], [1.0]]), "Left": L1, "Right": L2},
-           ref=lambda Label, Left, Right: {"Out": np.log1p(np.exp(Left - Right)) - Label * (Left - Right)},
-           grad=["Left", "Right"]),
+    OpCase(
+        "margin_rank_loss",
+        {"X1": L1, "X2": L2, "Label": SIGN},
+        {"margin": 0.1},
+        ref=lambda X1, X2, Label, margin: {
+            "Out": np.maximum(0, -Label * (X1 - X2) + margin),
+            "Activated": (-Label * (X1 - X2) + margin > 0).astype(float),
+        },
+        grad=["X1", "X2"],
+        grad_outputs=["Out"],
+    ),
+    OpCase(
+        "rank_loss",
+        {"Label": np.array([[1.0], [0.0], [0.5], [1.0]]), "Left": L1, "Right": L2},
+        ref=lambda Label, Left, Right: {
+            "Out": np.log1p(np.exp(Left - Right)) - Label * (Left - Right)
+        },
+        grad=["Left", "Right"],
+    ),
 ]
 
 

@@ -21,20 +21,50 @@ def _ref(fn):
 
 
 CASES = []
-for op, fn in [("reduce_sum", np.sum), ("reduce_mean", np.mean), ("reduce_max", np.max),
-               ("reduce_min", np.min), ("reduce_prod", np.prod)]:
+for op, fn in [
+    ("reduce_sum", np.sum),
+    ("reduce_mean", np.mean),
+    ("reduce_max", np.max),
+    ("reduce_min", np.min),
+    ("reduce_prod", np.prod),
+]:
     CASES += [
         OpCase(op, {"X": r(2, 3, 4)}, {"dim": [1]}, ref=_ref(fn), grad=["X"], name="dim1"),
-        OpCase(op, {"X": r(2, 3, 4)}, {"dim": [0, -1], "keep_dim": True}, ref=_ref(fn), grad=["X"], name="keep"),
+        OpCase(
+            op,
+            {"X": r(2, 3, 4)},
+            {"dim": [0, -1], "keep_dim": True},
+            ref=_ref(fn),
+            grad=["X"],
+            name="keep",
+        ),
         OpCase(op, {"X": r(3, 4)}, {"reduce_all": True}, ref=_ref(fn), grad=["X"], name="all"),
     ]
 CASES += [
-    OpCase("reduce_prod", {"X": np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5]])}, {"dim": [1]}, ref=_ref(np.prod),
-           grad=["X"], name="zeros"),
-    OpCase("reduce_sum", {"X": np.arange(6, dtype="int64").reshape(2, 3)}, {"dim": [1]}, ref=_ref(np.sum),
-           name="int64"),
-    OpCase("reduce_all", {"X": np.array([[True, False], [True, True]])}, {"dim": [1]}, ref=_ref(np.all)),
-    OpCase("reduce_any", {"X": np.array([[True, False], [False, False]])}, {"dim": [1]}, ref=_ref(np.any)),
+    OpCase(
+        "reduce_prod",
+        {"X": np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5]])},
+        {"dim": [1]},
+        ref=_ref(np.prod),
+        grad=["X"],
+        name="zeros",
+    ),
+    OpCase(
+        "reduce_sum",
+        {"X": np.arange(6, dtype="int64").reshape(2, 3)},
+        {"dim": [1]},
+        ref=_ref(np.sum),
+        name="int64",
+    ),
+    OpCase(
+        "reduce_all", {"X": np.array([[True, False], [True, True]])}, {"dim": [1]}, ref=_ref(np.all)
+    ),
+    OpCase(
+        "reduce_any",
+        {"X": np.array([[True, False], [False, False]])},
+        {"dim": [1]},
+        ref=_ref(np.any),
+    ),
 ]
 
 

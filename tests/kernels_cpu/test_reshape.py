@@ -13,8 +13,16 @@ def _ref(target):
 
 
 def case(shape, attr_shape, target, name, **kw):
-    return OpCase("reshape2", {"X": rng.uniform(-1, 1, shape)}, {"shape": attr_shape}, ref=_ref(target),
-                  grad=["X"], grad_outputs=["Out"], name=name, **kw)
+    return OpCase(
+        "reshape2",
+        {"X": rng.uniform(-1, 1, shape)},
+        {"shape": attr_shape},
+        ref=_ref(target),
+        grad=["X"],
+        grad_outputs=["Out"],
+        name=name,
+        **kw,
+    )
 
 
 CASES = [
@@ -23,11 +31,22 @@ CASES = [
     case((2, 3, 4), [-1, 0, 2], (4, 3, 2), "minus-one-first"),
     case((2, 6), [0, 2, 3], (2, 2, 3), "zero-copies-dim0"),
     case((4,), [2, 2], (2, 2), "1d"),
-    OpCase("reshape2", {"X": np.arange(6, dtype="int64")}, {"shape": [3, -1]}, ref=_ref((3, 2)),
-           outputs={"Out": 1}, name="int64-no-xshape"),
-    OpCase("reshape2", {"X": np.arange(6, dtype="float32"), "Shape": np.array([2, 3], "int32")},
-           {"shape": [-1]}, ref=lambda X, Shape, **_: {"Out": X.reshape(2, 3)}, outputs={"Out": 1},
-           name="shape-tensor"),
+    OpCase(
+        "reshape2",
+        {"X": np.arange(6, dtype="int64")},
+        {"shape": [3, -1]},
+        ref=_ref((3, 2)),
+        outputs={"Out": 1},
+        name="int64-no-xshape",
+    ),
+    OpCase(
+        "reshape2",
+        {"X": np.arange(6, dtype="float32"), "Shape": np.array([2, 3], "int32")},
+        {"shape": [-1]},
+        ref=lambda X, Shape, **_: {"Out": X.reshape(2, 3)},
+        outputs={"Out": 1},
+        name="shape-tensor",
+    ),
 ]
 
 
@@ -38,9 +57,13 @@ def test_reshape(case):
 
 @pytest.mark.parametrize(
     "in_shape, shape, expected",
-    [([2, 3, 4], [0, -1], [2, 12]), ([-1, 3, 4], [0, -1], [-1, -1]),  # as Fluid 1.8: the copied -1 leaves the rest unknown
-     ([-1, 3, 4], [-1, 12], [-1, 12]),
-     ([2, 3], [0, 0], [2, 3]), ([6], [-1, 2], [3, 2])],
+    [
+        ([2, 3, 4], [0, -1], [2, 12]),
+        ([-1, 3, 4], [0, -1], [-1, -1]),  # as Fluid 1.8: the copied -1 leaves the rest unknown
+        ([-1, 3, 4], [-1, 12], [-1, 12]),
+        ([2, 3], [0, 0], [2, 3]),
+        ([6], [-1, 2], [3, 2]),
+    ],
 )
 def test_resolve_shape(in_shape, shape, expected):
     assert resolve_shape(in_shape, shape) == expected
@@ -48,8 +71,12 @@ def test_resolve_shape(in_shape, shape, expected):
 
 @pytest.mark.parametrize(
     "in_shape, shape, msg",
-    [([2, 3], [-1, -1], "more than one -1"), ([2, 3], [4, -1], "cannot reshape"),
-     ([2, 3], [5], "cannot reshape"), ([2], [0, 0], "has 0 at dim 1")],
+    [
+        ([2, 3], [-1, -1], "more than one -1"),
+        ([2, 3], [4, -1], "cannot reshape"),
+        ([2, 3], [5], "cannot reshape"),
+        ([2], [0, 0], "has 0 at dim 1"),
+    ],
 )
 def test_resolve_shape_errors(in_shape, shape, msg):
     with pytest.raises(ValueError, match=msg):

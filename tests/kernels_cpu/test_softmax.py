@@ -14,10 +14,36 @@ def _ref(X, axis=-1, **_):
 
 CASES = [
     OpCase("softmax", {"X": rng.uniform(-2, 2, (3, 4))}, ref=_ref, grad=["X"], name="last"),
-    OpCase("softmax", {"X": rng.uniform(-2, 2, (2, 3, 4))}, {"axis": 1}, ref=_ref, grad=["X"], name="axis1"),
-    OpCase("softmax", {"X": rng.uniform(-2, 2, (2, 3, 2))}, {"axis": 0}, ref=_ref, grad=["X"], name="axis0"),
-    OpCase("softmax", {"X": rng.uniform(-2, 2, (2, 3, 2))}, {"axis": -2}, ref=_ref, grad=["X"], name="axis-2"),
-    OpCase("softmax", {"X": np.array([[1000.0, 1001.0, 999.0]], "float32")}, ref=_ref, name="large-logits"),
+    OpCase(
+        "softmax",
+        {"X": rng.uniform(-2, 2, (2, 3, 4))},
+        {"axis": 1},
+        ref=_ref,
+        grad=["X"],
+        name="axis1",
+    ),
+    OpCase(
+        "softmax",
+        {"X": rng.uniform(-2, 2, (2, 3, 2))},
+        {"axis": 0},
+        ref=_ref,
+        grad=["X"],
+        name="axis0",
+    ),
+    OpCase(
+        "softmax",
+        {"X": rng.uniform(-2, 2, (2, 3, 2))},
+        {"axis": -2},
+        ref=_ref,
+        grad=["X"],
+        name="axis-2",
+    ),
+    OpCase(
+        "softmax",
+        {"X": np.array([[1000.0, 1001.0, 999.0]], "float32")},
+        ref=_ref,
+        name="large-logits",
+    ),
 ]
 
 

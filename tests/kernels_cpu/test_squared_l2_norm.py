@@ -8,8 +8,12 @@ from oar.testing import OpCase, check_case
 rng = np.random.default_rng(8)
 
 CASES = [
-    OpCase("squared_l2_norm", {"X": rng.uniform(-1, 1, (3, 4))}, ref=lambda X: {"Out": np.array([np.sum(X * X)])},
-           grad=["X"]),
+    OpCase(
+        "squared_l2_norm",
+        {"X": rng.uniform(-1, 1, (3, 4))},
+        ref=lambda X: {"Out": np.array([np.sum(X * X)])},
+        grad=["X"],
+    ),
 ]
 
 

@@ -22,10 +22,17 @@ def test_embedding_numpy_initial_and_padding():
     with fluid.program_guard(main, startup):
         ids = fluid.layers.data("ids", [1], dtype="int64")
         emb = fluid.layers.embedding(
-            ids, size=[4, 3], padding_idx=-1,
-            param_attr=fluid.ParamAttr(name="tbl", initializer=fluid.initializer.NumpyArrayInitializer(table)))
+            ids,
+            size=[4, 3],
+            padding_idx=-1,
+            param_attr=fluid.ParamAttr(
+                name="tbl", initializer=fluid.initializer.NumpyArrayInitializer(table)
+            ),
+        )
     op = main.global_block().ops[-1]
-    assert op.type == "lookup_table" and op.attr("padding_idx") == 3 and op.attr("is_sparse") is False
+    assert (
+        op.type == "lookup_table" and op.attr("padding_idx") == 3 and op.attr("is_sparse") is False
+    )
     _, _, (out,) = _run(main, startup, {"ids": np.array([[0], [3], [2]], "int64")}, [emb])
     np.testing.assert_array_equal(out, np.stack([table[0], np.zeros(3), table[2]]))
 
@@ -36,12 +43,19 @@ def test_sparse_gradient_updates_only_looked_up_rows(opt):
     main, startup = _programs()
     with fluid.program_guard(main, startup):
         ids = fluid.layers.data("ids", [1], dtype="int64")
-        emb = fluid.layers.embedding(ids, size=[6, 2], is_sparse=True, is_distributed=False,
-                                     param_attr=fluid.ParamAttr(
-                                         name="tbl", initializer=fluid.initializer.NumpyArrayInitializer(table)))
+        emb = fluid.layers.embedding(
+            ids,
+            size=[6, 2],
+            is_sparse=True,
+            is_distributed=False,
+            param_attr=fluid.ParamAttr(
+                name="tbl", initializer=fluid.initializer.NumpyArrayInitializer(table)
+            ),
+        )
         loss = fluid.layers.reduce_sum(emb)
-        optimizer = (fluid.optimizer.SGD(0.5) if opt == "sgd"
-                     else fluid.optimizer.Adam(0.5, lazy_mode=True))
+        optimizer = (
+            fluid.optimizer.SGD(0.5) if opt == "sgd" else fluid.optimizer.Adam(0.5, lazy_mode=True)
+        )
         optimizer.minimize(loss)
     assert main.global_block().var("tbl@GRAD").type == "selected_rows"
     assert main.global_block().ops[0].attr("is_sparse") is True
@@ -62,10 +76,18 @@ def test_sparse_and_dense_gradients_agree():
         main, startup = _programs()
         with fluid.program_guard(main, startup):
             ids = fluid.layers.data("ids", [1], dtype="int64")
-            emb = fluid.layers.embedding(ids, size=[5, 3], is_sparse=sparse, padding_idx=0,
-                                         param_attr=fluid.ParamAttr(
-                                             name="t", initializer=fluid.initializer.NumpyArrayInitializer(
-                                                 np.linspace(-1, 1, 15).reshape(5, 3).astype("float32"))))
+            emb = fluid.layers.embedding(
+                ids,
+                size=[5, 3],
+                is_sparse=sparse,
+                padding_idx=0,
+                param_attr=fluid.ParamAttr(
+                    name="t",
+                    initializer=fluid.initializer.NumpyArrayInitializer(
+                        np.linspace(-1, 1, 15).reshape(5, 3).astype("float32")
+                    ),
+                ),
+            )
             loss = fluid.layers.reduce_mean(fluid.layers.square(emb))
             fluid.optimizer.SGD(0.1).minimize(loss)
         _, scope, _ = _run(main, startup, {"ids": np.array([[0], [2], [2], [4]], "int64")}, [loss])
@@ -81,9 +103,17 @@ def test_fluid_embedding_v2_and_one_hot():
         hot = fluid.one_hot(ids, depth=7)
         hot1 = fluid.layers.one_hot(fluid.layers.data("lab", [1], dtype="int64"), depth=3)
     assert emb.shape == (-1, 2, 4) and hot.shape == (-1, 2, 7) and hot1.shape == (-1, 3)
-    assert [op.type for op in main.global_block().ops] == ["lookup_table_v2", "one_hot_v2", "one_hot"]
-    _, _, (e, h, h1) = _run(main, startup, {"ids": np.array([[1, 6]], "int64"), "lab": np.array([[2], [0]], "int64")},
-                            [emb, hot, hot1])
+    assert [op.type for op in main.global_block().ops] == [
+        "lookup_table_v2",
+        "one_hot_v2",
+        "one_hot",
+    ]
+    _, _, (e, h, h1) = _run(
+        main,
+        startup,
+        {"ids": np.array([[1, 6]], "int64"), "lab": np.array([[2], [0]], "int64")},
+        [emb, hot, hot1],
+    )
     assert e.shape == (1, 2, 4)
     np.testing.assert_array_equal(h[0], np.eye(7, dtype="float32")[[1, 6]])
     np.testing.assert_array_equal(h1, np.eye(3, dtype="float32")[[2, 0]])
@@ -110,8 +140,13 @@ def test_bad_input():
         with pytest.raises(TypeError, match="one_hot: argument 'input'"):
             fluid.layers.one_hot(np.zeros(3), depth=2)
         with pytest.raises(ValueError, match="NumpyArrayInitializer"):
-            fluid.layers.embedding(ids, size=[3, 2], param_attr=fluid.ParamAttr(
-                initializer=fluid.initializer.NumpyArrayInitializer(np.zeros((2, 2)))))
+            fluid.layers.embedding(
+                ids,
+                size=[3, 2],
+                param_attr=fluid.ParamAttr(
+                    initializer=fluid.initializer.NumpyArrayInitializer(np.zeros((2, 2)))
+                ),
+            )
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -122,12 +157,16 @@ def test_embeddings_share_a_table_by_param_attr_name(sparse):
     with fluid.program_guard(main, startup):
         a = fluid.layers.data("a", [1], dtype="int64")
         b = fluid.layers.data("b", [1], dtype="int64")
-        attr = fluid.ParamAttr(name="word_embedding", initializer=fluid.initializer.NumpyArrayInitializer(table))
+        attr = fluid.ParamAttr(
+            name="word_embedding", initializer=fluid.initializer.NumpyArrayInitializer(table)
+        )
         ea = fluid.layers.embedding(a, size=[5, 2], is_sparse=sparse, param_attr=attr)
         eb = fluid.layers.embedding(b, size=[5, 2], is_sparse=sparse, param_attr=attr)
         loss = fluid.layers.reduce_sum(ea) + fluid.layers.reduce_sum(eb) * 2.0
         fluid.optimizer.SGD(1.0).minimize(loss)
     assert [p.name for p in main.all_parameters()] == ["word_embedding"]
-    _, scope, _ = _run(main, startup, {"a": np.array([[1], [2]], "int64"), "b": np.array([[2]], "int64")}, [loss])
+    _, scope, _ = _run(
+        main, startup, {"a": np.array([[1], [2]], "int64"), "b": np.array([[2]], "int64")}, [loss]
+    )
     w = np.array(scope.find_var("word_embedding").get_tensor())
     np.testing.assert_allclose(w[:, 0], [0, -1, -3, 0, 0])

@@ -20,7 +20,9 @@ def _x(name, shape, dtype="float32"):
 
 def test_softmax_with_cross_entropy_layer_returns_softmax():
     def net():
-        return L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 1], "int64"), return_softmax=True)
+        return L.softmax_with_cross_entropy(
+            _x("x", [3, 4]), _x("l", [3, 1], "int64"), return_softmax=True
+        )
 
     main, (loss, sm) = _build(net)
     op = main.global_block().ops[-1]
@@ -29,7 +31,9 @@ def test_softmax_with_cross_entropy_layer_returns_softmax():
     assert loss.shape == (3, 1) and sm.shape == (3, 4)
     x = np.random.default_rng(0).normal(size=(3, 4)).astype("float32")
     lab = np.array([[1], [0], [3]], "int64")
-    got_loss, got_sm = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": x, "l": lab}, fetch_list=[loss, sm])
+    got_loss, got_sm = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={"x": x, "l": lab}, fetch_list=[loss, sm]
+    )
     e = np.exp(x - x.max(1, keepdims=True))
     p = e / e.sum(1, keepdims=True)
     np.testing.assert_allclose(got_sm, p, rtol=1e-5)
@@ -39,7 +43,8 @@ def test_softmax_with_cross_entropy_layer_returns_softmax():
 def test_each_loss_layer_builds_its_op():
     builders = {
         "sigmoid_cross_entropy_with_logits": lambda: L.sigmoid_cross_entropy_with_logits(
-            _x("x", [3, 4]), _x("l", [3, 4]), ignore_index=-1, normalize=True),
+            _x("x", [3, 4]), _x("l", [3, 4]), ignore_index=-1, normalize=True
+        ),
         "log_loss": lambda: L.log_loss(_x("x", [3, 1]), _x("l", [3, 1])),
         "huber_loss": lambda: L.huber_loss(_x("x", [3, 1]), _x("l", [3, 1]), 1.0),
         "smooth_l1_loss": lambda: L.smooth_l1(_x("x", [3, 4]), _x("l", [3, 4])),
@@ -47,8 +52,15 @@ def test_each_loss_layer_builds_its_op():
         "kldiv_loss": lambda: L.kldiv_loss(_x("x", [3, 4]), _x("l", [3, 4])),
         "reduce_mean": lambda: L.mse_loss(_x("x", [3, 4]), _x("l", [3, 4])),
     }
-    shapes = {"sigmoid_cross_entropy_with_logits": (3, 4), "log_loss": (3, 1), "huber_loss": (3, 1),
-              "smooth_l1_loss": (3, 1), "bpr_loss": (3, 1), "kldiv_loss": (1,), "reduce_mean": (1,)}
+    shapes = {
+        "sigmoid_cross_entropy_with_logits": (3, 4),
+        "log_loss": (3, 1),
+        "huber_loss": (3, 1),
+        "smooth_l1_loss": (3, 1),
+        "bpr_loss": (3, 1),
+        "kldiv_loss": (1,),
+        "reduce_mean": (1,),
+    }
     for op_type, fn in builders.items():
         main, out = _build(fn)
         assert main.global_block().ops[-1].type == op_type
@@ -63,22 +75,53 @@ def test_mse_loss_value():
     np.testing.assert_allclose(got, [np.mean((a - b) ** 2)], rtol=1e-6)
 
 
-@pytest.mark.parametrize("fn, exc, match", [
-    (lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 1], "float32")), TypeError, "int64"),
-    (lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 2], "int64")), ValueError, "must be 1"),
-    (lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [2, 1], "int64")), ValueError, "differ at dim 0"),
-    (lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 3]), soft_label=True), ValueError, "soft Label"),
-    (lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 1], "int64"), axis=2), ValueError, "axis"),
-    (lambda: L.sigmoid_cross_entropy_with_logits(_x("x", [3, 4]), _x("l", [3, 5])), ValueError, "same shape"),
-    (lambda: L.log_loss(_x("x", [3, 2]), _x("l", [3, 2])), ValueError, r"\[N, 1\]"),
-    (lambda: L.huber_loss(_x("x", [3, 1]), _x("l", [3, 1]), -1.0), ValueError, "delta"),
-    (lambda: L.huber_loss(_x("x", [3, 1]), _x("l", [4, 1]), 1.0), ValueError, "same shape"),
-    (lambda: L.smooth_l1(_x("x", [3, 4]), _x("l", [3, 4]), sigma=0), ValueError, "sigma"),
-    (lambda: L.bpr_loss(_x("x", [3, 4]), _x("l", [3, 1])), TypeError, "int64"),
-    (lambda: L.kldiv_loss(_x("x", [3, 4]), _x("l", [3, 4]), reduction="avg"), ValueError, "reduction"),
-    (lambda: L.mse_loss(_x("x", [3, 4]), _x("l", [4, 3])), ValueError, "shape"),
-    (lambda: L.log_loss("x", _x("l", [3, 1])), TypeError, "log_loss: argument 'input'"),
-])
+@pytest.mark.parametrize(
+    "fn, exc, match",
+    [
+        (
+            lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 1], "float32")),
+            TypeError,
+            "int64",
+        ),
+        (
+            lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 2], "int64")),
+            ValueError,
+            "must be 1",
+        ),
+        (
+            lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [2, 1], "int64")),
+            ValueError,
+            "differ at dim 0",
+        ),
+        (
+            lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 3]), soft_label=True),
+            ValueError,
+            "soft Label",
+        ),
+        (
+            lambda: L.softmax_with_cross_entropy(_x("x", [3, 4]), _x("l", [3, 1], "int64"), axis=2),
+            ValueError,
+            "axis",
+        ),
+        (
+            lambda: L.sigmoid_cross_entropy_with_logits(_x("x", [3, 4]), _x("l", [3, 5])),
+            ValueError,
+            "same shape",
+        ),
+        (lambda: L.log_loss(_x("x", [3, 2]), _x("l", [3, 2])), ValueError, r"\[N, 1\]"),
+        (lambda: L.huber_loss(_x("x", [3, 1]), _x("l", [3, 1]), -1.0), ValueError, "delta"),
+        (lambda: L.huber_loss(_x("x", [3, 1]), _x("l", [4, 1]), 1.0), ValueError, "same shape"),
+        (lambda: L.smooth_l1(_x("x", [3, 4]), _x("l", [3, 4]), sigma=0), ValueError, "sigma"),
+        (lambda: L.bpr_loss(_x("x", [3, 4]), _x("l", [3, 1])), TypeError, "int64"),
+        (
+            lambda: L.kldiv_loss(_x("x", [3, 4]), _x("l", [3, 4]), reduction="avg"),
+            ValueError,
+            "reduction",
+        ),
+        (lambda: L.mse_loss(_x("x", [3, 4]), _x("l", [4, 3])), ValueError, "shape"),
+        (lambda: L.log_loss("x", _x("l", [3, 1])), TypeError, "log_loss: argument 'input'"),
+    ],
+)
 def test_bad_input(fn, exc, match):
     with pytest.raises(exc, match=match):
         _build(fn)

@@ -26,8 +26,9 @@ def _run(main, startup, feed, fetch):
 def test_simple_img_conv_pool(prog):
     main, _ = prog
     img = fluid.data("img", [None, 1, 28, 28])
-    out = fluid.nets.simple_img_conv_pool(img, num_filters=20, filter_size=5, pool_size=2, pool_stride=2,
-                                          conv_padding=2, act="relu")
+    out = fluid.nets.simple_img_conv_pool(
+        img, num_filters=20, filter_size=5, pool_size=2, pool_stride=2, conv_padding=2, act="relu"
+    )
     assert _types(main) == ["conv2d", "elementwise_add", "relu", "pool2d"]
     assert out.shape == (-1, 20, 14, 14)
 
@@ -35,10 +36,27 @@ def test_simple_img_conv_pool(prog):
 def test_img_conv_group_matches_fluid_op_sequence(prog):
     main, startup = prog
     img = fluid.data("img", [None, 3, 8, 8])
-    out = fluid.nets.img_conv_group(img, [4, 4], 2, conv_act="relu", conv_with_batchnorm=True,
-                                    conv_batchnorm_drop_rate=[0.0, 0.5], pool_stride=2)
-    assert _types(main) == ["conv2d", "elementwise_add", "batch_norm", "relu", "conv2d", "elementwise_add",
-                            "batch_norm", "relu", "dropout", "pool2d"]
+    out = fluid.nets.img_conv_group(
+        img,
+        [4, 4],
+        2,
+        conv_act="relu",
+        conv_with_batchnorm=True,
+        conv_batchnorm_drop_rate=[0.0, 0.5],
+        pool_stride=2,
+    )
+    assert _types(main) == [
+        "conv2d",
+        "elementwise_add",
+        "batch_norm",
+        "relu",
+        "conv2d",
+        "elementwise_add",
+        "batch_norm",
+        "relu",
+        "dropout",
+        "pool2d",
+    ]
     assert out.shape == (-1, 4, 4, 4)
     (y,), _ = _run(main, startup, {"img": np.random.rand(2, 3, 8, 8).astype("float32")}, [out])
     assert y.shape == (2, 4, 4, 4)
@@ -58,8 +76,14 @@ def _softmax(a):
 def test_attention_single_head_numbers(prog):
     main, startup = prog
     rng = np.random.default_rng(0)
-    qv, kv, vv = (rng.standard_normal(s).astype("float32") for s in ((2, 5, 8), (2, 6, 8), (2, 6, 4)))
-    q, k, v = fluid.data("q", [None, 5, 8]), fluid.data("k", [None, 6, 8]), fluid.data("v", [None, 6, 4])
+    qv, kv, vv = (
+        rng.standard_normal(s).astype("float32") for s in ((2, 5, 8), (2, 6, 8), (2, 6, 4))
+    )
+    q, k, v = (
+        fluid.data("q", [None, 5, 8]),
+        fluid.data("k", [None, 6, 8]),
+        fluid.data("v", [None, 6, 4]),
+    )
     out = fluid.nets.scaled_dot_product_attention(q, k, v)
     assert out.shape == (-1, 5, 4)
     (got,), _ = _run(main, startup, {"q": qv, "k": kv, "v": vv}, [out])
@@ -95,13 +119,25 @@ def test_glu_odd_dim_refused(prog):
 def test_attention_multi_head_numbers(prog):
     main, startup = prog
     rng = np.random.default_rng(2)
-    qv, kv, vv = (rng.standard_normal(s).astype("float32") for s in ((2, 5, 8), (2, 6, 8), (2, 6, 4)))
-    q, k, v = fluid.data("q", [None, 5, 8]), fluid.data("k", [None, 6, 8]), fluid.data("v", [None, 6, 4])
+    qv, kv, vv = (
+        rng.standard_normal(s).astype("float32") for s in ((2, 5, 8), (2, 6, 8), (2, 6, 4))
+    )
+    q, k, v = (
+        fluid.data("q", [None, 5, 8]),
+        fluid.data("k", [None, 6, 8]),
+        fluid.data("v", [None, 6, 4]),
+    )
     out = fluid.nets.scaled_dot_product_attention(q, k, v, num_heads=2)
     assert out.shape == (-1, 5, 4)
-    assert _types(main)[:9] == ["mul", "elementwise_add"] * 3 + ["reshape2", "transpose2", "reshape2"]
+    assert _types(main)[:9] == ["mul", "elementwise_add"] * 3 + [
+        "reshape2",
+        "transpose2",
+        "reshape2",
+    ]
     (got,), scope = _run(main, startup, {"q": qv, "k": kv, "v": vv}, [out])
-    params = [np.asarray(scope.find_var(p.name).value) for p in main.global_block().all_parameters()]
+    params = [
+        np.asarray(scope.find_var(p.name).value) for p in main.global_block().all_parameters()
+    ]
     (wq, bq, wk, bk, wv, bv) = params
 
     def heads(x, w, b):
@@ -109,16 +145,31 @@ def test_attention_multi_head_numbers(prog):
         return y.reshape(2, y.shape[1], 2, -1).transpose(0, 2, 1, 3)
 
     qh, kh, vh = heads(qv, wq, bq), heads(kv, wk, bk), heads(vv, wv, bv)
-    ctx = _softmax(qh @ kh.transpose(0, 1, 3, 2) * 4 ** -0.5) @ vh
-    np.testing.assert_allclose(got, ctx.transpose(0, 2, 1, 3).reshape(2, 5, 4), rtol=1e-4, atol=1e-5)
+    ctx = _softmax(qh @ kh.transpose(0, 1, 3, 2) * 4**-0.5) @ vh
+    np.testing.assert_allclose(
+        got, ctx.transpose(0, 2, 1, 3).reshape(2, 5, 4), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_attention_op_sequence_matches_fluid(prog):
     main, _ = prog
-    q, k, v = fluid.data("q", [None, 5, 8]), fluid.data("k", [None, 6, 8]), fluid.data("v", [None, 6, 4])
+    q, k, v = (
+        fluid.data("q", [None, 5, 8]),
+        fluid.data("k", [None, 6, 8]),
+        fluid.data("v", [None, 6, 4]),
+    )
     fluid.nets.scaled_dot_product_attention(q, k, v, num_heads=2, dropout_rate=0.1)
     # as printed by Fluid 1.8.5 for the same call
     assert _types(main) == ["mul", "elementwise_add"] * 3 + ["reshape2", "transpose2"] * 3 + [
-        "scale", "matmul", "reshape2", "softmax", "reshape2", "dropout", "matmul", "transpose2", "reshape2"]
+        "scale",
+        "matmul",
+        "reshape2",
+        "softmax",
+        "reshape2",
+        "dropout",
+        "matmul",
+        "transpose2",
+        "reshape2",
+    ]
     ops = main.global_block().ops
     assert ops[12].attrs["scale"] == 0.5 and ops[13].attrs["transpose_Y"] is True

@@ -15,7 +15,9 @@ def _build():
         w1 = L.data("w1", [1], dtype="int64")
         w2 = L.data("w2", [1], dtype="int64")
         nxt = L.data("next", [1], dtype="int64")
-        embs = [L.embedding(w, size=[V, EMB], is_sparse=True, param_attr="shared_emb") for w in (w1, w2)]
+        embs = [
+            L.embedding(w, size=[V, EMB], is_sparse=True, param_attr="shared_emb") for w in (w1, w2)
+        ]
         hidden = L.fc(L.concat(embs, axis=1), 64, act="relu")
         logits = L.fc(hidden, V)
         loss = L.mean(L.softmax_with_cross_entropy(logits, nxt))
@@ -38,6 +40,10 @@ def test_ngram_model_learns_next_word():
         losses = exe.run(main, feed=feed, fetch_list=[loss, acc], scope=scope)
     a, b = np.meshgrid(np.arange(V), np.arange(V))
     a, b = a.reshape(-1, 1), b.reshape(-1, 1)
-    final_loss, final_acc = exe.run(main.clone(for_test=True), feed={"w1": a, "w2": b, "next": (a + 2 * b) % V},
-                                    fetch_list=[loss, acc], scope=scope)
+    final_loss, final_acc = exe.run(
+        main.clone(for_test=True),
+        feed={"w1": a, "w2": b, "next": (a + 2 * b) % V},
+        fetch_list=[loss, acc],
+        scope=scope,
+    )
     assert final_acc[0] > 0.95, (final_loss, final_acc, losses)

@@ -15,8 +15,14 @@ def build(make_avg):
     with fluid.program_guard(main, startup):
         x = fluid.layers.data("x", [3])
         y = fluid.layers.data("y", [2])
-        pred = fluid.layers.fc(x, 2, bias_attr=False, param_attr=fluid.ParamAttr(
-            name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0)))
+        pred = fluid.layers.fc(
+            x,
+            2,
+            bias_attr=False,
+            param_attr=fluid.ParamAttr(
+                name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0)
+            ),
+        )
         loss = fluid.layers.mean(fluid.layers.square(pred - y))
         fluid.optimizer.SGD(0.3).minimize(loss)
         avg = make_avg()
@@ -47,11 +53,13 @@ def test_ema_apply_gives_bias_corrected_average_and_restores():
             w = w_of(scope)
             shadow = decay * shadow + (1 - decay) * w
             with ema.apply(exe):
-                np.testing.assert_allclose(w_of(scope), shadow / (1 - decay ** t), rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(
+                    w_of(scope), shadow / (1 - decay**t), rtol=1e-5, atol=1e-6
+                )
             np.testing.assert_array_equal(w_of(scope), w)  # restored
         with ema.apply(exe, need_restore=False):
             pass
-        np.testing.assert_allclose(w_of(scope), shadow / (1 - decay ** 5), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(w_of(scope), shadow / (1 - decay**5), rtol=1e-5, atol=1e-6)
         ema.restore(exe)
         np.testing.assert_array_equal(w_of(scope), w)
 
@@ -111,8 +119,12 @@ def test_model_average_window(rate, min_w, max_w):
             exe.run(main, feed={"x": X, "y": Y})
             ws.append(w_of(scope).astype("float64"))
             with ma.apply(exe):
-                np.testing.assert_allclose(w_of(scope), average_accumulates_ref(ws, rate, min_w, max_w),
-                                           rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(
+                    w_of(scope),
+                    average_accumulates_ref(ws, rate, min_w, max_w),
+                    rtol=1e-5,
+                    atol=1e-6,
+                )
             np.testing.assert_array_equal(w_of(scope), ws[-1])
 
 

@@ -25,9 +25,17 @@ def one_step(grad_clip=None, w_clip=None, set_clip=None):
         x = fluid.layers.data("x", [3])
         y = fluid.layers.data("y", [2])
         pred = fluid.layers.fc(
-            x, 2, param_attr=fluid.ParamAttr(name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0),
-                                             gradient_clip=w_clip),
-            bias_attr=fluid.ParamAttr(name="b", initializer=fluid.initializer.NumpyArrayInitializer(B0)))
+            x,
+            2,
+            param_attr=fluid.ParamAttr(
+                name="w",
+                initializer=fluid.initializer.NumpyArrayInitializer(W0),
+                gradient_clip=w_clip,
+            ),
+            bias_attr=fluid.ParamAttr(
+                name="b", initializer=fluid.initializer.NumpyArrayInitializer(B0)
+            ),
+        )
         loss = fluid.layers.mean(fluid.layers.square(pred - y))
         if set_clip is not None:
             with warnings.catch_warnings():
@@ -38,7 +46,9 @@ def one_step(grad_clip=None, w_clip=None, set_clip=None):
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
     exe.run(main, feed={"x": X, "y": Y}, scope=scope)
-    return (W0 - np.array(scope.find_var("w").value)) / LR, (B0 - np.array(scope.find_var("b").value)) / LR
+    return (W0 - np.array(scope.find_var("w").value)) / LR, (
+        B0 - np.array(scope.find_var("b").value)
+    ) / LR
 
 
 def close(a, b):
@@ -63,7 +73,7 @@ def test_clip_by_norm_is_per_gradient():
 
 def test_clip_by_global_norm_scales_all_together():
     gw, gb = grads()
-    g = np.sqrt(np.sum(gw ** 2) + np.sum(gb ** 2))
+    g = np.sqrt(np.sum(gw**2) + np.sum(gb**2))
     assert g > 0.1
     w, b = one_step(fluid.clip.GradientClipByGlobalNorm(0.1))
     close(w, gw * 0.1 / g)
@@ -88,15 +98,19 @@ def test_param_attr_and_set_gradient_clip():
     w, b = one_step(set_clip=(fluid.clip.GradientClipByValue(0.02), ["b"]))
     close(w, gw)
     close(b, np.clip(gb, -0.02, 0.02))
-    g = np.sqrt(np.sum(gw ** 2) + np.sum(gb ** 2))
-    w, b = one_step(set_clip=(fluid.clip.GradientClipByGlobalNorm(0.1),))  # one group over all parameters
+    g = np.sqrt(np.sum(gw**2) + np.sum(gb**2))
+    w, b = one_step(
+        set_clip=(fluid.clip.GradientClipByGlobalNorm(0.1),)
+    )  # one group over all parameters
     close(w, gw * 0.1 / g)
     close(b, gb * 0.1 / g)
 
 
 def test_optimizer_grad_clip_wins_over_param_clips():
     gw, gb = grads()
-    w, b = one_step(grad_clip=fluid.clip.GradientClipByValue(0.2), w_clip=fluid.clip.GradientClipByValue(0.01))
+    w, b = one_step(
+        grad_clip=fluid.clip.GradientClipByValue(0.2), w_clip=fluid.clip.GradientClipByValue(0.01)
+    )
     close(w, np.clip(gw, -0.2, 0.2))
 
 

@@ -20,8 +20,12 @@ MAKERS = {
     "Adadelta": lambda pl: OPT.Adadelta(0.1, parameter_list=pl),
     "Ftrl": lambda pl: OPT.Ftrl(0.1, l1=0.01, l2=0.01, parameter_list=pl),
     "Lamb": lambda pl: OPT.Lamb(0.1, parameter_list=pl),
-    "SGD+L2+global_norm_clip": lambda pl: OPT.SGD(0.1, parameter_list=pl, regularization=fluid.regularizer.L2Decay(0.1),
-                                                grad_clip=fluid.clip.GradientClipByGlobalNorm(0.05)),
+    "SGD+L2+global_norm_clip": lambda pl: OPT.SGD(
+        0.1,
+        parameter_list=pl,
+        regularization=fluid.regularizer.L2Decay(0.1),
+        grad_clip=fluid.clip.GradientClipByGlobalNorm(0.05),
+    ),
 }
 
 
@@ -30,8 +34,14 @@ def static_steps(make, steps=3):
     with fluid.program_guard(main, startup):
         x = fluid.layers.data("x", [3])
         y = fluid.layers.data("y", [2])
-        pred = fluid.layers.fc(x, 2, bias_attr=False, param_attr=fluid.ParamAttr(
-            name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0)))
+        pred = fluid.layers.fc(
+            x,
+            2,
+            bias_attr=False,
+            param_attr=fluid.ParamAttr(
+                name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0)
+            ),
+        )
         make(None).minimize(fluid.layers.mean(fluid.layers.square(pred - y)))
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
@@ -43,8 +53,12 @@ def static_steps(make, steps=3):
 
 def dygraph_steps(make, steps=3):
     with fluid.dygraph.guard():
-        lin = fluid.dygraph.Linear(3, 2, bias_attr=False, param_attr=fluid.ParamAttr(
-            initializer=fluid.initializer.NumpyArrayInitializer(W0)))
+        lin = fluid.dygraph.Linear(
+            3,
+            2,
+            bias_attr=False,
+            param_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(W0)),
+        )
         opt = make(lin.parameters())
         for _ in range(steps):
             pred = lin(fluid.dygraph.to_variable(X))

@@ -27,25 +27,51 @@ def ref_piecewise(t, bounds, values):
 
 SCHEDULES = {
     "exponential": (lambda: L.exponential_decay(0.1, 3, 0.5), lambda t: 0.1 * 0.5 ** (t / 3)),
-    "exponential_staircase": (lambda: L.exponential_decay(0.1, 3, 0.5, staircase=True),
-                              lambda t: 0.1 * 0.5 ** (t // 3)),
-    "natural_exp": (lambda: L.natural_exp_decay(0.1, 3, 0.5), lambda t: 0.1 * math.exp(-0.5 * t / 3)),
-    "natural_exp_staircase": (lambda: L.natural_exp_decay(0.1, 3, 0.5, True),
-                              lambda t: 0.1 * math.exp(-0.5 * (t // 3))),
+    "exponential_staircase": (
+        lambda: L.exponential_decay(0.1, 3, 0.5, staircase=True),
+        lambda t: 0.1 * 0.5 ** (t // 3),
+    ),
+    "natural_exp": (
+        lambda: L.natural_exp_decay(0.1, 3, 0.5),
+        lambda t: 0.1 * math.exp(-0.5 * t / 3),
+    ),
+    "natural_exp_staircase": (
+        lambda: L.natural_exp_decay(0.1, 3, 0.5, True),
+        lambda t: 0.1 * math.exp(-0.5 * (t // 3)),
+    ),
     "inverse_time": (lambda: L.inverse_time_decay(0.1, 3, 0.5), lambda t: 0.1 / (1 + 0.5 * t / 3)),
-    "inverse_time_staircase": (lambda: L.inverse_time_decay(0.1, 3, 0.5, True),
-                               lambda t: 0.1 / (1 + 0.5 * (t // 3))),
-    "polynomial": (lambda: L.polynomial_decay(0.1, 4, 0.01, 2.0), lambda t: ref_poly(t, 0.1, 4, 0.01, 2.0, False)),
-    "polynomial_cycle": (lambda: L.polynomial_decay(0.1, 4, 0.01, 1.0, cycle=True),
-                         lambda t: ref_poly(t, 0.1, 4, 0.01, 1.0, True)),
-    "piecewise": (lambda: L.piecewise_decay([2, 5], [1.0, 0.5, 0.1]),
-                  lambda t: ref_piecewise(t, [2, 5], [1.0, 0.5, 0.1])),
-    "cosine": (lambda: L.cosine_decay(0.1, 2, 5), lambda t: 0.1 * 0.5 * (math.cos((t // 2) * math.pi / 5) + 1)),
-    "noam": (lambda: L.noam_decay(16, 3, 2.0),
-             lambda t: 2.0 * 16 ** -0.5 * min((t + 1) ** -0.5, (t + 1) * 3 ** -1.5)),
-    "warmup": (lambda: L.linear_lr_warmup(0.1, 3, 0.0, 0.2), lambda t: 0.2 * t / 3 if t < 3 else 0.1),
-    "warmup_of_schedule": (lambda: L.linear_lr_warmup(L.exponential_decay(0.1, 3, 0.5), 3, 0.01, 0.05),
-                           lambda t: 0.01 + 0.04 * t / 3 if t < 3 else 0.1 * 0.5 ** (t / 3)),
+    "inverse_time_staircase": (
+        lambda: L.inverse_time_decay(0.1, 3, 0.5, True),
+        lambda t: 0.1 / (1 + 0.5 * (t // 3)),
+    ),
+    "polynomial": (
+        lambda: L.polynomial_decay(0.1, 4, 0.01, 2.0),
+        lambda t: ref_poly(t, 0.1, 4, 0.01, 2.0, False),
+    ),
+    "polynomial_cycle": (
+        lambda: L.polynomial_decay(0.1, 4, 0.01, 1.0, cycle=True),
+        lambda t: ref_poly(t, 0.1, 4, 0.01, 1.0, True),
+    ),
+    "piecewise": (
+        lambda: L.piecewise_decay([2, 5], [1.0, 0.5, 0.1]),
+        lambda t: ref_piecewise(t, [2, 5], [1.0, 0.5, 0.1]),
+    ),
+    "cosine": (
+        lambda: L.cosine_decay(0.1, 2, 5),
+        lambda t: 0.1 * 0.5 * (math.cos((t // 2) * math.pi / 5) + 1),
+    ),
+    "noam": (
+        lambda: L.noam_decay(16, 3, 2.0),
+        lambda t: 2.0 * 16**-0.5 * min((t + 1) ** -0.5, (t + 1) * 3**-1.5),
+    ),
+    "warmup": (
+        lambda: L.linear_lr_warmup(0.1, 3, 0.0, 0.2),
+        lambda t: 0.2 * t / 3 if t < 3 else 0.1,
+    ),
+    "warmup_of_schedule": (
+        lambda: L.linear_lr_warmup(L.exponential_decay(0.1, 3, 0.5), 3, 0.01, 0.05),
+        lambda t: 0.01 + 0.04 * t / 3 if t < 3 else 0.1 * 0.5 ** (t / 3),
+    ),
 }
 
 
@@ -56,7 +82,9 @@ def run_schedule(make, steps=STEPS):
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
-    return main, [float(exe.run(main, fetch_list=[lr], scope=scope)[0].reshape(-1)[0]) for _ in range(steps)]
+    return main, [
+        float(exe.run(main, fetch_list=[lr], scope=scope)[0].reshape(-1)[0]) for _ in range(steps)
+    ]
 
 
 @pytest.mark.parametrize("name", list(SCHEDULES))
@@ -79,7 +107,9 @@ def test_step_advances_once_per_run_with_an_optimizer():
         fluid.optimizer.SGD(lr).minimize(loss)
     assert [op.type for op in main.global_block().ops].count("increment") == 1
     test_prog = main.clone(for_test=True)
-    assert not any(op.type in ("increment", "sgd") or op.attr("op_role") for op in test_prog.global_block().ops)
+    assert not any(
+        op.type in ("increment", "sgd") or op.attr("op_role") for op in test_prog.global_block().ops
+    )
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
@@ -87,7 +117,9 @@ def test_step_advances_once_per_run_with_an_optimizer():
     seen = []
     for _ in range(5):
         exe.run(test_prog, feed=feed, scope=scope)  # evaluation does not advance the step
-        seen.append(exe.run(main, feed=feed, fetch_list=[lr, lr2, "@LR_DECAY_COUNTER@"], scope=scope))
+        seen.append(
+            exe.run(main, feed=feed, fetch_list=[lr, lr2, "@LR_DECAY_COUNTER@"], scope=scope)
+        )
     np.testing.assert_allclose([s[0][0] for s in seen], [0.5, 0.5, 0.5, 0.25, 0.25])
     np.testing.assert_allclose([s[1][0] for s in seen], [1.0, 0.5, 0.25, 0.125, 0.0625])
     assert [int(s[2][0]) for s in seen] == [0, 1, 2, 3, 4]
@@ -106,15 +138,27 @@ def test_autoincreased_step_counter_begins_and_steps():
     assert [int(exe.run(main, fetch_list=[c], scope=scope)[0][0]) for _ in range(3)] == [6, 8, 10]
 
 
-@pytest.mark.parametrize("make,match", [
-    (lambda: L.piecewise_decay([1, 2], [0.1]), "len\\(values\\) must be len\\(boundaries\\) \\+ 1"),
-    (lambda: L.piecewise_decay([3, 2], [0.3, 0.2, 0.1]), "increasing order"),
-    (lambda: L.exponential_decay(0.1, 0, 0.5), "decay_steps must be a number > 0"),
-    (lambda: L.cosine_decay(0.1, 10, 0), "epochs must be a number > 0"),
-    (lambda: L.exponential_decay("0.1", 10, 0.5), "learning_rate must be a float or a Variable"),
-])
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (
+            lambda: L.piecewise_decay([1, 2], [0.1]),
+            "len\\(values\\) must be len\\(boundaries\\) \\+ 1",
+        ),
+        (lambda: L.piecewise_decay([3, 2], [0.3, 0.2, 0.1]), "increasing order"),
+        (lambda: L.exponential_decay(0.1, 0, 0.5), "decay_steps must be a number > 0"),
+        (lambda: L.cosine_decay(0.1, 10, 0), "epochs must be a number > 0"),
+        (
+            lambda: L.exponential_decay("0.1", 10, 0.5),
+            "learning_rate must be a float or a Variable",
+        ),
+    ],
+)
 def test_bad_schedule_arguments(make, match):
-    with fluid.program_guard(fluid.Program(), fluid.Program()), pytest.raises((ValueError, TypeError), match=match):
+    with (
+        fluid.program_guard(fluid.Program(), fluid.Program()),
+        pytest.raises((ValueError, TypeError), match=match),
+    ):
         make()
 
 

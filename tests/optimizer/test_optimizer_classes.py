@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 from oar import fluid
 
-_spec = importlib.util.spec_from_file_location("_optimizer_refs", Path(__file__).with_name("_refs.py"))
+_spec = importlib.util.spec_from_file_location(
+    "_optimizer_refs", Path(__file__).with_name("_refs.py")
+)
 _refs = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_refs)
 REFS = _refs.REFS
@@ -32,7 +34,9 @@ def build(opt, param_attr=None):
     with fluid.program_guard(main, startup):
         x = fluid.layers.data("x", [3])
         y = fluid.layers.data("y", [2])
-        attr = param_attr or fluid.ParamAttr(name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0))
+        attr = param_attr or fluid.ParamAttr(
+            name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0)
+        )
         pred = fluid.layers.fc(x, 2, param_attr=attr, bias_attr=False)
         loss = fluid.layers.mean(fluid.layers.square(pred - y))
         opt.minimize(loss)
@@ -57,33 +61,100 @@ def zeros():
 
 # name: (optimizer, op type, initial state, attrs of the reference, lr, after-step hook on the state)
 SPECS = {
-    "Momentum": (lambda: OPT.Momentum(0.1, 0.9), "momentum", lambda: {"Velocity": zeros()}, {"mu": 0.9}, 0.1),
-    "Nesterov": (lambda: OPT.MomentumOptimizer(0.1, 0.9, use_nesterov=True), "momentum",
-                 lambda: {"Velocity": zeros()}, {"mu": 0.9, "use_nesterov": True}, 0.1),
-    "LarsMomentum": (lambda: OPT.LarsMomentum(0.1, 0.9, lars_coeff=0.01), "lars_momentum",
-                     lambda: {"Velocity": zeros()}, {"mu": 0.9, "lars_coeff": 0.01}, 0.1),
-    "Adagrad": (lambda: OPT.Adagrad(0.1, initial_accumulator_value=0.1), "adagrad",
-                lambda: {"Moment": zeros() + 0.1}, {}, 0.1),
-    "DecayedAdagrad": (lambda: OPT.DecayedAdagrad(0.1, decay=0.9), "decayed_adagrad", lambda: {"Moment": zeros()},
-                       {"decay": 0.9}, 0.1),
-    "RMSProp": (lambda: OPT.RMSProp(0.01), "rmsprop",
-                lambda: {"Moment": zeros(), "MeanSquare": zeros(), "MeanGrad": zeros()},
-                {"decay": 0.95, "epsilon": 1e-6}, 0.01),
-    "RMSPropCentered": (lambda: OPT.RMSPropOptimizer(0.01, centered=True, momentum=0.5), "rmsprop",
-                        lambda: {"Moment": zeros(), "MeanSquare": zeros(), "MeanGrad": zeros()},
-                        {"decay": 0.95, "epsilon": 1e-6, "momentum": 0.5, "centered": True}, 0.01),
-    "Adamax": (lambda: OPT.Adamax(0.1), "adamax",
-               lambda: {"Moment": zeros(), "InfNorm": zeros(), "Beta1Pow": np.array([0.9])}, {}, 0.1),
-    "Adadelta": (lambda: OPT.Adadelta(0.1, rho=0.9), "adadelta",
-                 lambda: {"AvgSquaredGrad": zeros(), "AvgSquaredUpdate": zeros()}, {"rho": 0.9}, None),
-    "Ftrl": (lambda: OPT.Ftrl(0.1, l1=0.01, l2=0.02), "ftrl",
-             lambda: {"SquaredAccumulator": zeros(), "LinearAccumulator": zeros()}, {"l1": 0.01, "l2": 0.02}, 0.1),
-    "Lamb": (lambda: OPT.Lamb(0.1), "lamb",
-             lambda: {"Moment1": zeros(), "Moment2": zeros(), "Beta1Pow": np.array([0.9]),
-                      "Beta2Pow": np.array([0.999])}, {}, 0.1),
-    "Adam": (lambda: OPT.Adam(0.1), "adam",
-             lambda: {"Moment1": zeros(), "Moment2": zeros(), "Beta1Pow": np.array([0.9]),
-                      "Beta2Pow": np.array([0.999])}, {}, 0.1),
+    "Momentum": (
+        lambda: OPT.Momentum(0.1, 0.9),
+        "momentum",
+        lambda: {"Velocity": zeros()},
+        {"mu": 0.9},
+        0.1,
+    ),
+    "Nesterov": (
+        lambda: OPT.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
+        "momentum",
+        lambda: {"Velocity": zeros()},
+        {"mu": 0.9, "use_nesterov": True},
+        0.1,
+    ),
+    "LarsMomentum": (
+        lambda: OPT.LarsMomentum(0.1, 0.9, lars_coeff=0.01),
+        "lars_momentum",
+        lambda: {"Velocity": zeros()},
+        {"mu": 0.9, "lars_coeff": 0.01},
+        0.1,
+    ),
+    "Adagrad": (
+        lambda: OPT.Adagrad(0.1, initial_accumulator_value=0.1),
+        "adagrad",
+        lambda: {"Moment": zeros() + 0.1},
+        {},
+        0.1,
+    ),
+    "DecayedAdagrad": (
+        lambda: OPT.DecayedAdagrad(0.1, decay=0.9),
+        "decayed_adagrad",
+        lambda: {"Moment": zeros()},
+        {"decay": 0.9},
+        0.1,
+    ),
+    "RMSProp": (
+        lambda: OPT.RMSProp(0.01),
+        "rmsprop",
+        lambda: {"Moment": zeros(), "MeanSquare": zeros(), "MeanGrad": zeros()},
+        {"decay": 0.95, "epsilon": 1e-6},
+        0.01,
+    ),
+    "RMSPropCentered": (
+        lambda: OPT.RMSPropOptimizer(0.01, centered=True, momentum=0.5),
+        "rmsprop",
+        lambda: {"Moment": zeros(), "MeanSquare": zeros(), "MeanGrad": zeros()},
+        {"decay": 0.95, "epsilon": 1e-6, "momentum": 0.5, "centered": True},
+        0.01,
+    ),
+    "Adamax": (
+        lambda: OPT.Adamax(0.1),
+        "adamax",
+        lambda: {"Moment": zeros(), "InfNorm": zeros(), "Beta1Pow": np.array([0.9])},
+        {},
+        0.1,
+    ),
+    "Adadelta": (
+        lambda: OPT.Adadelta(0.1, rho=0.9),
+        "adadelta",
+        lambda: {"AvgSquaredGrad": zeros(), "AvgSquaredUpdate": zeros()},
+        {"rho": 0.9},
+        None,
+    ),
+    "Ftrl": (
+        lambda: OPT.Ftrl(0.1, l1=0.01, l2=0.02),
+        "ftrl",
+        lambda: {"SquaredAccumulator": zeros(), "LinearAccumulator": zeros()},
+        {"l1": 0.01, "l2": 0.02},
+        0.1,
+    ),
+    "Lamb": (
+        lambda: OPT.Lamb(0.1),
+        "lamb",
+        lambda: {
+            "Moment1": zeros(),
+            "Moment2": zeros(),
+            "Beta1Pow": np.array([0.9]),
+            "Beta2Pow": np.array([0.999]),
+        },
+        {},
+        0.1,
+    ),
+    "Adam": (
+        lambda: OPT.Adam(0.1),
+        "adam",
+        lambda: {
+            "Moment1": zeros(),
+            "Moment2": zeros(),
+            "Beta1Pow": np.array([0.9]),
+            "Beta2Pow": np.array([0.999]),
+        },
+        {},
+        0.1,
+    ),
 }
 _OUT_TO_IN = {"SquaredAccumOut": "SquaredAccumulator", "LinearAccumOut": "LinearAccumulator"}
 
@@ -117,8 +188,17 @@ def test_optimizer_steps_match_reference(name):
 
 
 def test_fluid_aliases_are_the_classes():
-    for short in ["Momentum", "LarsMomentum", "Adagrad", "DecayedAdagrad", "RMSProp", "Adamax", "Adadelta",
-                  "Ftrl", "Lamb"]:
+    for short in [
+        "Momentum",
+        "LarsMomentum",
+        "Adagrad",
+        "DecayedAdagrad",
+        "RMSProp",
+        "Adamax",
+        "Adadelta",
+        "Ftrl",
+        "Lamb",
+    ]:
         assert getattr(OPT, short + "Optimizer") is getattr(OPT, short)
 
 
@@ -136,14 +216,17 @@ def test_lamb_excludes_parameters_from_weight_decay():
     assert op.attr("weight_decay") == 0.0
 
 
-@pytest.mark.parametrize("make,match", [
-    (lambda: OPT.Momentum(0.1, momentum="a"), "momentum must be a float"),
-    (lambda: OPT.RMSProp(0.1, rho=1.5), "rho must be in"),
-    (lambda: OPT.Adamax(0.1, beta1=1.0), "beta1 must be in"),
-    (lambda: OPT.DecayedAdagrad(0.1, decay=-0.1), "decay must be in"),
-    (lambda: OPT.Ftrl(0.1, l1=-1.0), "l1 must be in"),
-    (lambda: OPT.Adagrad("fast"), "learning_rate must be a float"),
-])
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (lambda: OPT.Momentum(0.1, momentum="a"), "momentum must be a float"),
+        (lambda: OPT.RMSProp(0.1, rho=1.5), "rho must be in"),
+        (lambda: OPT.Adamax(0.1, beta1=1.0), "beta1 must be in"),
+        (lambda: OPT.DecayedAdagrad(0.1, decay=-0.1), "decay must be in"),
+        (lambda: OPT.Ftrl(0.1, l1=-1.0), "l1 must be in"),
+        (lambda: OPT.Adagrad("fast"), "learning_rate must be a float"),
+    ],
+)
 def test_bad_arguments_are_refused(make, match):
     with pytest.raises((ValueError, TypeError), match=match):
         make()
@@ -158,14 +241,22 @@ def test_every_optimizer_applies_its_regularization(name):
     got, _ = run_steps(opt, steps=2)
     expected = reference(op, state(), attrs, lr, steps=2, l2=0.5)
     for i, (g, e) in enumerate(zip(got, expected)):
-        np.testing.assert_allclose(g, e, rtol=2e-4, atol=2e-6, err_msg=f"{name}+L2Decay: step {i + 1}")
+        np.testing.assert_allclose(
+            g, e, rtol=2e-4, atol=2e-6, err_msg=f"{name}+L2Decay: step {i + 1}"
+        )
 
 
 def test_constructors_take_regularization():
     reg = fluid.regularizer.L1Decay(0.1)
-    for make in [lambda: OPT.Momentum(0.1, 0.9, regularization=reg), lambda: OPT.Adagrad(0.1, regularization=reg),
-                 lambda: OPT.RMSProp(0.1, regularization=reg), lambda: OPT.Adamax(0.1, regularization=reg),
-                 lambda: OPT.Adadelta(0.1, regularization=reg), lambda: OPT.DecayedAdagrad(0.1, regularization=reg),
-                 lambda: OPT.Ftrl(0.1, regularization=reg), lambda: OPT.Lamb(0.1, regularization=reg),
-                 lambda: OPT.LarsMomentum(0.1, 0.9, regularization=reg)]:
+    for make in [
+        lambda: OPT.Momentum(0.1, 0.9, regularization=reg),
+        lambda: OPT.Adagrad(0.1, regularization=reg),
+        lambda: OPT.RMSProp(0.1, regularization=reg),
+        lambda: OPT.Adamax(0.1, regularization=reg),
+        lambda: OPT.Adadelta(0.1, regularization=reg),
+        lambda: OPT.DecayedAdagrad(0.1, regularization=reg),
+        lambda: OPT.Ftrl(0.1, regularization=reg),
+        lambda: OPT.Lamb(0.1, regularization=reg),
+        lambda: OPT.LarsMomentum(0.1, 0.9, regularization=reg),
+    ]:
         assert make().regularization is reg

@@ -25,9 +25,15 @@ def one_step(opt, w_attr=None, b_attr=None):
         x = fluid.layers.data("x", [3])
         y = fluid.layers.data("y", [2])
         pred = fluid.layers.fc(
-            x, 2,
-            param_attr=fluid.ParamAttr(name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0), **w_attr),
-            bias_attr=fluid.ParamAttr(name="b", initializer=fluid.initializer.NumpyArrayInitializer(B0), **b_attr))
+            x,
+            2,
+            param_attr=fluid.ParamAttr(
+                name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0), **w_attr
+            ),
+            bias_attr=fluid.ParamAttr(
+                name="b", initializer=fluid.initializer.NumpyArrayInitializer(B0), **b_attr
+            ),
+        )
         loss = fluid.layers.mean(fluid.layers.square(pred - y))
         opt.minimize(loss)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -42,7 +48,9 @@ def test_l2_and_l1_decay_numbers():
     w, b = one_step(fluid.optimizer.SGD(0.1, regularization=fluid.regularizer.L2Decay(0.5)))
     np.testing.assert_allclose(w, W0 - 0.1 * (gw + 0.5 * W0), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(b, B0 - 0.1 * (gb + 0.5 * B0), rtol=1e-5, atol=1e-7)
-    w, _ = one_step(fluid.optimizer.SGD(0.1, regularization=fluid.regularizer.L1DecayRegularizer(0.5)))
+    w, _ = one_step(
+        fluid.optimizer.SGD(0.1, regularization=fluid.regularizer.L1DecayRegularizer(0.5))
+    )
     np.testing.assert_allclose(w, W0 - 0.1 * (gw + 0.5 * np.sign(W0)), rtol=1e-5, atol=1e-7)
 
 
@@ -57,7 +65,9 @@ def test_param_attr_regularizer_overrides_the_optimizers():
 
 def test_param_attr_regularizer_without_optimizer_regularization():
     gw, gb = grads(W0, B0)
-    w, b = one_step(fluid.optimizer.SGD(0.1), w_attr={"regularizer": fluid.regularizer.L2Decay(0.3)})
+    w, b = one_step(
+        fluid.optimizer.SGD(0.1), w_attr={"regularizer": fluid.regularizer.L2Decay(0.3)}
+    )
     np.testing.assert_allclose(w, W0 - 0.1 * (gw + 0.3 * W0), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(b, B0 - 0.1 * gb, rtol=1e-5, atol=1e-7)
 
@@ -65,13 +75,22 @@ def test_param_attr_regularizer_without_optimizer_regularization():
 def test_param_learning_rate_multiplies_and_zero_freezes():
     """Seed 002: the effective rate is optimizer lr * ParamAttr learning_rate; 0 keeps the layer fixed."""
     gw, gb = grads(W0, B0)
-    w, b = one_step(fluid.optimizer.SGD(0.1), w_attr={"learning_rate": 2.0}, b_attr={"learning_rate": 0.0})
+    w, b = one_step(
+        fluid.optimizer.SGD(0.1), w_attr={"learning_rate": 2.0}, b_attr={"learning_rate": 0.0}
+    )
     np.testing.assert_allclose(w, W0 - 0.2 * gw, rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(b, B0)
 
 
-@pytest.mark.parametrize("make", [lambda: fluid.optimizer.Adam(0.1), lambda: fluid.optimizer.Momentum(0.1, 0.9),
-                                  lambda: fluid.optimizer.RMSProp(0.1)], ids=["adam", "momentum", "rmsprop"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: fluid.optimizer.Adam(0.1),
+        lambda: fluid.optimizer.Momentum(0.1, 0.9),
+        lambda: fluid.optimizer.RMSProp(0.1),
+    ],
+    ids=["adam", "momentum", "rmsprop"],
+)
 def test_zero_learning_rate_freezes_under_any_optimizer(make):
     w, b = one_step(make(), w_attr={"learning_rate": 0.0})
     np.testing.assert_array_equal(w, W0)

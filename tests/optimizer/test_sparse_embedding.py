@@ -28,7 +28,9 @@ MAKERS = {
     "LarsMomentum": lambda: OPT.LarsMomentum(0.1, 0.9, lars_coeff=0.05),
     "SGD+L2": lambda: OPT.SGD(0.1, regularization=fluid.regularizer.L2Decay(0.1)),
     "SGD+clip_value": lambda: OPT.SGD(0.1, grad_clip=fluid.clip.GradientClipByValue(0.02)),
-    "SGD+clip_global_norm": lambda: OPT.SGD(0.1, grad_clip=fluid.clip.GradientClipByGlobalNorm(0.05)),
+    "SGD+clip_global_norm": lambda: OPT.SGD(
+        0.1, grad_clip=fluid.clip.GradientClipByGlobalNorm(0.05)
+    ),
 }
 
 
@@ -37,8 +39,14 @@ def train(make, is_sparse, steps=3):
     with fluid.program_guard(main, startup):
         ids = fluid.layers.data("ids", [1], dtype="int64")
         target = fluid.layers.data("target", [4])
-        emb = fluid.layers.embedding(ids, size=[12, 4], is_sparse=is_sparse, param_attr=fluid.ParamAttr(
-            name="emb", initializer=fluid.initializer.NumpyArrayInitializer(TABLE)))
+        emb = fluid.layers.embedding(
+            ids,
+            size=[12, 4],
+            is_sparse=is_sparse,
+            param_attr=fluid.ParamAttr(
+                name="emb", initializer=fluid.initializer.NumpyArrayInitializer(TABLE)
+            ),
+        )
         loss = fluid.layers.mean(fluid.layers.square(emb - target))
         make().minimize(loss)
     if is_sparse:

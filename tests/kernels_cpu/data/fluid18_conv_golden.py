@@ -27,18 +27,52 @@ def build(fluid):
         x = fluid.data("x", [2, 4, 8, 7])
         xh = fluid.data("xh", [2, 8, 7, 4])
         outs = [
-            L.conv2d_transpose(x, 3, filter_size=3, stride=2, padding="SAME", param_attr=w((4, 3, 3, 3)),
-                               bias_attr=False),
-            L.conv2d_transpose(x, 3, filter_size=4, stride=2, padding=[1, 2, 0, 1], param_attr=w((4, 3, 4, 4)),
-                               bias_attr=False),
-            L.conv2d_transpose(x, 4, filter_size=3, stride=2, output_size=[17, 16], groups=2,
-                               param_attr=w((4, 2, 3, 3)), bias_attr=False),
+            L.conv2d_transpose(
+                x,
+                3,
+                filter_size=3,
+                stride=2,
+                padding="SAME",
+                param_attr=w((4, 3, 3, 3)),
+                bias_attr=False,
+            ),
+            L.conv2d_transpose(
+                x,
+                3,
+                filter_size=4,
+                stride=2,
+                padding=[1, 2, 0, 1],
+                param_attr=w((4, 3, 4, 4)),
+                bias_attr=False,
+            ),
+            L.conv2d_transpose(
+                x,
+                4,
+                filter_size=3,
+                stride=2,
+                output_size=[17, 16],
+                groups=2,
+                param_attr=w((4, 2, 3, 3)),
+                bias_attr=False,
+            ),
             L.pool2d(x, 3, pool_stride=2, pool_padding="SAME", pool_type="avg"),
             L.pool2d(x, 3, pool_stride=2, pool_padding="SAME", pool_type="max"),
-            L.conv2d(xh, 6, 3, stride=2, padding="SAME", data_format="NHWC", param_attr=w((6, 4, 3, 3)),
-                     bias_attr=False),
-            L.conv2d(x, 6, 3, dilation=2, padding="SAME", param_attr=w((6, 4, 3, 3)), bias_attr=False),
-            L.conv2d(x, 8, 3, groups=4, use_cudnn=False, param_attr=w((8, 1, 3, 3)), bias_attr=False),
+            L.conv2d(
+                xh,
+                6,
+                3,
+                stride=2,
+                padding="SAME",
+                data_format="NHWC",
+                param_attr=w((6, 4, 3, 3)),
+                bias_attr=False,
+            ),
+            L.conv2d(
+                x, 6, 3, dilation=2, padding="SAME", param_attr=w((6, 4, 3, 3)), bias_attr=False
+            ),
+            L.conv2d(
+                x, 8, 3, groups=4, use_cudnn=False, param_attr=w((8, 1, 3, 3)), bias_attr=False
+            ),
             L.lrn(x, n=3, k=1.5, alpha=0.3),
             L.batch_norm(xh, data_layout="NHWC"),
             L.adaptive_pool2d(x, [3, 4], "max"),
@@ -60,4 +94,6 @@ if __name__ == "__main__":
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup)
     res = exe.run(main, feed=feed, fetch_list=outs)
-    np.savez(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fluid18_conv_golden.npz"), *res)
+    np.savez(
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "fluid18_conv_golden.npz"), *res
+    )

@@ -28,6 +28,18 @@ from oar.scope import Scope, global_scope, scope_guard  # noqa: E402
 
 __getattr__ = module_getattr("oar.")
 
-__all__ = ["Program", "default_main_program", "default_startup_program", "program_guard", "LoDTensor",
-           "SelectedRows", "create_lod_tensor", "CPUPlace", "CUDAPlace", "Scope", "global_scope",
-           "scope_guard", "__version__"]
+__all__ = [
+    "Program",
+    "default_main_program",
+    "default_startup_program",
+    "program_guard",
+    "LoDTensor",
+    "SelectedRows",
+    "create_lod_tensor",
+    "CPUPlace",
+    "CUDAPlace",
+    "Scope",
+    "global_scope",
+    "scope_guard",
+    "__version__",
+]

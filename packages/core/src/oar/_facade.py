@@ -17,22 +17,53 @@ from oar.errors import MissingPluginError
 
 # dotted name (relative to oar.fluid, or "oar."-prefixed) -> distribution that provides it
 OWNERS = {
-    "oar.batch": "oar-data", "oar.reader": "oar-data", "oar.dataset": "oar-data",
-    "io.PyReader": "oar-data", "io.DataLoader": "oar-data", "DataFeeder": "oar-data",
-    "contrib.reader": "oar-data", "io.batch": "oar-data", "io.shuffle": "oar-data",
-    "io.compose": "oar-data", "io.buffered": "oar-data", "io.firstn": "oar-data",
-    "io.xmap_readers": "oar-data", "io.multiprocess_reader": "oar-data", "io.map_readers": "oar-data",
-    "io.chain": "oar-data", "io.cache": "oar-data", "reader": "oar-data", "io.ComposeNotAligned": "oar-data",
-    "io.save_vars": "oar-io", "io.save_params": "oar-io", "io.save_persistables": "oar-io",
-    "io.save_inference_model": "oar-io", "io.load_vars": "oar-io", "io.load_params": "oar-io",
-    "io.load_persistables": "oar-io", "io.load_inference_model": "oar-io",
-    "io.load_program_state": "oar-io", "io.set_program_state": "oar-io", "io.save": "oar-io",
-    "io.load": "oar-io", "save": "oar-io", "load": "oar-io", "save_dygraph": "oar-io",
-    "load_dygraph": "oar-io", "dygraph.save_dygraph": "oar-io", "dygraph.load_dygraph": "oar-io",
-    "load_program_state": "oar-io", "set_program_state": "oar-io",
-    "DistributeTranspiler": "oar-dist", "DistributeTranspilerConfig": "oar-dist",
-    "transpiler": "oar-dist", "oar.distributed": "oar-dist", "dygraph.DataParallel": "oar-dist",
-    "dygraph.prepare_context": "oar-dist", "dygraph.parallel": "oar-dist", "incubate": "oar-dist",
+    "oar.batch": "oar-data",
+    "oar.reader": "oar-data",
+    "oar.dataset": "oar-data",
+    "io.PyReader": "oar-data",
+    "io.DataLoader": "oar-data",
+    "DataFeeder": "oar-data",
+    "contrib.reader": "oar-data",
+    "io.batch": "oar-data",
+    "io.shuffle": "oar-data",
+    "io.compose": "oar-data",
+    "io.buffered": "oar-data",
+    "io.firstn": "oar-data",
+    "io.xmap_readers": "oar-data",
+    "io.multiprocess_reader": "oar-data",
+    "io.map_readers": "oar-data",
+    "io.chain": "oar-data",
+    "io.cache": "oar-data",
+    "reader": "oar-data",
+    "io.ComposeNotAligned": "oar-data",
+    "io.save_vars": "oar-io",
+    "io.save_params": "oar-io",
+    "io.save_persistables": "oar-io",
+    "io.save_inference_model": "oar-io",
+    "io.load_vars": "oar-io",
+    "io.load_params": "oar-io",
+    "io.load_persistables": "oar-io",
+    "io.load_inference_model": "oar-io",
+    "io.load_program_state": "oar-io",
+    "io.set_program_state": "oar-io",
+    "io.save": "oar-io",
+    "io.load": "oar-io",
+    "save": "oar-io",
+    "load": "oar-io",
+    "save_dygraph": "oar-io",
+    "load_dygraph": "oar-io",
+    "dygraph.save_dygraph": "oar-io",
+    "dygraph.load_dygraph": "oar-io",
+    "load_program_state": "oar-io",
+    "set_program_state": "oar-io",
+    "DistributeTranspiler": "oar-dist",
+    "DistributeTranspilerConfig": "oar-dist",
+    "transpiler": "oar-dist",
+    "oar.distributed": "oar-dist",
+    "dygraph.DataParallel": "oar-dist",
+    "dygraph.prepare_context": "oar-dist",
+    "dygraph.parallel": "oar-dist",
+    "incubate": "oar-dist",
 }
 
 
@@ -64,8 +95,10 @@ def module_getattr(prefix: str):
         try:
             return lookup(prefix + name)
         except AttributeError:
-            raise AttributeError(f"module 'oar.{'fluid.' if not prefix.startswith('oar.') else ''}"
-                                 f"{prefix.rstrip('.').replace('oar.', '')}' has no attribute '{name}'") from None
+            raise AttributeError(
+                f"module 'oar.{'fluid.' if not prefix.startswith('oar.') else ''}"
+                f"{prefix.rstrip('.').replace('oar.', '')}' has no attribute '{name}'"
+            ) from None
 
     return __getattr__
 
@@ -80,7 +113,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         for i in range(len(parts), 1, -1):
             key = ".".join(parts[:i])
             if key.startswith("oar.fluid."):
-                key = key[len("oar.fluid."):]
+                key = key[len("oar.fluid.") :]
             try:
                 from oar.plugins import registries
 

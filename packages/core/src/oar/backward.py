@@ -59,8 +59,13 @@ class _GradBuilder:
         fwd = self.block._var_recursive(fwd_name)
         if grad_name in self.block.vars:
             return self.block.vars[grad_name]
-        return self.block.create_var(name=grad_name, shape=fwd.shape, dtype=fwd.dtype,
-                                     lod_level=fwd.lod_level, stop_gradient=True)
+        return self.block.create_var(
+            name=grad_name,
+            shape=fwd.shape,
+            dtype=fwd.dtype,
+            lod_level=fwd.lod_level,
+            stop_gradient=True,
+        )
 
     def new_piece(self, var: str) -> str:
         pieces = self.pending.setdefault(var, [])
@@ -150,7 +155,11 @@ class _GradBuilder:
                     if g is None:
                         n = op.outputs[slot][i]
                         var = self.block._find_var_recursive(n)
-                        if n == EMPTY_VAR or var is None or var.dtype not in ("float16", "float32", "float64"):
+                        if (
+                            n == EMPTY_VAR
+                            or var is None
+                            or var.dtype not in ("float16", "float32", "float64")
+                        ):
                             gs[i] = EMPTY_VAR
                             continue
                         z = self.gname(n) + "@ZERO"
@@ -163,8 +172,13 @@ class _GradBuilder:
                     for n in names:
                         if n != EMPTY_VAR and not self.block.has_var(n):
                             self.block.create_var(name=n, stop_gradient=True)
-                gop = self._append(desc.type, dict(desc.inputs), dict(desc.outputs), dict(desc.attrs),
-                                   callsite=op.callsite)
+                gop = self._append(
+                    desc.type,
+                    dict(desc.inputs),
+                    dict(desc.outputs),
+                    dict(desc.attrs),
+                    callsite=op.callsite,
+                )
                 for n in gop.output_arg_names:
                     self.piece_op[n] = gop
             # pieces the maker chose not to write are dropped
@@ -204,8 +218,9 @@ def _path_ops(ops: list, targets: set) -> list:
     return path
 
 
-def _build(targets: list, target_grads: list | None, no_grad_set: Any, callbacks: Any,
-           extra_leaves: set) -> tuple:
+def _build(
+    targets: list, target_grads: list | None, no_grad_set: Any, callbacks: Any, extra_leaves: set
+) -> tuple:
     block = targets[0].block.program.global_block()
     program = block.program
     no_grad = _names(no_grad_set)
@@ -220,11 +235,17 @@ def _build(targets: list, target_grads: list | None, no_grad_set: Any, callbacks
                 builder._append("scale", {"X": [g.name]}, {"Out": [name]}, {"scale": 1.0})
             elif t.shape and all(d >= 0 for d in t.shape):
                 with program._role_guard(OpRole.Backward | OpRole.Loss):
-                    builder._append("fill_constant", {}, {"Out": [name]},
-                                    {"shape": list(t.shape), "dtype": t.dtype, "value": 1.0})
+                    builder._append(
+                        "fill_constant",
+                        {},
+                        {"Out": [name]},
+                        {"shape": list(t.shape), "dtype": t.dtype, "value": 1.0},
+                    )
             else:
                 with program._role_guard(OpRole.Backward | OpRole.Loss):
-                    builder._append("fill_any_like", {"X": [t.name]}, {"Out": [name]}, {"value": 1.0})
+                    builder._append(
+                        "fill_any_like", {"X": [t.name]}, {"Out": [name]}, {"value": 1.0}
+                    )
             builder.piece_op[name] = block.ops[-1]
         path = _path_ops(ops, {t.name for t in targets})
         builder.run(path, needs)
@@ -233,8 +254,13 @@ def _build(targets: list, target_grads: list | None, no_grad_set: Any, callbacks
     return builder
 
 
-def append_backward(loss: Variable, parameter_list: Sequence | None = None, no_grad_set: Any = None,
-                    callbacks: Sequence[Callable] | None = None, checkpoints: Any = None) -> list:
+def append_backward(
+    loss: Variable,
+    parameter_list: Sequence | None = None,
+    no_grad_set: Any = None,
+    callbacks: Sequence[Callable] | None = None,
+    checkpoints: Any = None,
+) -> list:
     """Append grad ops for ``loss``; returns ``[(parameter, gradient), ...]``.
 
     ``parameter_list`` (names or Parameters) restricts which parameters are
@@ -256,7 +282,9 @@ def append_backward(loss: Variable, parameter_list: Sequence | None = None, no_g
     return out
 
 
-def gradients(targets: Any, inputs: Any, target_gradients: Any = None, no_grad_set: Any = None) -> list:
+def gradients(
+    targets: Any, inputs: Any, target_gradients: Any = None, no_grad_set: Any = None
+) -> list:
     """Gradients of the sum of ``targets`` w.r.t. each of ``inputs`` (None where unrelated)."""
     targets = targets if isinstance(targets, (list, tuple)) else [targets]
     inputs = inputs if isinstance(inputs, (list, tuple)) else [inputs]

@@ -14,8 +14,12 @@ def plugins_report() -> dict:
 
     reg = registries()
     devices = [
-        {"name": d.name, "plugin": d.plugin, "available": bool(d.available()),
-         "count": int(d.count()) if d.available() else 0}
+        {
+            "name": d.name,
+            "plugin": d.plugin,
+            "available": bool(d.available()),
+            "count": int(d.count()) if d.available() else 0,
+        }
         for d in reg.devices
     ]
     coverage = {}
@@ -23,12 +27,19 @@ def plugins_report() -> dict:
         coverage[op_type] = sorted(reg.kernels.devices_for(op_type))
     return {
         "plugins": [
-            {"name": p.name, "distribution": p.distribution, "version": p.version, "module": p.module,
-             "error": p.error}
+            {
+                "name": p.name,
+                "distribution": p.distribution,
+                "version": p.version,
+                "module": p.module,
+                "error": p.error,
+            }
             for p in plugin_infos()
         ],
         "devices": devices,
-        "ops": {t: {"defined_by": reg.ops.owner(t), "kernels": coverage[t]} for t in reg.ops.types()},
+        "ops": {
+            t: {"defined_by": reg.ops.owner(t), "kernels": coverage[t]} for t in reg.ops.types()
+        },
         "formats": reg.formats.names(),
         "reader_decorators": reg.reader_decorators.names(),
         "collective_backends": reg.collective_backends.names(),

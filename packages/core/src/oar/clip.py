@@ -18,8 +18,17 @@ from typing import Any
 from oar.framework import unique_name
 from oar.framework.dtypes import VarType
 
-__all__ = ["GradientClipBase", "GradientClipByValue", "GradientClipByNorm", "GradientClipByGlobalNorm",
-           "ClipByValue", "ClipByNorm", "ClipByGlobalNorm", "set_gradient_clip", "append_gradient_clip_ops"]
+__all__ = [
+    "GradientClipBase",
+    "GradientClipByValue",
+    "GradientClipByNorm",
+    "GradientClipByGlobalNorm",
+    "ClipByValue",
+    "ClipByNorm",
+    "ClipByGlobalNorm",
+    "set_gradient_clip",
+    "append_gradient_clip_ops",
+]
 
 
 class GradientClipBase:
@@ -46,19 +55,26 @@ class GradientClipBase:
 def _new_grad(grad: Any, tag: str) -> Any:
     """The clipped gradient: dense (a SelectedRows gradient is densified by the clip op's kernel)."""
     return grad.block.create_var(
-        name=unique_name.generate(f"{grad.name}_{tag}"), shape=grad.shape, dtype=grad.dtype,
-        type=VarType.LOD_TENSOR, stop_gradient=True,
+        name=unique_name.generate(f"{grad.name}_{tag}"),
+        shape=grad.shape,
+        dtype=grad.dtype,
+        type=VarType.LOD_TENSOR,
+        stop_gradient=True,
     )
 
 
 class GradientClipByValue(GradientClipBase):
     """Each gradient element clipped into ``[min, max]`` (``min`` defaults to ``-max``)."""
 
-    def __init__(self, max: float, min: float | None = None, need_clip: Callable | None = None) -> None:
+    def __init__(
+        self, max: float, min: float | None = None, need_clip: Callable | None = None
+    ) -> None:
         super().__init__(need_clip)
         if min is None:
             if max < 0:
-                raise ValueError(f"GradientClipByValue: max must be >= 0 when min is not given, given {max}")
+                raise ValueError(
+                    f"GradientClipByValue: max must be >= 0 when min is not given, given {max}"
+                )
             min = -max
         if min > max:
             raise ValueError(f"GradientClipByValue: min ({min}) must not exceed max ({max})")
@@ -98,7 +114,9 @@ class GradientClipByNorm(GradientClipBase):
                 out.append((p, g))
                 continue
             ng = _new_grad(g, "clip")
-            g.block.append_op("clip_by_norm", {"X": [g]}, {"Out": [ng]}, {"max_norm": self.clip_norm})
+            g.block.append_op(
+                "clip_by_norm", {"X": [g]}, {"Out": [ng]}, {"max_norm": self.clip_norm}
+            )
             out.append((p, ng))
         return out
 
@@ -106,13 +124,16 @@ class GradientClipByNorm(GradientClipBase):
 class GradientClipByGlobalNorm(GradientClipBase):
     """All gradients scaled by ``clip_norm / max(global_norm, clip_norm)``, global_norm over the group."""
 
-    def __init__(self, clip_norm: float, group_name: str = "default_group",
-                 need_clip: Callable | None = None) -> None:
+    def __init__(
+        self, clip_norm: float, group_name: str = "default_group", need_clip: Callable | None = None
+    ) -> None:
         super().__init__(need_clip)
         if not clip_norm > 0:
             raise ValueError(f"GradientClipByGlobalNorm: clip_norm must be > 0, given {clip_norm}")
         if not isinstance(group_name, str):
-            raise TypeError(f"GradientClipByGlobalNorm: group_name must be a str, given {type(group_name).__name__}")
+            raise TypeError(
+                f"GradientClipByGlobalNorm: group_name must be a str, given {type(group_name).__name__}"
+            )
         self.clip_norm = float(clip_norm)
         self.group_name = group_name
 
@@ -127,20 +148,34 @@ class GradientClipByGlobalNorm(GradientClipBase):
         dtype = todo[0][1].dtype
         sq = []
         for _, g in todo:
-            s = block.create_var(name=unique_name.generate(f"{g.name}_sq_norm"), shape=[1], dtype=g.dtype,
-                                 stop_gradient=True)
+            s = block.create_var(
+                name=unique_name.generate(f"{g.name}_sq_norm"),
+                shape=[1],
+                dtype=g.dtype,
+                stop_gradient=True,
+            )
             block.append_op("squared_l2_norm", {"X": [g]}, {"Out": [s]})
             sq.append(s)
-        total = block.create_var(name=unique_name.generate("global_norm_sq"), shape=[1], dtype=dtype)
+        total = block.create_var(
+            name=unique_name.generate("global_norm_sq"), shape=[1], dtype=dtype
+        )
         block.append_op("sum", {"X": sq}, {"Out": [total]})
         norm = block.create_var(name=unique_name.generate("global_norm"), shape=[1], dtype=dtype)
         block.append_op("sqrt", {"X": [total]}, {"Out": [norm]})
         limit = block.create_var(name=unique_name.generate("clip_norm"), shape=[1], dtype=dtype)
-        block.append_op("fill_constant", {}, {"Out": [limit]},
-                        {"shape": [1], "dtype": dtype, "value": self.clip_norm})
-        denom = block.create_var(name=unique_name.generate("global_norm_max"), shape=[1], dtype=dtype)
+        block.append_op(
+            "fill_constant",
+            {},
+            {"Out": [limit]},
+            {"shape": [1], "dtype": dtype, "value": self.clip_norm},
+        )
+        denom = block.create_var(
+            name=unique_name.generate("global_norm_max"), shape=[1], dtype=dtype
+        )
         block.append_op("elementwise_max", {"X": [limit], "Y": [norm]}, {"Out": [denom]})
-        scale = block.create_var(name=unique_name.generate("global_norm_scale"), shape=[1], dtype=dtype)
+        scale = block.create_var(
+            name=unique_name.generate("global_norm_scale"), shape=[1], dtype=dtype
+        )
         block.append_op("elementwise_div", {"X": [limit], "Y": [denom]}, {"Out": [scale]})
         scaled = {}
         for p, g in todo:
@@ -155,7 +190,9 @@ ClipByNorm = GradientClipByNorm
 ClipByGlobalNorm = GradientClipByGlobalNorm
 
 
-def set_gradient_clip(clip: GradientClipBase, param_list: Sequence | None = None, program: Any = None) -> None:
+def set_gradient_clip(
+    clip: GradientClipBase, param_list: Sequence | None = None, program: Any = None
+) -> None:
     """Attach ``clip`` to the parameters of ``param_list`` (names or Parameters; default all of ``program``)."""
     from oar.framework.program import default_main_program
 
@@ -163,8 +200,10 @@ def set_gradient_clip(clip: GradientClipBase, param_list: Sequence | None = None
         raise TypeError(
             f"set_gradient_clip: clip must be a GradientClipByValue/ByNorm/ByGlobalNorm, given {type(clip).__name__}"
         )
-    warnings.warn("set_gradient_clip: an optimizer's grad_clip=, when given, takes precedence over this setting",
-                  stacklevel=2)
+    warnings.warn(
+        "set_gradient_clip: an optimizer's grad_clip=, when given, takes precedence over this setting",
+        stacklevel=2,
+    )
     program = program or default_main_program()
     block = program.global_block()
     if param_list is None:
@@ -196,7 +235,9 @@ def append_gradient_clip_ops(params_grads: list) -> list:
         if c is None or g is None:
             continue
         if not callable(c):
-            raise TypeError(f"parameter '{p.name}': gradient_clip must be a fluid.clip object, given {type(c).__name__}")
+            raise TypeError(
+                f"parameter '{p.name}': gradient_clip must be a fluid.clip object, given {type(c).__name__}"
+            )
         if isinstance(c, GradientClipByGlobalNorm):
             key = ("global", c.group_name)
             if key in groups and groups[key][0].clip_norm != c.clip_norm:

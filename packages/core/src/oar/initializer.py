@@ -45,7 +45,10 @@ class Initializer:
         return shape[1] * receptive, shape[0] * receptive
 
     def to_dict(self) -> dict:
-        return {"class": type(self).__name__, **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
+        return {
+            "class": type(self).__name__,
+            **{k: v for k, v in vars(self).items() if not k.startswith("_")},
+        }
 
 
 class Constant(Initializer):
@@ -54,9 +57,16 @@ class Constant(Initializer):
         self.force_cpu = force_cpu
 
     def __call__(self, var, block):
-        return block.append_op("fill_constant", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "dtype": var.dtype, "value": self.value,
-                                      "force_cpu": self.force_cpu})
+        return block.append_op(
+            "fill_constant",
+            outputs={"Out": [var]},
+            attrs={
+                "shape": list(var.shape),
+                "dtype": var.dtype,
+                "value": self.value,
+                "force_cpu": self.force_cpu,
+            },
+        )
 
 
 class Uniform(Initializer):
@@ -66,9 +76,17 @@ class Uniform(Initializer):
         self.low, self.high, self.seed = float(low), float(high), seed
 
     def __call__(self, var, block):
-        return block.append_op("uniform_random", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "dtype": var.dtype, "min": self.low,
-                                      "max": self.high, "seed": self._seed(var, block, self.seed)})
+        return block.append_op(
+            "uniform_random",
+            outputs={"Out": [var]},
+            attrs={
+                "shape": list(var.shape),
+                "dtype": var.dtype,
+                "min": self.low,
+                "max": self.high,
+                "seed": self._seed(var, block, self.seed),
+            },
+        )
 
 
 class Normal(Initializer):
@@ -76,9 +94,17 @@ class Normal(Initializer):
         self.loc, self.scale, self.seed = float(loc), float(scale), seed
 
     def __call__(self, var, block):
-        return block.append_op("gaussian_random", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "dtype": var.dtype, "mean": self.loc,
-                                      "std": self.scale, "seed": self._seed(var, block, self.seed)})
+        return block.append_op(
+            "gaussian_random",
+            outputs={"Out": [var]},
+            attrs={
+                "shape": list(var.shape),
+                "dtype": var.dtype,
+                "mean": self.loc,
+                "std": self.scale,
+                "seed": self._seed(var, block, self.seed),
+            },
+        )
 
 
 class TruncatedNormal(Initializer):
@@ -88,16 +114,29 @@ class TruncatedNormal(Initializer):
         self.loc, self.scale, self.seed = float(loc), float(scale), seed
 
     def __call__(self, var, block):
-        return block.append_op("truncated_gaussian_random", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "dtype": var.dtype, "mean": self.loc,
-                                      "std": self.scale, "seed": self._seed(var, block, self.seed)})
+        return block.append_op(
+            "truncated_gaussian_random",
+            outputs={"Out": [var]},
+            attrs={
+                "shape": list(var.shape),
+                "dtype": var.dtype,
+                "mean": self.loc,
+                "std": self.scale,
+                "seed": self._seed(var, block, self.seed),
+            },
+        )
 
 
 class Xavier(Initializer):
     """Glorot: uniform in ±sqrt(6/(fan_in+fan_out)), or normal with std sqrt(2/(fan_in+fan_out))."""
 
-    def __init__(self, uniform: bool = True, fan_in: float | None = None, fan_out: float | None = None,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        uniform: bool = True,
+        fan_in: float | None = None,
+        fan_out: float | None = None,
+        seed: int = 0,
+    ) -> None:
         self.uniform, self.fan_in, self.fan_out, self.seed = uniform, fan_in, fan_out, seed
 
     def __call__(self, var, block):
@@ -107,7 +146,9 @@ class Xavier(Initializer):
         if self.uniform:
             limit = math.sqrt(6.0 / (fi + fo))
             return Uniform(-limit, limit, self._seed(var, block, self.seed))(var, block)
-        return Normal(0.0, math.sqrt(2.0 / (fi + fo)), self._seed(var, block, self.seed))(var, block)
+        return Normal(0.0, math.sqrt(2.0 / (fi + fo)), self._seed(var, block, self.seed))(
+            var, block
+        )
 
 
 class MSRA(Initializer):
@@ -138,11 +179,20 @@ class NumpyArrayInitializer(Initializer):
                 f"'{var.name}' of shape {list(var.shape)}"
             )
         dtype = convert_dtype(var.dtype)
-        key = {"float32": "fp32_values", "float16": "fp32_values", "float64": "fp64_values",
-               "int32": "int32_values", "int64": "int64_values", "bool": "bool_values"}.get(dtype, "int32_values")
+        key = {
+            "float32": "fp32_values",
+            "float16": "fp32_values",
+            "float64": "fp64_values",
+            "int32": "int32_values",
+            "int64": "int64_values",
+            "bool": "bool_values",
+        }.get(dtype, "int32_values")
         values = self.value.astype(dtype).reshape(-1).tolist()
-        return block.append_op("assign_value", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "dtype": dtype, key: values})
+        return block.append_op(
+            "assign_value",
+            outputs={"Out": [var]},
+            attrs={"shape": list(var.shape), "dtype": dtype, key: values},
+        )
 
     def to_dict(self) -> dict:
         return {"class": "NumpyArrayInitializer", "shape": list(self.value.shape)}
@@ -160,9 +210,13 @@ class Bilinear(Initializer):
     def __call__(self, var, block):
         shape = list(var.shape)
         if len(shape) != 4:
-            raise ValueError(f"Bilinear initializer: '{var.name}' must be 4-D [C_out, C_in, K, K], given {shape}")
+            raise ValueError(
+                f"Bilinear initializer: '{var.name}' must be 4-D [C_out, C_in, K, K], given {shape}"
+            )
         if shape[2] != shape[3]:
-            raise ValueError(f"Bilinear initializer: '{var.name}' needs a square kernel, given {shape[2]}x{shape[3]}")
+            raise ValueError(
+                f"Bilinear initializer: '{var.name}' needs a square kernel, given {shape[2]}x{shape[3]}"
+            )
         size = shape[3]
         f = math.ceil(size / 2.0)
         c = (2 * f - 1 - f % 2) / (2.0 * f)
@@ -198,7 +252,23 @@ TruncatedNormalInitializer = TruncatedNormal
 XavierInitializer = Xavier
 MSRAInitializer = MSRA
 
-__all__ = ["Initializer", "Constant", "Uniform", "Normal", "TruncatedNormal", "Xavier", "MSRA",
-           "NumpyArrayInitializer", "ConstantInitializer", "UniformInitializer", "NormalInitializer",
-           "TruncatedNormalInitializer", "XavierInitializer", "MSRAInitializer", "Bilinear", "BilinearInitializer",
-           "force_init_on_cpu", "init_on_cpu"]
+__all__ = [
+    "Initializer",
+    "Constant",
+    "Uniform",
+    "Normal",
+    "TruncatedNormal",
+    "Xavier",
+    "MSRA",
+    "NumpyArrayInitializer",
+    "ConstantInitializer",
+    "UniformInitializer",
+    "NormalInitializer",
+    "TruncatedNormalInitializer",
+    "XavierInitializer",
+    "MSRAInitializer",
+    "Bilinear",
+    "BilinearInitializer",
+    "force_init_on_cpu",
+    "init_on_cpu",
+]

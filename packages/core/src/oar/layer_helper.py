@@ -33,7 +33,9 @@ def check_variable(layer: str, arg: str, value: Any, allow_list: bool = False) -
         return
     if not is_variable(value):
         want = "a Variable or a list of Variables" if allow_list else "a Variable"
-        raise TypeError(f"{layer}: argument '{arg}' must be {want}, given {type(value).__name__}{at_user_line()}")
+        raise TypeError(
+            f"{layer}: argument '{arg}' must be {want}, given {type(value).__name__}{at_user_line()}"
+        )
 
 
 class LayerHelper:
@@ -52,8 +54,13 @@ class LayerHelper:
         return default_startup_program()
 
     # --- ops ------------------------------------------------------------------------------------
-    def append_op(self, type: str, inputs: dict | None = None, outputs: dict | None = None,
-                  attrs: dict | None = None) -> Any:
+    def append_op(
+        self,
+        type: str,
+        inputs: dict | None = None,
+        outputs: dict | None = None,
+        attrs: dict | None = None,
+    ) -> Any:
         tracer = _dygraph_tracer()
         if tracer is not None:
             try:
@@ -79,13 +86,17 @@ class LayerHelper:
             raise
 
     # --- variables ----------------------------------------------------------------------------
-    def create_variable_for_type_inference(self, dtype: Any = None, stop_gradient: bool = False) -> Any:
+    def create_variable_for_type_inference(
+        self, dtype: Any = None, stop_gradient: bool = False
+    ) -> Any:
         tracer = _dygraph_tracer()
         if tracer is not None:
             return tracer.create_variable(dtype=dtype, stop_gradient=stop_gradient)
         return self.main_program.current_block().create_var(
             name=unique_name.generate_with_ignorable_key(f"{self.name}.tmp"),
-            dtype=dtype, persistable=False, stop_gradient=stop_gradient,
+            dtype=dtype,
+            persistable=False,
+            stop_gradient=stop_gradient,
         )
 
     create_tmp_variable = create_variable_for_type_inference
@@ -110,13 +121,26 @@ class LayerHelper:
         sblock = self.startup_program.global_block()
         if sblock.has_var(var.name):
             return sblock.var(var.name)
-        svar = sblock.create_var(name=var.name, shape=var.shape, dtype=var.dtype, persistable=True,
-                                 type=var.type, lod_level=var.lod_level)
+        svar = sblock.create_var(
+            name=var.name,
+            shape=var.shape,
+            dtype=var.dtype,
+            persistable=True,
+            type=var.type,
+            lod_level=var.lod_level,
+        )
         initializer(svar, sblock)
         return svar
 
-    def create_parameter(self, attr: Any, shape: Sequence, dtype: Any = "float32", is_bias: bool = False,
-                         default_initializer: Any = None, stop_gradient: bool = False) -> Any:
+    def create_parameter(
+        self,
+        attr: Any,
+        shape: Sequence,
+        dtype: Any = "float32",
+        is_bias: bool = False,
+        default_initializer: Any = None,
+        stop_gradient: bool = False,
+    ) -> Any:
         """A parameter per ``attr`` (None if ``attr`` is False); equal names share one parameter."""
         from oar.initializer import Constant, Xavier
 
@@ -166,25 +190,33 @@ class LayerHelper:
     def input(self, input_param_name: str = "input") -> Any:
         inputs = self.multiple_input(input_param_name)
         if len(inputs) != 1:
-            raise TypeError(f"{self.layer_type}: '{input_param_name}' must be one Variable, given {len(inputs)}")
+            raise TypeError(
+                f"{self.layer_type}: '{input_param_name}' must be one Variable, given {len(inputs)}"
+            )
         return inputs[0]
 
     def input_dtype(self, input_param_name: str = "input") -> str:
         dtypes = {v.dtype for v in self.multiple_input(input_param_name)}
         if len(dtypes) > 1:
-            raise TypeError(f"{self.layer_type}: inputs in '{input_param_name}' have different dtypes {sorted(dtypes)}")
+            raise TypeError(
+                f"{self.layer_type}: inputs in '{input_param_name}' have different dtypes {sorted(dtypes)}"
+            )
         return dtypes.pop()
 
     def param_attr_list(self, length: int) -> list:
         attr = ParamAttr._to_attr(self.kwargs.get("param_attr"))
         if isinstance(attr, list):
             if len(attr) != length:
-                raise ValueError(f"{self.layer_type}: {len(attr)} param_attrs given for {length} inputs")
+                raise ValueError(
+                    f"{self.layer_type}: {len(attr)} param_attrs given for {length} inputs"
+                )
             return attr
         if length == 1:
             return [attr]
         if attr is not False and attr.name is not None:
-            raise ValueError(f"{self.layer_type}: one named param_attr cannot serve {length} inputs")
+            raise ValueError(
+                f"{self.layer_type}: one named param_attr cannot serve {length} inputs"
+            )
         return [copy.copy(attr) for _ in range(length)]
 
     # --- common tails: bias and activation ----------------------------------------------------
@@ -195,7 +227,9 @@ class LayerHelper:
         if b is None:
             return input_var
         out = self.create_variable_for_type_inference(input_var.dtype)
-        self.append_op("elementwise_add", {"X": [input_var], "Y": [b]}, {"Out": [out]}, {"axis": dim_start})
+        self.append_op(
+            "elementwise_add", {"X": [input_var], "Y": [b]}, {"Out": [out]}, {"axis": dim_start}
+        )
         return out
 
     def append_activation(self, input_var: Any, act: Any = None) -> Any:
@@ -217,18 +251,27 @@ def check_activation(layer: str, act: Any) -> None:
     from oar.plugins import registries
 
     if not isinstance(act, str):
-        raise TypeError(f"{layer}: act must be a str naming an activation, given {type(act).__name__}{at_user_line()}")
+        raise TypeError(
+            f"{layer}: act must be a str naming an activation, given {type(act).__name__}{at_user_line()}"
+        )
     ops = registries().ops
     if act in ops and _is_activation(ops.get(act)):
         return
     known = sorted(t for t in ops.types() if _is_activation(ops.get(t)))
-    raise ValueError(f"{layer}: unknown activation '{act}'; known activations: {known}{at_user_line()}")
+    raise ValueError(
+        f"{layer}: unknown activation '{act}'; known activations: {known}{at_user_line()}"
+    )
 
 
 def _is_activation(d: Any) -> bool:
-    return (d.input_names == ("X",) and d.output_names == ("Out",) and d.grad is not None
-            and not d.inputs[0].duplicable
-            and not d.type.endswith("_grad") and d.type not in ("cast", "scale", "mean", "reshape2", "assign"))
+    return (
+        d.input_names == ("X",)
+        and d.output_names == ("Out",)
+        and d.grad is not None
+        and not d.inputs[0].duplicable
+        and not d.type.endswith("_grad")
+        and d.type not in ("cast", "scale", "mean", "reshape2", "assign")
+    )
 
 
 def type_(exc: Exception) -> type:

@@ -44,7 +44,9 @@ class LoDTensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self._array
         if a is None:
-            raise ValueError("this LoDTensor holds no data yet (call set() or run the program that fills it)")
+            raise ValueError(
+                "this LoDTensor holds no data yet (call set() or run the program that fills it)"
+            )
         if not isinstance(a, np.ndarray):
             a = a.get() if hasattr(a, "get") else np.asarray(a)
         if dtype is not None:
@@ -75,7 +77,9 @@ class LoDTensor:
         lod = [list(map(int, lvl)) for lvl in lod]
         for i, lvl in enumerate(lod):
             if not lvl or lvl[0] != 0 or any(b < a for a, b in zip(lvl, lvl[1:])):
-                raise ValueError(f"LoD level {i} must be non-decreasing offsets starting at 0, given {lvl}")
+                raise ValueError(
+                    f"LoD level {i} must be non-decreasing offsets starting at 0, given {lvl}"
+                )
         self._lod = lod
 
     def recursive_sequence_lengths(self) -> list:
@@ -173,8 +177,9 @@ def create_lod_tensor(data: Any, recursive_seq_lens: Sequence, place: Any) -> Lo
     return t
 
 
-def create_random_int_lodtensor(recursive_seq_lens: Sequence, base_shape: Sequence, place: Any,
-                                low: int, high: int) -> LoDTensor:
+def create_random_int_lodtensor(
+    recursive_seq_lens: Sequence, base_shape: Sequence, place: Any, low: int, high: int
+) -> LoDTensor:
     n = sum(recursive_seq_lens[-1])
     data = np.random.randint(low, high + 1, size=[n] + list(base_shape)).astype("int64")
     return create_lod_tensor(data, recursive_seq_lens, place)

@@ -14,7 +14,10 @@ import warnings
 from oar.errors import DeviceUnavailableError
 
 ENV_FALLBACK = "OAR_FALLBACK_DEVICE"
-_INSTALL_HINT = {"cpu": "pip install oar-kernels-cpu", "cuda": "pip install oar-kernels-cuda cupy-cuda12x"}
+_INSTALL_HINT = {
+    "cpu": "pip install oar-kernels-cpu",
+    "cuda": "pip install oar-kernels-cuda cupy-cuda12x",
+}
 
 
 class Place:
@@ -22,7 +25,10 @@ class Place:
     device_id: int = 0
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Place) and (self.device, self.device_id) == (other.device, other.device_id)
+        return isinstance(other, Place) and (self.device, self.device_id) == (
+            other.device,
+            other.device_id,
+        )
 
     def __hash__(self) -> int:
         return hash((self.device, self.device_id))
@@ -52,7 +58,9 @@ class CPUPlace(Place):
 class CUDAPlace(Place):
     def __init__(self, device_id: int = 0) -> None:
         if not isinstance(device_id, int) or device_id < 0:
-            raise ValueError(f"CUDAPlace: device_id must be a non-negative int, given {device_id!r}")
+            raise ValueError(
+                f"CUDAPlace: device_id must be a non-negative int, given {device_id!r}"
+            )
         self.device = "cuda"
         self.device_id = device_id
 
@@ -90,10 +98,15 @@ def resolve_device(place: Place):
     )
     failed = [p for p in plugin_infos() if p.error]
     if failed:
-        reason += "; plugins that failed to load: " + ", ".join(f"{p.name} ({p.error})" for p in failed)
+        reason += "; plugins that failed to load: " + ", ".join(
+            f"{p.name} ({p.error})" for p in failed
+        )
     if place.device != "cpu" and os.environ.get(ENV_FALLBACK) == "cpu":
-        warnings.warn(f"{place!r} requested but {reason}; running on CPU ({ENV_FALLBACK}=cpu)",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{place!r} requested but {reason}; running on CPU ({ENV_FALLBACK}=cpu)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return resolve_device(CPUPlace())
     raise DeviceUnavailableError(
         f"cannot run on {place!r}: {reason}. Install it with `{_INSTALL_HINT.get(place.device, 'pip install oar-kernels-' + place.device)}`"

@@ -246,7 +246,11 @@ def _coerce_type(op_type, name, kind, value):
 
     if value is None:
         return None
-    if kind is float and isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+    if (
+        kind is float
+        and isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, bool)
+    ):
         return float(value)
     if kind is int and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
@@ -289,8 +293,14 @@ class OpRegistry:
                 gin = [_grad_slot(s, fwd_slots) for s in spec.inputs]
                 gout = [_grad_slot(s, fwd_slots) for s in spec.outputs]
                 self.register_op(
-                    OpDef(grad_type, gin, gout, dict(opdef.attrs), kernel_dtype=None,
-                          doc=f"gradient of {opdef.type}")
+                    OpDef(
+                        grad_type,
+                        gin,
+                        gout,
+                        dict(opdef.attrs),
+                        kernel_dtype=None,
+                        doc=f"gradient of {opdef.type}",
+                    )
                 )
         return opdef
 
@@ -444,8 +454,19 @@ class KernelRegistry:
                         f"use a different priority to override"
                     )
             bucket.append(
-                KernelEntry(op_type, device, dt, kernel, priority, self.current_plugin,
-                            lod, selected_rows, wants_outputs, inplace, tuple(no_need_buffer))
+                KernelEntry(
+                    op_type,
+                    device,
+                    dt,
+                    kernel,
+                    priority,
+                    self.current_plugin,
+                    lod,
+                    selected_rows,
+                    wants_outputs,
+                    inplace,
+                    tuple(no_need_buffer),
+                )
             )
             bucket.sort(key=lambda e: -e.priority)
         self._cache.clear()
@@ -456,7 +477,9 @@ class KernelRegistry:
             return self._cache[key]
         except KeyError:
             pass
-        cands = list(self._entries.get(key, ())) + list(self._entries.get((op_type, device, None), ()))
+        cands = list(self._entries.get(key, ())) + list(
+            self._entries.get((op_type, device, None), ())
+        )
         best = max(cands, key=lambda e: e.priority) if cands else None
         self._cache[key] = best
         return best

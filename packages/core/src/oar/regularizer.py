@@ -66,15 +66,25 @@ def append_regularization_ops(params_grads: list, regularization: Any = None) ->
         block = grad.block
         decay = reg.append(param, grad, block)
         if grad.type == "selected_rows":
-            grad_dense = block.create_var(name=f"{grad.name}@DENSE", shape=param.shape, dtype=param.dtype)
+            grad_dense = block.create_var(
+                name=f"{grad.name}@DENSE", shape=param.shape, dtype=param.dtype
+            )
             block.append_op("sum", {"X": [grad, decay]}, {"Out": [grad_dense]})
             out.append((param, grad_dense))
             continue
-        new_grad = block.create_var(name=f"{grad.name}@REGULARIZED", shape=param.shape, dtype=param.dtype)
+        new_grad = block.create_var(
+            name=f"{grad.name}@REGULARIZED", shape=param.shape, dtype=param.dtype
+        )
         block.append_op("sum", {"X": [grad, decay]}, {"Out": [new_grad]})
         out.append((param, new_grad))
     return out
 
 
-__all__ = ["WeightDecayRegularizer", "L2Decay", "L1Decay", "L2DecayRegularizer", "L1DecayRegularizer",
-           "append_regularization_ops"]
+__all__ = [
+    "WeightDecayRegularizer",
+    "L2Decay",
+    "L1Decay",
+    "L2DecayRegularizer",
+    "L1DecayRegularizer",
+    "append_regularization_ops",
+]

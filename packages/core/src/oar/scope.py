@@ -22,14 +22,18 @@ class ScopeVariable:
         if self.value is None:
             self.value = LoDTensor()
         if not isinstance(self.value, LoDTensor):
-            raise TypeError(f"variable '{self.name}' holds a {type(self.value).__name__}, not a LoDTensor")
+            raise TypeError(
+                f"variable '{self.name}' holds a {type(self.value).__name__}, not a LoDTensor"
+            )
         return self.value
 
     def get_selected_rows(self) -> SelectedRows:
         if self.value is None:
             self.value = SelectedRows()
         if not isinstance(self.value, SelectedRows):
-            raise TypeError(f"variable '{self.name}' holds a {type(self.value).__name__}, not SelectedRows")
+            raise TypeError(
+                f"variable '{self.name}' holds a {type(self.value).__name__}, not SelectedRows"
+            )
         return self.value
 
     def is_initialized(self) -> bool:

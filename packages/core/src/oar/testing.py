@@ -62,8 +62,14 @@ def _build(case: OpCase, wrt: Sequence[str] = ()) -> tuple:
             for i, arr in enumerate(values):
                 arr = np.array(arr)  # a copy: in-place kernels (sgd, adam) must not change the case
                 name = f"{slot.lower()}_{i}"
-                v = block.create_var(name=name, shape=arr.shape, dtype=arr.dtype.name, is_data=True,
-                                     stop_gradient=slot not in wrt, lod_level=1 if name in case.lod else 0)
+                v = block.create_var(
+                    name=name,
+                    shape=arr.shape,
+                    dtype=arr.dtype.name,
+                    is_data=True,
+                    stop_gradient=slot not in wrt,
+                    lod_level=1 if name in case.lod else 0,
+                )
                 feeds[name] = arr
                 vs.append(v)
             in_vars[slot] = vs
@@ -72,7 +78,9 @@ def _build(case: OpCase, wrt: Sequence[str] = ()) -> tuple:
         for s in opdef.outputs:
             n = counts.get(s.name, 1 if not s.dispensable or case.outputs is None else 0)
             if n:
-                out_vars[s.name] = [block.create_var(name=f"out_{s.name.lower()}_{i}") for i in range(n)]
+                out_vars[s.name] = [
+                    block.create_var(name=f"out_{s.name.lower()}_{i}") for i in range(n)
+                ]
         block.append_op(case.op_type, in_vars, out_vars, dict(case.attrs))
     return main, feeds, in_vars, out_vars
 
@@ -113,9 +121,12 @@ def check_output(case: OpCase, place: Any = None) -> dict:
             for i, e in enumerate(exps):
                 g = got[slot][i]
                 e = np.asarray(e)
-                assert g.shape == e.shape, f"{case}: {slot}[{i}] shape {g.shape} != expected {e.shape}"
-                np.testing.assert_allclose(g, e, rtol=case.rtol, atol=case.atol,
-                                           err_msg=f"{case}: output {slot}[{i}]")
+                assert g.shape == e.shape, (
+                    f"{case}: {slot}[{i}] shape {g.shape} != expected {e.shape}"
+                )
+                np.testing.assert_allclose(
+                    g, e, rtol=case.rtol, atol=case.atol, err_msg=f"{case}: output {slot}[{i}]"
+                )
     return got
 
 
@@ -149,8 +160,15 @@ def check_grad(case: OpCase, place: Any = None) -> None:
         block = main.global_block()
         tg = []
         for _, v, arr in outs:
-            tg.append(block.create_var(name=v.name + "_dout", shape=arr.shape, dtype=arr.dtype.name,
-                                       is_data=True, stop_gradient=True))
+            tg.append(
+                block.create_var(
+                    name=v.name + "_dout",
+                    shape=arr.shape,
+                    dtype=arr.dtype.name,
+                    is_data=True,
+                    stop_gradient=True,
+                )
+            )
         wrt = [v for slot in case.grad for v in in_vars[slot]]
         grads = fluid.gradients([v for _, v, _ in outs], wrt, target_gradients=tg)
     feed_all = dict(feeds)
@@ -167,7 +185,9 @@ def check_grad(case: OpCase, place: Any = None) -> None:
 
     def objective(fd: dict) -> float:
         vals = exe.run(fwd_main, feed=_feed(fd, case.lod), fetch_list=fwd_fetch, scope=scope)
-        return float(sum(np.sum(val.astype(np.float64) * douts[n]) for val, n in zip(vals, fwd_fetch)))
+        return float(
+            sum(np.sum(val.astype(np.float64) * douts[n]) for val, n in zip(vals, fwd_fetch))
+        )
 
     for v in wrt:
         x = feeds[v.name].copy()
@@ -184,7 +204,10 @@ def check_grad(case: OpCase, place: Any = None) -> None:
             flat[i] = orig
             num.reshape(-1)[i] = (fp - fm) / (2 * case.eps)
         np.testing.assert_allclose(
-            analytic_by_var[v.name], num, rtol=case.grad_rtol, atol=case.grad_atol,
+            analytic_by_var[v.name],
+            num,
+            rtol=case.grad_rtol,
+            atol=case.grad_atol,
             err_msg=f"{case}: gradient of {v.name} (analytic vs numeric)",
         )
 

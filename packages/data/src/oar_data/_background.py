@@ -55,7 +55,9 @@ def get(q: queue.Queue, threads: list, what: str) -> Any:
                 try:
                     return q.get_nowait()
                 except queue.Empty:
-                    raise RuntimeError(f"{what}: the background thread stopped without a result") from None
+                    raise RuntimeError(
+                        f"{what}: the background thread stopped without a result"
+                    ) from None
 
 
 def _close_iter(it: Any) -> None:
@@ -67,8 +69,13 @@ def _close_iter(it: Any) -> None:
             pass
 
 
-def _produce(source: Callable, q: queue.Queue, stop: threading.Event,
-             transform: Callable | None, pass_stop: bool = False) -> None:
+def _produce(
+    source: Callable,
+    q: queue.Queue,
+    stop: threading.Event,
+    transform: Callable | None,
+    pass_stop: bool = False,
+) -> None:
     it = None
     try:
         it = iter(source(stop) if pass_stop else source())
@@ -109,15 +116,26 @@ class BackgroundIter:
     ``source(stop_event)``, so a source that blocks can watch for the stop.
     """
 
-    def __init__(self, source: Callable, size: int, name: str = "oar-reader",
-                 transform: Callable | None = None, pass_stop: bool = False) -> None:
+    def __init__(
+        self,
+        source: Callable,
+        size: int,
+        name: str = "oar-reader",
+        transform: Callable | None = None,
+        pass_stop: bool = False,
+    ) -> None:
         self._q: queue.Queue = queue.Queue(maxsize=size)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=_produce,
-                                        args=(source, self._q, self._stop, transform, pass_stop),
-                                        name=name, daemon=True)
+        self._thread = threading.Thread(
+            target=_produce,
+            args=(source, self._q, self._stop, transform, pass_stop),
+            name=name,
+            daemon=True,
+        )
         self._done = False
-        self._finalizer = weakref.finalize(self, _stop_and_join, self._stop, self._q, [self._thread])
+        self._finalizer = weakref.finalize(
+            self, _stop_and_join, self._stop, self._q, [self._thread]
+        )
         self._thread.start()
 
     def __iter__(self) -> Iterator:
@@ -147,8 +165,9 @@ class BackgroundIter:
 class ThreadPoolMap:
     """``map(mapper, reader())`` over ``workers`` threads with ``buffer_size`` items in flight."""
 
-    def __init__(self, mapper: Callable, reader: Callable, workers: int, buffer_size: int,
-                 order: bool) -> None:
+    def __init__(
+        self, mapper: Callable, reader: Callable, workers: int, buffer_size: int, order: bool
+    ) -> None:
         self._in: queue.Queue = queue.Queue(maxsize=buffer_size)
         self._out: queue.Queue = queue.Queue(maxsize=buffer_size)
         self._stop = threading.Event()
@@ -158,11 +177,19 @@ class ThreadPoolMap:
         self._next_idx = 0
         self._pending: dict = {}
         self._done = False
-        feeder = threading.Thread(target=_feed, args=(reader, self._in, self._out, self._stop, workers),
-                                  name="oar-xmap-feed", daemon=True)
+        feeder = threading.Thread(
+            target=_feed,
+            args=(reader, self._in, self._out, self._stop, workers),
+            name="oar-xmap-feed",
+            daemon=True,
+        )
         self._threads = [feeder] + [
-            threading.Thread(target=_work, args=(mapper, self._in, self._out, self._stop),
-                             name=f"oar-xmap-{i}", daemon=True)
+            threading.Thread(
+                target=_work,
+                args=(mapper, self._in, self._out, self._stop),
+                name=f"oar-xmap-{i}",
+                daemon=True,
+            )
             for i in range(workers)
         ]
         both = _Both(self._in, self._out)
@@ -213,8 +240,9 @@ class _Both:
             return self.b.get_nowait()
 
 
-def _feed(reader: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threading.Event,
-          workers: int) -> None:
+def _feed(
+    reader: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threading.Event, workers: int
+) -> None:
     it = None
     try:
         it = iter(reader())

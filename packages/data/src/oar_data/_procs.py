@@ -124,7 +124,9 @@ class ProcessMerge:
                     self._conns.remove(conn)
                     self._remaining -= 1
                     self.close()
-                    raise ReaderProcessError("multiprocess_reader: a reader process died unexpectedly") from None
+                    raise ReaderProcessError(
+                        "multiprocess_reader: a reader process died unexpectedly"
+                    ) from None
             return None
         import queue as _queue
 
@@ -139,7 +141,9 @@ class ProcessMerge:
         if dead:
             codes = [p.exitcode for p in dead]
             self.close()
-            raise ReaderProcessError(f"multiprocess_reader: reader process(es) died with exit codes {codes}")
+            raise ReaderProcessError(
+                f"multiprocess_reader: reader process(es) died with exit codes {codes}"
+            )
 
     def close(self) -> None:
         for p in self._procs:

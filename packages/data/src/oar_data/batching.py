@@ -10,7 +10,9 @@ def batch(reader: Callable[[], Iterable], batch_size: int, drop_last: bool = Fal
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
         raise ValueError(f"batch: batch_size should be a positive integer, given {batch_size!r}")
     if not callable(reader):
-        raise TypeError(f"batch: reader must be a zero-argument callable, given {type(reader).__name__}")
+        raise TypeError(
+            f"batch: reader must be a zero-argument callable, given {type(reader).__name__}"
+        )
 
     def batch_reader():
         b = []

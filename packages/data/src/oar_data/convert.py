@@ -84,8 +84,10 @@ def _bad_dtype(spec: FieldSpec, idx: int | None, given: Any, what: str) -> Dtype
 def _field_array(spec: FieldSpec, value: Any, idx: int, what: str) -> np.ndarray:
     arr = np.asarray(value)
     if arr.dtype == object:
-        raise ShapeError(f"{what}: field '{spec.name}' of sample {idx} is ragged or not numeric; "
-                         f"{spec.describe()} expects per-sample shape {spec.sample_shape}")
+        raise ShapeError(
+            f"{what}: field '{spec.name}' of sample {idx} is ragged or not numeric; "
+            f"{spec.describe()} expects per-sample shape {spec.sample_shape}"
+        )
     if not _dtype_ok(arr.dtype, spec.dtype):
         raise _bad_dtype(spec, idx, arr.dtype.name, what)
     return arr
@@ -98,8 +100,12 @@ def _dense_field(spec: FieldSpec, samples: Sequence, i: int, what: str) -> np.nd
         arr = np.asarray(values)
     except ValueError:  # ragged
         arr = None
-    if arr is None or arr.dtype == object or not _dtype_ok(arr.dtype, spec.dtype) or (
-            spec.sample_size is not None and arr.size != spec.sample_size * len(values)):
+    if (
+        arr is None
+        or arr.dtype == object
+        or not _dtype_ok(arr.dtype, spec.dtype)
+        or (spec.sample_size is not None and arr.size != spec.sample_size * len(values))
+    ):
         # find the culprit sample for the message
         for idx, v in enumerate(values):
             a = _field_array(spec, v, idx, what)
@@ -111,7 +117,9 @@ def _dense_field(spec: FieldSpec, samples: Sequence, i: int, what: str) -> np.nd
                 )
         if spec.sample_size is None:
             shapes = sorted({tuple(np.shape(v)) for v in values})
-            raise ShapeError(f"{what}: the samples of field '{spec.name}' have different shapes {shapes}")
+            raise ShapeError(
+                f"{what}: the samples of field '{spec.name}' have different shapes {shapes}"
+            )
         # every sample has the right number of values, in differing layouts (e.g. (6,) and (2, 3))
         arr = np.stack([np.asarray(v, dtype=spec.dtype).reshape(spec.sample_shape) for v in values])
     arr = arr.astype(spec.dtype, copy=False)
@@ -120,8 +128,9 @@ def _dense_field(spec: FieldSpec, samples: Sequence, i: int, what: str) -> np.nd
     return arr
 
 
-def _flatten_lod(spec: FieldSpec, value: Any, level: int, lengths: list, leaves: list, idx: int,
-                 what: str) -> None:
+def _flatten_lod(
+    spec: FieldSpec, value: Any, level: int, lengths: list, leaves: list, idx: int, what: str
+) -> None:
     if level == 0:
         leaves.append(value)
         return
@@ -176,8 +185,11 @@ def samples_to_feed(specs: Sequence, samples: Sequence, what: str = "DataFeeder"
             )
     out = {}
     for i, spec in enumerate(specs):
-        out[spec.name] = _lod_field(spec, samples, i, what) if spec.lod_level > 0 \
+        out[spec.name] = (
+            _lod_field(spec, samples, i, what)
+            if spec.lod_level > 0
             else _dense_field(spec, samples, i, what)
+        )
     return out
 
 
@@ -186,7 +198,11 @@ def batch_to_feed(specs: Sequence, batch: Sequence, what: str = "PyReader") -> d
     if isinstance(batch, dict):
         batch = [batch[s.name] for s in specs]
     if not isinstance(batch, (list, tuple)) or len(batch) != len(specs):
-        got = f"{len(batch)} values" if isinstance(batch, (list, tuple)) else f"a {type(batch).__name__}"
+        got = (
+            f"{len(batch)} values"
+            if isinstance(batch, (list, tuple))
+            else f"a {type(batch).__name__}"
+        )
         raise FeedError(
             f"{what}: a batch must be a list with one array or LoDTensor per data layer "
             f"{[s.name for s in specs]}, given {got}"
@@ -213,11 +229,17 @@ def _check_batch_shape(spec: FieldSpec, arr: np.ndarray, what: str) -> np.ndarra
     declared = spec.shape
     if len(declared) == arr.ndim and all(d < 0 or d == g for d, g in zip(declared, arr.shape)):
         return arr
-    if spec.sample_size is not None and arr.ndim >= 1 and arr.size == arr.shape[0] * spec.sample_size \
-            and declared[0] < 0:
+    if (
+        spec.sample_size is not None
+        and arr.ndim >= 1
+        and arr.size == arr.shape[0] * spec.sample_size
+        and declared[0] < 0
+    ):
         return arr.reshape([arr.shape[0]] + spec.sample_shape)
-    raise ShapeError(f"{what}: the batch for field '{spec.name}' has shape {list(arr.shape)}, but "
-                     f"{spec.describe()} expects {declared} (-1 = any size)")
+    raise ShapeError(
+        f"{what}: the batch for field '{spec.name}' has shape {list(arr.shape)}, but "
+        f"{spec.describe()} expects {declared} (-1 = any size)"
+    )
 
 
 def samples_to_arrays(samples: Sequence, what: str = "DataLoader") -> list:

@@ -19,8 +19,18 @@ from oar_data._procs import ProcessMerge
 
 Reader = Callable[[], Iterable]
 
-__all__ = ["ComposeNotAligned", "map_readers", "buffered", "compose", "chain", "shuffle", "firstn",
-           "xmap_readers", "multiprocess_reader", "cache"]
+__all__ = [
+    "ComposeNotAligned",
+    "map_readers",
+    "buffered",
+    "compose",
+    "chain",
+    "shuffle",
+    "firstn",
+    "xmap_readers",
+    "multiprocess_reader",
+    "cache",
+]
 
 
 class ComposeNotAligned(ValueError):
@@ -142,8 +152,9 @@ def firstn(reader: Reader, n: int) -> Reader:
     return firstn_reader
 
 
-def xmap_readers(mapper: Callable, reader: Reader, process_num: int, buffer_size: int,
-                 order: bool = False) -> Reader:
+def xmap_readers(
+    mapper: Callable, reader: Reader, process_num: int, buffer_size: int, order: bool = False
+) -> Reader:
     """Map samples with ``process_num`` worker threads, ``buffer_size`` samples in flight.
 
     ``order=True`` keeps the input order; otherwise samples come out as they

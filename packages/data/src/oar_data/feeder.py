@@ -27,7 +27,9 @@ class DataFeeder:
 
     def __init__(self, feed_list: Sequence, place: Any, program: Any = None) -> None:
         if not isinstance(feed_list, (list, tuple)) or not feed_list:
-            raise ValueError("DataFeeder: feed_list must be a non-empty list of data Variables or names")
+            raise ValueError(
+                "DataFeeder: feed_list must be a non-empty list of data Variables or names"
+            )
         self._specs = specs_for(feed_list, program)
         self.place = place
         self.feed_names = [s.name for s in self._specs]
@@ -52,10 +54,16 @@ class DataFeeder:
         for b in batches:
             yield samples_to_feed(self._specs, list(b), "DataFeeder.feed_parallel")
 
-    def decorate_reader(self, reader: Callable, multi_devices: bool, num_places: int | None = None,
-                        drop_last: bool = True) -> Callable:
+    def decorate_reader(
+        self,
+        reader: Callable,
+        multi_devices: bool,
+        num_places: int | None = None,
+        drop_last: bool = True,
+    ) -> Callable:
         """A reader of feed dicts (or, with ``multi_devices``, of lists with one dict per device)."""
         if not multi_devices:
+
             def single():
                 for item in reader():
                     yield self.feed(item)

@@ -60,19 +60,31 @@ def _normalize_places(places: Any, iterable: bool, what: str) -> list | None:
 class GeneratorLoader:
     """The loader behind ``DataLoader.from_generator`` and ``PyReader``."""
 
-    def __init__(self, feed_list: Sequence | None = None, capacity: int | None = None,
-                 use_double_buffer: bool = True, iterable: bool = True, return_list: bool = False,
-                 use_multiprocess: bool = False, drop_last: bool = True, _what: str = "DataLoader") -> None:
+    def __init__(
+        self,
+        feed_list: Sequence | None = None,
+        capacity: int | None = None,
+        use_double_buffer: bool = True,
+        iterable: bool = True,
+        return_list: bool = False,
+        use_multiprocess: bool = False,
+        drop_last: bool = True,
+        _what: str = "DataLoader",
+    ) -> None:
         from oar.framework.mode import in_dygraph_mode
 
         self._what = _what
         self._dygraph = in_dygraph_mode()
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
-            raise ValueError(f"{_what}: capacity must be a positive int (batches kept ready), given {capacity!r}")
+            raise ValueError(
+                f"{_what}: capacity must be a positive int (batches kept ready), given {capacity!r}"
+            )
         if self._dygraph:
             # Fluid 1.8: in dygraph the loader yields lists of eager variables; feed_list is unused
             if not iterable or not return_list:
-                raise ValueError(f"{_what}: in dygraph mode the loader must be iterable with return_list=True")
+                raise ValueError(
+                    f"{_what}: in dygraph mode the loader must be iterable with return_list=True"
+                )
             feed_list = []
         elif not feed_list:
             raise ValueError(f"{_what}: feed_list must be a non-empty list of data Variables")
@@ -103,8 +115,9 @@ class GeneratorLoader:
     def iterable(self) -> bool:
         return self._iterable
 
-    def set_sample_generator(self, reader: Callable, batch_size: int, drop_last: bool = True,
-                             places: Any = None) -> GeneratorLoader:
+    def set_sample_generator(
+        self, reader: Callable, batch_size: int, drop_last: bool = True, places: Any = None
+    ) -> GeneratorLoader:
         """Samples (one tuple of per-layer values each), batched here by ``batch_size``."""
         self._check_callable(reader)
         single = len(self._specs) == 1 and not self._dygraph
@@ -127,8 +140,10 @@ class GeneratorLoader:
 
     def _check_callable(self, reader: Any) -> None:
         if not callable(reader):
-            raise TypeError(f"{self._what}: the generator must be a callable returning an iterable "
-                            f"(pass the function, not its result), given {type(reader).__name__}")
+            raise TypeError(
+                f"{self._what}: the generator must be a callable returning an iterable "
+                f"(pass the function, not its result), given {type(reader).__name__}"
+            )
 
     def _set(self, source: Callable, convert: Callable, places: Any) -> GeneratorLoader:
         self._places = _normalize_places(places, self._iterable, self._what)
@@ -149,22 +164,37 @@ class GeneratorLoader:
                 f"{self._what}: no data source; call set_sample_generator / set_sample_list_generator / "
                 f"set_batch_generator (PyReader: decorate_*) first"
             )
-        source, specs, what, from_batch = self._source, self._specs, self._what, \
-            self._convert == self._from_batch
+        source, specs, what, from_batch = (
+            self._source,
+            self._specs,
+            self._what,
+            self._convert == self._from_batch,
+        )
         # the thread must not hold the loader itself, so dropping the loader stops it
         if self._dygraph:
-            convert = (lambda b: batch_to_arrays(b, what)) if from_batch \
+            convert = (
+                (lambda b: batch_to_arrays(b, what))
+                if from_batch
                 else (lambda s: samples_to_arrays(s, what))
+            )
         else:
-            convert = (lambda b: batch_to_feed(specs, b, what)) if from_batch \
+            convert = (
+                (lambda b: batch_to_feed(specs, b, what))
+                if from_batch
                 else (lambda s: samples_to_feed(specs, s, what))
+            )
         if self._use_multiprocess:
+
             def converted():
                 return map(convert, source())
 
             capacity = self._capacity
-            return BackgroundIter(lambda stop: ProcessMerge([converted], True, capacity, stop), capacity,
-                                  name="oar-dataloader", pass_stop=True)
+            return BackgroundIter(
+                lambda stop: ProcessMerge([converted], True, capacity, stop),
+                capacity,
+                name="oar-dataloader",
+                pass_stop=True,
+            )
         return BackgroundIter(source, self._capacity, name="oar-dataloader", transform=convert)
 
     # --- iterable mode -----------------------------------------------------------------------------
@@ -173,15 +203,29 @@ class GeneratorLoader:
 
     def __iter__(self):
         if not self._iterable:
-            raise RuntimeError(f"{self._what}: a non-iterable loader is driven by start()/reset() and "
-                               f"exe.run, not by iteration (create it with iterable=True to iterate)")
+            raise RuntimeError(
+                f"{self._what}: a non-iterable loader is driven by start()/reset() and "
+                f"exe.run, not by iteration (create it with iterable=True to iterate)"
+            )
         pipeline = self._start_pipeline()
-        return self._epoch(pipeline, len(self._places), self._return_list, self._drop_last,
-                           [s.name for s in self._specs], self._dygraph)
+        return self._epoch(
+            pipeline,
+            len(self._places),
+            self._return_list,
+            self._drop_last,
+            [s.name for s in self._specs],
+            self._dygraph,
+        )
 
     @staticmethod
-    def _epoch(pipeline: BackgroundIter, nplaces: int, return_list: bool, drop_last: bool, names: list,
-               dygraph: bool):
+    def _epoch(
+        pipeline: BackgroundIter,
+        nplaces: int,
+        return_list: bool,
+        drop_last: bool,
+        names: list,
+        dygraph: bool,
+    ):
         if dygraph:
             from oar.dygraph import to_variable
         try:
@@ -204,11 +248,15 @@ class GeneratorLoader:
     def start(self) -> None:
         """Begin an epoch (non-iterable mode)."""
         if self._iterable:
-            raise RuntimeError(f"{self._what}: start() is for non-iterable loaders; iterate this one "
-                               f"with `for data in loader():`")
+            raise RuntimeError(
+                f"{self._what}: start() is for non-iterable loaders; iterate this one "
+                f"with `for data in loader():`"
+            )
         if self._running is not None:
-            raise RuntimeError(f"{self._what}: start() called twice without reset(); call reset() after "
-                               f"the EOFException that ends each epoch")
+            raise RuntimeError(
+                f"{self._what}: start() called twice without reset(); call reset() after "
+                f"the EOFException that ends each epoch"
+            )
         self._exhausted = False
         self._running = self._start_pipeline()
 
@@ -264,12 +312,25 @@ class DataLoader:
     """``fluid.io.DataLoader``: factories for loaders."""
 
     @staticmethod
-    def from_generator(feed_list: Sequence | None = None, capacity: int | None = None,
-                       use_double_buffer: bool = True, iterable: bool = True, return_list: bool = False,
-                       use_multiprocess: bool = False, drop_last: bool = True) -> GeneratorLoader:
+    def from_generator(
+        feed_list: Sequence | None = None,
+        capacity: int | None = None,
+        use_double_buffer: bool = True,
+        iterable: bool = True,
+        return_list: bool = False,
+        use_multiprocess: bool = False,
+        drop_last: bool = True,
+    ) -> GeneratorLoader:
         """A loader fed by a Python generator (see :class:`GeneratorLoader`)."""
-        return GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list,
-                               use_multiprocess, drop_last)
+        return GeneratorLoader(
+            feed_list,
+            capacity,
+            use_double_buffer,
+            iterable,
+            return_list,
+            use_multiprocess,
+            drop_last,
+        )
 
     @staticmethod
     def from_dataset(dataset: Any, places: Any, drop_last: bool = True) -> Any:
@@ -283,10 +344,23 @@ class DataLoader:
 class PyReader:
     """``fluid.io.PyReader``: the Fluid 1.5 name for a generator loader."""
 
-    def __init__(self, feed_list: Sequence | None = None, capacity: int | None = None,
-                 use_double_buffer: bool = True, iterable: bool = True, return_list: bool = False) -> None:
-        self._loader = GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list,
-                                       drop_last=True, _what="PyReader")
+    def __init__(
+        self,
+        feed_list: Sequence | None = None,
+        capacity: int | None = None,
+        use_double_buffer: bool = True,
+        iterable: bool = True,
+        return_list: bool = False,
+    ) -> None:
+        self._loader = GeneratorLoader(
+            feed_list,
+            capacity,
+            use_double_buffer,
+            iterable,
+            return_list,
+            drop_last=True,
+            _what="PyReader",
+        )
         self._iterable = iterable
 
     @property
@@ -305,8 +379,13 @@ class PyReader:
     def reset(self) -> None:
         self._loader.reset()
 
-    def decorate_sample_generator(self, sample_generator: Callable, batch_size: int, drop_last: bool = True,
-                                  places: Any = None) -> None:
+    def decorate_sample_generator(
+        self,
+        sample_generator: Callable,
+        batch_size: int,
+        drop_last: bool = True,
+        places: Any = None,
+    ) -> None:
         """Samples ``(img, label)``, batched by ``batch_size`` (the short last batch dropped by default)."""
         self._loader.set_sample_generator(sample_generator, batch_size, drop_last, places)
 

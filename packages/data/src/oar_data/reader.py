@@ -22,8 +22,17 @@ from oar_data.decorators import (  # noqa: F401
     xmap_readers,
 )
 
-BUILTIN = ("map_readers", "buffered", "compose", "chain", "shuffle", "firstn", "xmap_readers",
-           "multiprocess_reader", "cache")
+BUILTIN = (
+    "map_readers",
+    "buffered",
+    "compose",
+    "chain",
+    "shuffle",
+    "firstn",
+    "xmap_readers",
+    "multiprocess_reader",
+    "cache",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -34,7 +43,9 @@ def __getattr__(name: str) -> Any:
     reg = registries().reader_decorators
     if name in reg:
         return reg.get(name)
-    raise AttributeError(f"module 'oar.reader' has no attribute '{name}' (reader decorators: {reg.names()})")
+    raise AttributeError(
+        f"module 'oar.reader' has no attribute '{name}' (reader decorators: {reg.names()})"
+    )
 
 
 def __dir__() -> list:

@@ -45,7 +45,7 @@ def clean_debris(directory: str, base: str) -> None:
     for entry in entries:
         if not entry.startswith(prefix) or not entry.endswith((".oar-staging", ".oar-tmp")):
             continue
-        pid = entry[len(prefix):].split("-", 1)[0]
+        pid = entry[len(prefix) :].split("-", 1)[0]
         if not pid.isdigit() or _pid_alive(int(pid)):
             continue
         path = os.path.join(directory, entry)
@@ -140,8 +140,13 @@ def _remove_later(path: str) -> None:
     """rmtree ``path`` on a daemon thread; :func:`wait_for_cleanup` waits for all of them."""
     import threading
 
-    t = threading.Thread(target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True},
-                         name="oar-io-cleanup", daemon=True)
+    t = threading.Thread(
+        target=shutil.rmtree,
+        args=(path,),
+        kwargs={"ignore_errors": True},
+        name="oar-io-cleanup",
+        daemon=True,
+    )
     t.start()
     _pending.append(t)
     _pending[:] = [x for x in _pending if x.is_alive()]
@@ -169,12 +174,16 @@ class DirTransaction:
         base = os.path.basename(self.dirname)
         clean_debris(parent, base)
         old = self.dirname + ".oar-old"
-        if os.path.isdir(old):  # a save died between its two renames: the old copy is the checkpoint
+        if os.path.isdir(
+            old
+        ):  # a save died between its two renames: the old copy is the checkpoint
             if os.path.exists(self.dirname):
                 shutil.rmtree(old, ignore_errors=True)
             else:
                 os.rename(old, self.dirname)
-        self.staging = tempfile.mkdtemp(prefix=f".{base}.{os.getpid()}-", suffix=".oar-staging", dir=parent)
+        self.staging = tempfile.mkdtemp(
+            prefix=f".{base}.{os.getpid()}-", suffix=".oar-staging", dir=parent
+        )
         self._written: list = []
 
     def path(self, relname: str) -> str:
@@ -208,7 +217,9 @@ class DirTransaction:
             return
         if not os.path.isdir(self.dirname):
             self.abort()
-            raise NotADirectoryError(f"cannot save into '{self.dirname}': it exists and is not a directory")
+            raise NotADirectoryError(
+                f"cannot save into '{self.dirname}': it exists and is not a directory"
+            )
         written = set(self._written)
         for entry in os.listdir(self.dirname):
             if entry in written:

@@ -38,8 +38,10 @@ def _plain(value: Any, key: str) -> Any:
         return {str(k): _plain(v, key) for k, v in value.items()}
     if hasattr(value, "numpy"):
         return np.asarray(value.numpy()).tolist()
-    raise TypeError(f"cannot save entry '{key}': {type(value).__name__} is neither a tensor nor plain data "
-                    f"(numbers, strings, lists, dicts)")
+    raise TypeError(
+        f"cannot save entry '{key}': {type(value).__name__} is neither a tensor nor plain data "
+        f"(numbers, strings, lists, dicts)"
+    )
 
 
 def as_array(value: Any) -> np.ndarray | None:
@@ -48,7 +50,9 @@ def as_array(value: Any) -> np.ndarray | None:
         return value
     if hasattr(value, "numpy") and callable(value.numpy):
         return np.asarray(value.numpy())
-    if hasattr(value, "__array__") and not isinstance(value, (list, tuple, dict, str, int, float, bool)):
+    if hasattr(value, "__array__") and not isinstance(
+        value, (list, tuple, dict, str, int, float, bool)
+    ):
         return np.asarray(value)
     return None
 
@@ -63,7 +67,12 @@ def write_dict(f: IO[bytes], state: dict) -> None:
             _tensor.write(f, key, arr, [])
             continue
         doc = json.dumps({"name": key, "value": _plain(value, key)}).encode("utf-8")
-        f.write(JSON_MAGIC + struct.pack("<HI", VERSION, len(doc)) + doc + struct.pack("<I", zlib.crc32(doc)))
+        f.write(
+            JSON_MAGIC
+            + struct.pack("<HI", VERSION, len(doc))
+            + doc
+            + struct.pack("<I", zlib.crc32(doc))
+        )
 
 
 def save_dict(path: str, state: dict) -> None:
@@ -82,9 +91,13 @@ def load_dict(path: str) -> dict:
         head = f.read(10)
         if len(head) < 10 or head[:4] != MAGIC:
             if head[:2] == b"\x80\x02" or head[:1] == b"\x80":
-                raise CorruptFileError(f"file '{path}' is a Python pickle (PaddlePaddle's own .pdparams); "
-                                       f"oar never unpickles files, since that can run arbitrary code")
-            raise CorruptFileError(f"file '{path}' is not an oar state file (bad magic {head[:4]!r})")
+                raise CorruptFileError(
+                    f"file '{path}' is a Python pickle (PaddlePaddle's own .pdparams); "
+                    f"oar never unpickles files, since that can run arbitrary code"
+                )
+            raise CorruptFileError(
+                f"file '{path}' is not an oar state file (bad magic {head[:4]!r})"
+            )
         version, count = struct.unpack("<HI", head[4:])
         if version != VERSION:
             raise CorruptFileError(f"file '{path}': state file version {version} is not supported")
@@ -92,18 +105,24 @@ def load_dict(path: str) -> dict:
         for i in range(count):
             magic = f.peek(4)[:4]
             if not magic:
-                raise TruncatedFileError(f"file '{path}' is truncated: it holds {i} of {count} entries")
+                raise TruncatedFileError(
+                    f"file '{path}' is truncated: it holds {i} of {count} entries"
+                )
             if magic == JSON_MAGIC:
                 first = _read_exact(f, 10, path, None, "entry header")
                 _, n = struct.unpack("<HI", first[4:])
                 body = _read_exact(f, n + 4, path, None, "entry")
                 if zlib.crc32(body[:n]) != struct.unpack("<I", body[n:])[0]:
-                    raise CorruptFileError(f"file '{path}': entry {i} fails its checksum; the file is damaged")
+                    raise CorruptFileError(
+                        f"file '{path}': entry {i} fails its checksum; the file is damaged"
+                    )
                 doc = json.loads(body[:n])
                 out[doc["name"]] = doc["value"]
             else:
                 name, array, _ = _tensor.read_record(f, path)
                 out[name] = array
         if f.read(1):
-            raise CorruptFileError(f"file '{path}' has data after its {count} entries; the file is damaged")
+            raise CorruptFileError(
+                f"file '{path}' has data after its {count} entries; the file is damaged"
+            )
         return out

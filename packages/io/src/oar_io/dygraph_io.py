@@ -31,12 +31,16 @@ def _prefix(model_path: str, fn: str) -> str:
 def save_dygraph(state_dict: dict, model_path: str) -> None:
     """Save a model's or an optimizer's ``state_dict()`` to ``model_path`` + ``.pdparams``/``.pdopt``."""
     if not isinstance(state_dict, dict):
-        raise TypeError(f"save_dygraph: state_dict must be a dict, given {type(state_dict).__name__}")
+        raise TypeError(
+            f"save_dygraph: state_dict must be a dict, given {type(state_dict).__name__}"
+        )
     if not state_dict:
         raise ValueError("save_dygraph: state_dict is empty, nothing to save")
     base = _prefix(model_path, "save_dygraph")
     if not os.path.basename(base):
-        raise ValueError(f"save_dygraph: model_path must be 'dirname/filename', given '{model_path}'")
+        raise ValueError(
+            f"save_dygraph: model_path must be 'dirname/filename', given '{model_path}'"
+        )
     suffix = ".pdparams" if all(_is_param(v) for v in state_dict.values()) else ".pdopt"
     container.save_dict(base + suffix, state_dict)
 

@@ -48,7 +48,9 @@ def get_format(name: str | None, kind: str = "tensor") -> Any:
     """The registered format ``name`` (the default when None), checked to be of ``kind``."""
     fmt = _registry().get(name or default_format_name(kind))
     if getattr(fmt, "kind", None) != kind:
-        raise ValueError(f"format '{fmt.name}' is a {getattr(fmt, 'kind', '?')} format, not a {kind} format")
+        raise ValueError(
+            f"format '{fmt.name}' is a {getattr(fmt, 'kind', '?')} format, not a {kind} format"
+        )
     return fmt
 
 
@@ -62,5 +64,7 @@ def sniff(head: bytes, path: str, kind: str = "tensor") -> Any:
     if not head:
         raise CorruptFileError(f"file '{path}' is empty")
     names = ", ".join(f.name for f in candidates)
-    raise CorruptFileError(f"file '{path}' is in no known {kind} format (tried {names}); "
-                           f"it starts with {bytes(head[:8])!r}")
+    raise CorruptFileError(
+        f"file '{path}' is in no known {kind} format (tried {names}); "
+        f"it starts with {bytes(head[:8])!r}"
+    )

@@ -22,9 +22,13 @@ MODEL_FILENAME = "__model__"
 def _check_names(feeded_var_names: Any) -> list:
     if isinstance(feeded_var_names, str):
         return [feeded_var_names]
-    if not isinstance(feeded_var_names, (list, tuple)) or not all(isinstance(n, str) for n in feeded_var_names):
-        raise TypeError(f"save_inference_model: feeded_var_names must be a str or a list of str, given "
-                        f"{feeded_var_names!r}")
+    if not isinstance(feeded_var_names, (list, tuple)) or not all(
+        isinstance(n, str) for n in feeded_var_names
+    ):
+        raise TypeError(
+            f"save_inference_model: feeded_var_names must be a str or a list of str, given "
+            f"{feeded_var_names!r}"
+        )
     return list(feeded_var_names)
 
 
@@ -34,8 +38,10 @@ def _check_targets(target_vars: Any) -> list:
     targets = target_vars if isinstance(target_vars, (list, tuple)) else [target_vars]
     for t in targets:
         if not isinstance(t, Variable):
-            raise TypeError(f"save_inference_model: target_vars must be Variables (or a list of them), given "
-                            f"{type(t).__name__} {t!r}")
+            raise TypeError(
+                f"save_inference_model: target_vars must be Variables (or a list of them), given "
+                f"{type(t).__name__} {t!r}"
+            )
     return list(targets)
 
 
@@ -49,23 +55,37 @@ def prune_for_inference(program: Any, feeds: list, targets: list) -> Any:
             raise ValueError(f"save_inference_model: feed variable '{name}' is not in the program")
     for t in targets:
         if block._find_var_recursive(t.name) is None:
-            raise ValueError(f"save_inference_model: target variable '{t.name}' is not in the program")
+            raise ValueError(
+                f"save_inference_model: target variable '{t.name}' is not in the program"
+            )
     pruned = prune_to_targets(program.clone(for_test=True), [t.name for t in targets], feeds)
     used = {n for op in pruned.global_block().ops for n in op.input_arg_names}
     unused = [n for n in feeds if n not in used and n not in {t.name for t in targets}]
     if unused and pruned.global_block().ops:
         import warnings
 
-        warnings.warn(f"save_inference_model: feed variable(s) {unused} are not needed to compute the "
-                      f"targets", stacklevel=3)
+        warnings.warn(
+            f"save_inference_model: feed variable(s) {unused} are not needed to compute the "
+            f"targets",
+            stacklevel=3,
+        )
     return pruned
 
 
-def save_inference_model(dirname: str, feeded_var_names: Any, target_vars: Any, executor: Any,
-                         main_program: Any = None, model_filename: str | None = None,
-                         params_filename: str | None = None, export_for_deployment: bool = True,
-                         program_only: bool = False, *, format: str | None = None,
-                         program_format: str | None = None) -> list:
+def save_inference_model(
+    dirname: str,
+    feeded_var_names: Any,
+    target_vars: Any,
+    executor: Any,
+    main_program: Any = None,
+    model_filename: str | None = None,
+    params_filename: str | None = None,
+    export_for_deployment: bool = True,
+    program_only: bool = False,
+    *,
+    format: str | None = None,
+    program_format: str | None = None,
+) -> list:
     """Save the pruned inference program and its persistables into ``dirname``; returns the target names."""
     feeds = _check_names(feeded_var_names)
     targets = _check_targets(target_vars)
@@ -118,11 +138,20 @@ def _paddle_layout(dirname: str, model_filename: str | None, params_filename: st
     params = os.path.basename(prefix) + ".pdiparams"
     parent = os.path.dirname(prefix) or "."
     has_params = os.path.isfile(os.path.join(parent, params))
-    return parent, os.path.basename(prefix) + ".pdmodel", params_filename or (params if has_params else None)
+    return (
+        parent,
+        os.path.basename(prefix) + ".pdmodel",
+        params_filename or (params if has_params else None),
+    )
 
 
-def load_inference_model(dirname: str, executor: Any, model_filename: str | None = None,
-                         params_filename: str | None = None, pserver_endpoints: Any = None) -> list:
+def load_inference_model(
+    dirname: str,
+    executor: Any,
+    model_filename: str | None = None,
+    params_filename: str | None = None,
+    pserver_endpoints: Any = None,
+) -> list:
     """Load a model saved by ``save_inference_model`` (oar, Fluid 1.x or Paddle ``.pdmodel``).
 
     Returns ``[program, feed_target_names, fetch_targets]``; the parameters go
@@ -130,7 +159,9 @@ def load_inference_model(dirname: str, executor: Any, model_filename: str | None
     """
     if dirname is None:
         raise ValueError("load_inference_model: dirname must be a directory path, given None")
-    dirname, model_filename, params_filename = _paddle_layout(dirname, model_filename, params_filename)
+    dirname, model_filename, params_filename = _paddle_layout(
+        dirname, model_filename, params_filename
+    )
     program, feeds, fetches = read_model(dirname, model_filename)
     params = [v for v in program.list_vars() if static_io.is_persistable(v)]
     values = varstore.read_vars(dirname, params, params_filename)

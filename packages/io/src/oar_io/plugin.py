@@ -13,7 +13,12 @@ def oar_register_formats(registry: Any) -> None:
     from oar_io.program_json import JsonProgramFormat
     from oar_io.tensor_formats import FluidTensorFormat, OarTensorFormat
 
-    for fmt in (OarTensorFormat(), FluidTensorFormat(), JsonProgramFormat(), ProtobufProgramFormat()):
+    for fmt in (
+        OarTensorFormat(),
+        FluidTensorFormat(),
+        JsonProgramFormat(),
+        ProtobufProgramFormat(),
+    ):
         registry.register(fmt.name, fmt)
 
 

@@ -17,11 +17,33 @@ from oar_io import wire
 from oar_io.errors import CorruptFileError
 from oar_io.tensor_formats import FLUID_DTYPE_CODES, FLUID_DTYPES
 
-VAR_TYPES = {7: "lod_tensor", 8: "selected_rows", 9: "feed_minibatch", 10: "fetch_list", 11: "step_scopes",
-             13: "lod_tensor_array", 15: "reader", 17: "raw"}
+VAR_TYPES = {
+    7: "lod_tensor",
+    8: "selected_rows",
+    9: "feed_minibatch",
+    10: "fetch_list",
+    11: "step_scopes",
+    13: "lod_tensor_array",
+    15: "reader",
+    17: "raw",
+}
 VAR_TYPE_CODES = {v: k for k, v in VAR_TYPES.items()}
 # AttrType -> (OpDesc.Attr field, decoder)
-INT, FLOAT, STRING, INTS, FLOATS, STRINGS, BOOLEAN, BOOLEANS, BLOCK, LONG, BLOCKS, LONGS, FLOAT64S = range(13)
+(
+    INT,
+    FLOAT,
+    STRING,
+    INTS,
+    FLOATS,
+    STRINGS,
+    BOOLEAN,
+    BOOLEANS,
+    BLOCK,
+    LONG,
+    BLOCKS,
+    LONGS,
+    FLOAT64S,
+) = range(13)
 FLOAT64 = 15
 
 
@@ -88,7 +110,9 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
         prog = wire.parse(data)
         blocks = wire.messages(prog, 1)
     except wire.WireError as exc:
-        raise CorruptFileError(f"model file '{path}' is not a ProgramDesc protobuf: {exc}") from None
+        raise CorruptFileError(
+            f"model file '{path}' is not a ProgramDesc protobuf: {exc}"
+        ) from None
     if not blocks:
         raise CorruptFileError(f"model file '{path}' holds no blocks; it is not a ProgramDesc")
     p = Program()
@@ -97,8 +121,12 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
     fetches: dict = {}
     missing: set = set()
     for bd in blocks:
-        b = Block(p, wire.one(bd, 1, 0), wire.signed32(wire.one(bd, 2, 0)),
-                  wire.signed32(wire.one(bd, 5, (1 << 64) - 1)))
+        b = Block(
+            p,
+            wire.one(bd, 1, 0),
+            wire.signed32(wire.one(bd, 2, 0)),
+            wire.signed32(wire.one(bd, 5, (1 << 64) - 1)),
+        )
         for vd in wire.messages(bd, 3):
             name = wire.string(vd, 1)
             vt = wire.parse(wire.one(vd, 2, b""))
@@ -106,8 +134,14 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
             if vtype in ("feed_minibatch", "fetch_list"):
                 continue
             dtype, shape, lod_level = _tensor_desc(vt)
-            kw = dict(name=name, shape=shape, dtype=dtype, lod_level=lod_level, type=vtype,
-                      persistable=bool(wire.one(vd, 3, 0)))
+            kw = dict(
+                name=name,
+                shape=shape,
+                dtype=dtype,
+                lod_level=lod_level,
+                type=vtype,
+                persistable=bool(wire.one(vd, 3, 0)),
+            )
             if wire.one(vd, 5, 0):
                 v = Parameter(b, **kw)
             else:
@@ -128,12 +162,21 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
             if op_type not in ops_reg:
                 missing.add(op_type)
                 continue
-            b.ops.append(Operator(b, op_type, {k: v for k, v in ins.items() if v},
-                                  {k: v for k, v in outs.items() if v}, _oar_attrs(ops_reg.get(op_type), attrs)))
+            b.ops.append(
+                Operator(
+                    b,
+                    op_type,
+                    {k: v for k, v in ins.items() if v},
+                    {k: v for k, v in outs.items() if v},
+                    _oar_attrs(ops_reg.get(op_type), attrs),
+                )
+            )
         p.blocks.append(b)
     if missing:
-        raise NotImplementedError(f"model file '{path}' uses ops oar does not have: {sorted(missing)} "
-                                  f"(install the plugin that defines them)")
+        raise NotImplementedError(
+            f"model file '{path}' uses ops oar does not have: {sorted(missing)} "
+            f"(install the plugin that defines them)"
+        )
     p._bump()
     return p, [feeds[k] for k in sorted(feeds)], [fetches[k] for k in sorted(fetches)]
 
@@ -184,11 +227,15 @@ def _var_bytes(v: Any) -> bytes:
     vtype = VAR_TYPE_CODES.get(v.type, 7)
     vt = w.f_varint(1, vtype)
     if v.type in ("lod_tensor", "lod_tensor_array", "selected_rows") and v.dtype:
-        td = w.f_varint(1, FLUID_DTYPE_CODES[v.dtype]) + b"".join(w.f_varint(2, d) for d in (v.shape or ()))
+        td = w.f_varint(1, FLUID_DTYPE_CODES[v.dtype]) + b"".join(
+            w.f_varint(2, d) for d in (v.shape or ())
+        )
         if v.type == "selected_rows":
             vt += w.f_bytes(2, td)
         else:
-            vt += w.f_bytes(3 if v.type == "lod_tensor" else 4, w.f_bytes(1, td) + w.f_varint(2, v.lod_level))
+            vt += w.f_bytes(
+                3 if v.type == "lod_tensor" else 4, w.f_bytes(1, td) + w.f_varint(2, v.lod_level)
+            )
     from oar_io.static_io import is_parameter
 
     out = w.f_string(1, v.name) + w.f_bytes(2, vt) + w.f_varint(3, int(bool(v.persistable)))
@@ -201,8 +248,14 @@ def _var_bytes(v: Any) -> bytes:
 
 def _op_bytes(type_: str, ins: dict, outs: dict, attrs: dict) -> bytes:
     w = wire
-    out = b"".join(w.f_bytes(1, w.f_string(1, k) + b"".join(w.f_string(2, n) for n in ns)) for k, ns in ins.items())
-    out += b"".join(w.f_bytes(2, w.f_string(1, k) + b"".join(w.f_string(2, n) for n in ns)) for k, ns in outs.items())
+    out = b"".join(
+        w.f_bytes(1, w.f_string(1, k) + b"".join(w.f_string(2, n) for n in ns))
+        for k, ns in ins.items()
+    )
+    out += b"".join(
+        w.f_bytes(2, w.f_string(1, k) + b"".join(w.f_string(2, n) for n in ns))
+        for k, ns in outs.items()
+    )
     out += w.f_string(3, type_)
     for name, value in attrs.items():
         if name.endswith("dtype") and isinstance(value, str) and value in FLUID_DTYPE_CODES:
@@ -222,9 +275,17 @@ def dump_program(program: Any, feeds: list, fetches: list) -> bytes:
         ops = [_op_bytes(op.type, op.inputs, op.outputs, op.attrs) for op in b.ops]
         if b.idx == 0 and (feeds or fetches):
             vars_.append(w.f_string(1, "feed") + w.f_bytes(2, w.f_varint(1, 9)) + w.f_varint(3, 1))
-            vars_.append(w.f_string(1, "fetch") + w.f_bytes(2, w.f_varint(1, 10)) + w.f_varint(3, 1))
-            ops = [_op_bytes("feed", {"X": ["feed"]}, {"Out": [n]}, {"col": i}) for i, n in enumerate(feeds)] + ops
-            ops += [_op_bytes("fetch", {"X": [n]}, {"Out": ["fetch"]}, {"col": i}) for i, n in enumerate(fetches)]
+            vars_.append(
+                w.f_string(1, "fetch") + w.f_bytes(2, w.f_varint(1, 10)) + w.f_varint(3, 1)
+            )
+            ops = [
+                _op_bytes("feed", {"X": ["feed"]}, {"Out": [n]}, {"col": i})
+                for i, n in enumerate(feeds)
+            ] + ops
+            ops += [
+                _op_bytes("fetch", {"X": [n]}, {"Out": ["fetch"]}, {"col": i})
+                for i, n in enumerate(fetches)
+            ]
         body = w.f_varint(1, b.idx) + w.f_varint(2, b.parent_idx)
         body += b"".join(w.f_bytes(3, v) for v in vars_) + b"".join(w.f_bytes(4, o) for o in ops)
         body += w.f_varint(5, getattr(b, "forward_block_idx", -1))

@@ -21,8 +21,13 @@ class JsonProgramFormat:
         return head.lstrip()[:1] == b"{"
 
     def dumps(self, program, feed_names: list, fetch_names: list) -> bytes:
-        doc = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "feed_target_names": list(feed_names),
-               "fetch_target_names": list(fetch_names), "program": program.to_dict()}
+        doc = {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "feed_target_names": list(feed_names),
+            "fetch_target_names": list(fetch_names),
+            "program": program.to_dict(),
+        }
         return json.dumps(doc, indent=1, sort_keys=False).encode("utf-8")
 
     def loads(self, data: bytes, path: str = "<bytes>") -> tuple:
@@ -34,9 +39,15 @@ class JsonProgramFormat:
             raise CorruptFileError(f"model file '{path}' is not valid JSON: {exc}") from None
         if doc.get("format") == MODEL_FORMAT:
             if doc.get("version") != MODEL_VERSION:
-                raise CorruptFileError(f"model file '{path}': inference model version {doc.get('version')!r} "
-                                       f"is not supported (this oar-io reads {MODEL_VERSION})")
-            prog_doc, feeds, fetches = doc["program"], doc["feed_target_names"], doc["fetch_target_names"]
+                raise CorruptFileError(
+                    f"model file '{path}': inference model version {doc.get('version')!r} "
+                    f"is not supported (this oar-io reads {MODEL_VERSION})"
+                )
+            prog_doc, feeds, fetches = (
+                doc["program"],
+                doc["feed_target_names"],
+                doc["fetch_target_names"],
+            )
         else:  # a bare Program.to_dict()
             prog_doc, feeds, fetches = doc, [], []
         try:

@@ -80,8 +80,9 @@ def load_program_state(model_path: str, var_list: list | None = None) -> dict:
         return state
     if os.path.isdir(model_path):
         return _read_dir(model_path, var_list)
-    raise MissingVariableError(f"load_program_state: neither '{base}.pdparams' nor a directory "
-                               f"'{model_path}' exists")
+    raise MissingVariableError(
+        f"load_program_state: neither '{base}.pdparams' nor a directory '{model_path}' exists"
+    )
 
 
 def set_program_state(program: Any, state_dict: dict) -> None:
@@ -97,8 +98,10 @@ def set_program_state(program: Any, state_dict: dict) -> None:
             continue
         arr = container.as_array(state_dict[v.name])
         if arr is None:
-            raise TypeError(f"set_program_state: value for '{v.name}' is a {type(state_dict[v.name]).__name__}, "
-                            f"not an array")
+            raise TypeError(
+                f"set_program_state: value for '{v.name}' is a {type(state_dict[v.name]).__name__}, "
+                f"not an array"
+            )
         varstore._expect(v, arr, "<state dict>")
         varstore.store(scope, v.name, np.array(arr, copy=True), [])
         used.add(v.name)
@@ -106,7 +109,9 @@ def set_program_state(program: Any, state_dict: dict) -> None:
         warnings.warn(f"set_program_state: no value for {missing}", stacklevel=2)
     unused = [k for k in state_dict if k not in used]
     if unused:
-        warnings.warn(f"set_program_state: {unused} are not persistables of the program", stacklevel=2)
+        warnings.warn(
+            f"set_program_state: {unused} are not persistables of the program", stacklevel=2
+        )
 
 
 def load(program: Any, model_path: str, executor: Any = None, var_list: list | None = None) -> None:
@@ -128,9 +133,15 @@ def load(program: Any, model_path: str, executor: Any = None, var_list: list | N
             varstore.store(scope, v.name, src[v.name], [])
         return
     if os.path.isdir(model_path):
-        vars_ = var_list if var_list is not None else [v for v in program.list_vars() if static_io.is_persistable(v)]
+        vars_ = (
+            var_list
+            if var_list is not None
+            else [v for v in program.list_vars() if static_io.is_persistable(v)]
+        )
         static_io.load_vars(executor, model_path, program, vars=vars_)
         return
     if var_list is None and not os.path.exists(model_path):
         raise MissingVariableError(f"fluid.load: '{base}.pdparams' not found")
-    raise MismatchError(f"fluid.load: '{model_path}' is neither a fluid.save prefix nor a directory")
+    raise MismatchError(
+        f"fluid.load: '{model_path}' is neither a fluid.save prefix nor a directory"
+    )

@@ -28,8 +28,10 @@ def _program(main_program: Any, fn: str) -> Any:
         inner = getattr(main_program, "_program", None)
         kind = type(main_program).__name__
         if inner is not None:
-            raise TypeError(f"{fn}: main_program is a {kind}; save/load work on the fluid.Program it was "
-                            f"compiled from (pass that program instead)")
+            raise TypeError(
+                f"{fn}: main_program is a {kind}; save/load work on the fluid.Program it was "
+                f"compiled from (pass that program instead)"
+            )
         raise TypeError(f"{fn}: main_program must be a fluid.Program or None, given {kind}")
     return main_program
 
@@ -66,17 +68,28 @@ def _select(program: Any, vars: Any, predicate: Callable | None, fn: str) -> lis
                 v = program.global_block()._find_var_recursive(v) or v
             out.append(v)
         return out
-    return [v for v in program.list_vars() if (predicate(v) if predicate else True)
-            and getattr(v, "type", None) not in _NOT_SAVED_TYPES]
+    return [
+        v
+        for v in program.list_vars()
+        if (predicate(v) if predicate else True)
+        and getattr(v, "type", None) not in _NOT_SAVED_TYPES
+    ]
 
 
 def _name(v: Any) -> str:
     return v if isinstance(v, str) else v.name
 
 
-def save_vars(executor: Any, dirname: str, main_program: Any = None, vars: Any = None,
-              predicate: Callable | None = None, filename: str | None = None, *,
-              format: str | None = None) -> None:
+def save_vars(
+    executor: Any,
+    dirname: str,
+    main_program: Any = None,
+    vars: Any = None,
+    predicate: Callable | None = None,
+    filename: str | None = None,
+    *,
+    format: str | None = None,
+) -> None:
     """Save ``vars`` (or the program's variables that ``predicate`` accepts) into ``dirname``.
 
     One file per variable, named after it, or all in ``dirname/filename``.
@@ -92,8 +105,14 @@ def save_vars(executor: Any, dirname: str, main_program: Any = None, vars: Any =
     varstore.write_vars(dirname, items, filename, format)
 
 
-def load_vars(executor: Any, dirname: str, main_program: Any = None, vars: Any = None,
-              predicate: Callable | None = None, filename: str | None = None) -> None:
+def load_vars(
+    executor: Any,
+    dirname: str,
+    main_program: Any = None,
+    vars: Any = None,
+    predicate: Callable | None = None,
+    filename: str | None = None,
+) -> None:
     """Load ``vars`` (or the program's variables that ``predicate`` accepts) from ``dirname``.
 
     The file format is recognised from each file's first bytes. A missing
@@ -110,28 +129,65 @@ def load_vars(executor: Any, dirname: str, main_program: Any = None, vars: Any =
         varstore.store(scope, name, array, lod)
 
 
-def save_params(executor: Any, dirname: str, main_program: Any = None, filename: str | None = None, *,
-                format: str | None = None) -> None:
+def save_params(
+    executor: Any,
+    dirname: str,
+    main_program: Any = None,
+    filename: str | None = None,
+    *,
+    format: str | None = None,
+) -> None:
     """Save every parameter of ``main_program`` (enough to predict, not to resume training)."""
-    save_vars(executor, dirname, _program(main_program, "save_params"), predicate=is_parameter,
-              filename=filename, format=format)
+    save_vars(
+        executor,
+        dirname,
+        _program(main_program, "save_params"),
+        predicate=is_parameter,
+        filename=filename,
+        format=format,
+    )
 
 
-def load_params(executor: Any, dirname: str, main_program: Any = None, filename: str | None = None) -> None:
+def load_params(
+    executor: Any, dirname: str, main_program: Any = None, filename: str | None = None
+) -> None:
     """Load every parameter of ``main_program``; run the startup program first, not after."""
-    load_vars(executor, dirname, _program(main_program, "load_params"), predicate=is_parameter,
-              filename=filename)
+    load_vars(
+        executor,
+        dirname,
+        _program(main_program, "load_params"),
+        predicate=is_parameter,
+        filename=filename,
+    )
 
 
-def save_persistables(executor: Any, dirname: str, main_program: Any = None, filename: str | None = None,
-                      *, format: str | None = None) -> None:
+def save_persistables(
+    executor: Any,
+    dirname: str,
+    main_program: Any = None,
+    filename: str | None = None,
+    *,
+    format: str | None = None,
+) -> None:
     """Save every persistable variable (parameters, optimizer accumulators, learning rate): a checkpoint."""
-    save_vars(executor, dirname, _program(main_program, "save_persistables"), predicate=is_persistable,
-              filename=filename, format=format)
+    save_vars(
+        executor,
+        dirname,
+        _program(main_program, "save_persistables"),
+        predicate=is_persistable,
+        filename=filename,
+        format=format,
+    )
 
 
-def load_persistables(executor: Any, dirname: str, main_program: Any = None,
-                      filename: str | None = None) -> None:
+def load_persistables(
+    executor: Any, dirname: str, main_program: Any = None, filename: str | None = None
+) -> None:
     """Load every persistable variable to resume training; run the startup program first."""
-    load_vars(executor, dirname, _program(main_program, "load_persistables"), predicate=is_persistable,
-              filename=filename)
+    load_vars(
+        executor,
+        dirname,
+        _program(main_program, "load_persistables"),
+        predicate=is_persistable,
+        filename=filename,
+    )

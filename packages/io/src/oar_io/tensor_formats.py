@@ -27,8 +27,17 @@ import numpy as np
 from oar_io import wire
 from oar_io.errors import CorruptFileError, MismatchError, TruncatedFileError, at
 
-FLUID_DTYPES = {0: "bool", 1: "int16", 2: "int32", 3: "int64", 4: "float16", 5: "float32",
-                6: "float64", 20: "uint8", 21: "int8"}
+FLUID_DTYPES = {
+    0: "bool",
+    1: "int16",
+    2: "int32",
+    3: "int64",
+    4: "float16",
+    5: "float32",
+    6: "float64",
+    20: "uint8",
+    21: "int8",
+}
 FLUID_DTYPE_CODES = {v: k for k, v in FLUID_DTYPES.items()}
 try:  # xxh3 verifies at ~10 GB/s; zlib's CRC-32 (~2 GB/s) is the fallback and stays readable
     import xxhash as _xxhash
@@ -53,8 +62,10 @@ def checksum(mv: memoryview, algo: str | None = None) -> tuple:
     algo = algo or ("xxh3_64" if _xxhash is not None else "crc32")
     if algo == "xxh3_64":
         if _xxhash is None:
-            raise CorruptFileError("this file's data checksum is xxh3_64, which needs the xxhash package: "
-                                   "pip install xxhash")
+            raise CorruptFileError(
+                "this file's data checksum is xxh3_64, which needs the xxhash package: "
+                "pip install xxhash"
+            )
         return algo, _xxhash.xxh3_64_intdigest(mv)
     if algo == "crc32":
         return algo, zlib.crc32(mv)
@@ -63,7 +74,7 @@ def checksum(mv: memoryview, algo: str | None = None) -> tuple:
 
 def _write_all(f: IO[bytes], mv: memoryview) -> None:
     for start in range(0, len(mv), _CHUNK):
-        part = mv[start:start + _CHUNK]
+        part = mv[start : start + _CHUNK]
         while len(part):
             n = f.write(part)
             if n is None:  # buffered writers write everything
@@ -74,8 +85,10 @@ def _write_all(f: IO[bytes], mv: memoryview) -> None:
 def _read_exact(f: IO[bytes], n: int, path: str, name: str | None, what: str) -> bytes:
     data = f.read(n)
     if len(data) != n:
-        raise TruncatedFileError(f"{at(path, name)} is truncated: it ends inside the {what} "
-                                 f"(wanted {n} bytes, found {len(data)})")
+        raise TruncatedFileError(
+            f"{at(path, name)} is truncated: it ends inside the {what} "
+            f"(wanted {n} bytes, found {len(data)})"
+        )
     return data
 
 
@@ -83,20 +96,25 @@ def _read_into(f: IO[bytes], a: np.ndarray, path: str, name: str | None) -> None
     mv = _bytes_view(a)
     got = 0
     while got < len(mv):
-        n = f.readinto(mv[got:got + _CHUNK])
+        n = f.readinto(mv[got : got + _CHUNK])
         if not n:
-            raise TruncatedFileError(f"{at(path, name)} is truncated: the data has {got} of "
-                                     f"{len(mv)} bytes")
+            raise TruncatedFileError(
+                f"{at(path, name)} is truncated: the data has {got} of {len(mv)} bytes"
+            )
         got += n
 
 
 def _check_lod(lod: list, rows: int, path: str, name: str | None) -> None:
     for i, lvl in enumerate(lod):
         if not lvl or lvl[0] != 0 or any(b < a for a, b in zip(lvl, lvl[1:])):
-            raise CorruptFileError(f"{at(path, name)}: LoD level {i} is not non-decreasing offsets from 0")
+            raise CorruptFileError(
+                f"{at(path, name)}: LoD level {i} is not non-decreasing offsets from 0"
+            )
     if lod and lod[-1][-1] != rows:
-        raise CorruptFileError(f"{at(path, name)}: the last LoD level ends at {lod[-1][-1]} but the "
-                               f"tensor has {rows} rows")
+        raise CorruptFileError(
+            f"{at(path, name)}: the last LoD level ends at {lod[-1][-1]} but the "
+            f"tensor has {rows} rows"
+        )
 
 
 class FluidTensorFormat:
@@ -120,7 +138,8 @@ class FluidTensorFormat:
             parts.append(struct.pack("<Q", offs.nbytes))
             parts.append(offs.tobytes())
         desc = wire.f_varint(1, FLUID_DTYPE_CODES[a.dtype.name]) + b"".join(
-            wire.f_varint(2, d) for d in a.shape)
+            wire.f_varint(2, d) for d in a.shape
+        )
         parts.append(struct.pack("<Ii", 0, len(desc)))
         parts.append(desc)
         f.write(b"".join(parts))
@@ -129,26 +148,38 @@ class FluidTensorFormat:
     def read(self, f: IO[bytes], path: str, name: str | None = None) -> tuple:
         version, nlevels = struct.unpack("<IQ", _read_exact(f, 12, path, name, "LoD header"))
         if version != 0:
-            raise CorruptFileError(f"{at(path, name)}: LoDTensor version {version} is not supported "
-                                   f"(Fluid writes 0); is this a Fluid tensor file?")
+            raise CorruptFileError(
+                f"{at(path, name)}: LoDTensor version {version} is not supported "
+                f"(Fluid writes 0); is this a Fluid tensor file?"
+            )
         if nlevels > 64:
-            raise CorruptFileError(f"{at(path, name)}: {nlevels} LoD levels is not plausible; the file is damaged")
+            raise CorruptFileError(
+                f"{at(path, name)}: {nlevels} LoD levels is not plausible; the file is damaged"
+            )
         lod = []
         for i in range(nlevels):
             (size,) = struct.unpack("<Q", _read_exact(f, 8, path, name, f"LoD level {i} size"))
             if size % 8 or size > 1 << 40:
-                raise CorruptFileError(f"{at(path, name)}: LoD level {i} has a bad byte size {size}")
+                raise CorruptFileError(
+                    f"{at(path, name)}: LoD level {i} has a bad byte size {size}"
+                )
             raw = _read_exact(f, size, path, name, f"LoD level {i}")
             lod.append(np.frombuffer(raw, dtype="<u8").astype(np.int64).tolist())
         tversion, desc_size = struct.unpack("<Ii", _read_exact(f, 8, path, name, "tensor header"))
         if tversion != 0:
-            raise CorruptFileError(f"{at(path, name)}: tensor version {tversion} is not supported (Fluid writes 0)")
+            raise CorruptFileError(
+                f"{at(path, name)}: tensor version {tversion} is not supported (Fluid writes 0)"
+            )
         if not 0 < desc_size < 1 << 20:
-            raise CorruptFileError(f"{at(path, name)}: TensorDesc size {desc_size} is not plausible")
+            raise CorruptFileError(
+                f"{at(path, name)}: TensorDesc size {desc_size} is not plausible"
+            )
         try:
             desc = wire.parse(_read_exact(f, desc_size, path, name, "TensorDesc"))
         except wire.WireError as exc:
-            raise CorruptFileError(f"{at(path, name)}: the TensorDesc does not parse: {exc}") from None
+            raise CorruptFileError(
+                f"{at(path, name)}: the TensorDesc does not parse: {exc}"
+            ) from None
         code = wire.one(desc, 1)
         if code not in FLUID_DTYPES:
             raise CorruptFileError(f"{at(path, name)}: unknown Fluid data type code {code}")
@@ -179,13 +210,23 @@ class OarTensorFormat:
     def write(self, f: IO[bytes], name: str, array: Any, lod: list | None = None) -> None:
         a = _contiguous_le(array)
         mv = _bytes_view(a)
-        header = json.dumps({
-            "name": name, "dtype": a.dtype.name, "shape": list(a.shape),
-            "lod": [list(map(int, lvl)) for lvl in (lod or [])],
-            "nbytes": len(mv), "checksum": list(checksum(mv)),
-        }, separators=(",", ":")).encode("utf-8")
-        head = OAR_MAGIC + struct.pack("<HI", OAR_VERSION, len(header)) + header + struct.pack(
-            "<I", zlib.crc32(header))
+        header = json.dumps(
+            {
+                "name": name,
+                "dtype": a.dtype.name,
+                "shape": list(a.shape),
+                "lod": [list(map(int, lvl)) for lvl in (lod or [])],
+                "nbytes": len(mv),
+                "checksum": list(checksum(mv)),
+            },
+            separators=(",", ":"),
+        ).encode("utf-8")
+        head = (
+            OAR_MAGIC
+            + struct.pack("<HI", OAR_VERSION, len(header))
+            + header
+            + struct.pack("<I", zlib.crc32(header))
+        )
         pad = (-len(head)) % _ALIGN
         f.write(head + b"\0" * pad)
         _write_all(f, mv)
@@ -198,39 +239,50 @@ class OarTensorFormat:
         """``(name, array, lod)`` of the next record, every field verified."""
         first = _read_exact(f, 10, path, name, "record header")
         if first[:4] != OAR_MAGIC:
-            raise CorruptFileError(f"{at(path, name)}: bad magic {first[:4]!r} (an oar tensor record "
-                                   f"starts with {OAR_MAGIC!r})")
+            raise CorruptFileError(
+                f"{at(path, name)}: bad magic {first[:4]!r} (an oar tensor record "
+                f"starts with {OAR_MAGIC!r})"
+            )
         version, hlen = struct.unpack("<HI", first[4:])
         if version != OAR_VERSION:
-            raise CorruptFileError(f"{at(path, name)}: oar tensor format version {version} is not "
-                                   f"supported (this oar-io reads {OAR_VERSION})")
+            raise CorruptFileError(
+                f"{at(path, name)}: oar tensor format version {version} is not "
+                f"supported (this oar-io reads {OAR_VERSION})"
+            )
         if hlen > 1 << 24:
             raise CorruptFileError(f"{at(path, name)}: header length {hlen} is not plausible")
         header = _read_exact(f, hlen + 4, path, name, "record header")
         (hcrc,) = struct.unpack("<I", header[hlen:])
         header = header[:hlen]
         if zlib.crc32(header) != hcrc:
-            raise CorruptFileError(f"{at(path, name)}: the record header fails its checksum; the file is damaged")
+            raise CorruptFileError(
+                f"{at(path, name)}: the record header fails its checksum; the file is damaged"
+            )
         h = json.loads(header)
         pad = (-(10 + hlen + 4)) % _ALIGN
         _read_exact(f, pad, path, name, "padding")
         if name is not None and h["name"] != name:
-            raise MismatchError(f"{at(path, name)}: the record holds variable '{h['name']}' instead "
-                                f"(the file was saved for a different variable list)")
+            raise MismatchError(
+                f"{at(path, name)}: the record holds variable '{h['name']}' instead "
+                f"(the file was saved for a different variable list)"
+            )
         try:
             dtype = np.dtype(h["dtype"]).newbyteorder("<")
         except TypeError:
             raise CorruptFileError(f"{at(path, h['name'])}: unknown dtype {h['dtype']!r}") from None
         shape = tuple(h["shape"])
         if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != h["nbytes"]:
-            raise CorruptFileError(f"{at(path, h['name'])}: shape {list(shape)} of {h['dtype']} does not "
-                                   f"make {h['nbytes']} bytes")
+            raise CorruptFileError(
+                f"{at(path, h['name'])}: shape {list(shape)} of {h['dtype']} does not "
+                f"make {h['nbytes']} bytes"
+            )
         a = np.empty(shape, dtype=dtype)
         _read_into(f, a, path, h["name"])
         algo, digest = h["checksum"]
         if checksum(_bytes_view(a), algo)[1] != digest:
-            raise CorruptFileError(f"{at(path, h['name'])}: the data fails its {algo} checksum; "
-                                   f"the file is damaged")
+            raise CorruptFileError(
+                f"{at(path, h['name'])}: the data fails its {algo} checksum; the file is damaged"
+            )
         lod = [list(lvl) for lvl in h["lod"]]
         _check_lod(lod, shape[0] if shape else 1, path, h["name"])
         return h["name"], (a if np.little_endian else a.astype(a.dtype.newbyteorder("="))), lod
@@ -241,6 +293,6 @@ class OarTensorFormat:
             return None
         _, hlen = struct.unpack("<HI", head[4:10])
         try:
-            return json.loads(head[10:10 + hlen])["name"]
+            return json.loads(head[10 : 10 + hlen])["name"]
         except (ValueError, KeyError):
             return None

@@ -27,12 +27,16 @@ def value_of(scope: Any, name: str) -> tuple:
 
     v = scope.find_var(name)
     if v is None or not v.is_initialized():
-        raise CheckpointError(f"cannot save variable '{name}': it has no value in the scope "
-                              f"(run the startup program, or load it, before saving)")
+        raise CheckpointError(
+            f"cannot save variable '{name}': it has no value in the scope "
+            f"(run the startup program, or load it, before saving)"
+        )
     val = v.value
     if isinstance(val, SelectedRows):
-        raise TypeError(f"cannot save variable '{name}': SelectedRows values are not supported by "
-                        f"save/load; save the dense parameter instead")
+        raise TypeError(
+            f"cannot save variable '{name}': SelectedRows values are not supported by "
+            f"save/load; save the dense parameter instead"
+        )
     if isinstance(val, LoDTensor):
         return np.asarray(val), val.lod()
     return np.asarray(val), []
@@ -45,8 +49,13 @@ def store(scope: Any, name: str, array: np.ndarray, lod: list) -> None:
     t._lod = [list(lvl) for lvl in lod]
 
 
-def write_vars(dirname: str, items: Iterable, filename: str | None, fmt_name: str | None,
-               extra: dict | None = None) -> None:
+def write_vars(
+    dirname: str,
+    items: Iterable,
+    filename: str | None,
+    fmt_name: str | None,
+    extra: dict | None = None,
+) -> None:
     """Write ``(name, array, lod)`` items (one file each, or all in ``filename``) plus ``extra`` files."""
     fmt = get_format(fmt_name, "tensor")
     items = sorted(items, key=lambda it: it[0])
@@ -70,15 +79,19 @@ def _expect(var: Any, array: np.ndarray, path: str) -> None:
         return
     want_dtype = getattr(var, "dtype", None)
     if want_dtype is not None and array.dtype.name != want_dtype:
-        raise MismatchError(f"{at(path, var.name)} holds {array.dtype.name} data but the program's variable "
-                            f"is {want_dtype}")
+        raise MismatchError(
+            f"{at(path, var.name)} holds {array.dtype.name} data but the program's variable "
+            f"is {want_dtype}"
+        )
     shape = getattr(var, "shape", None)
     if shape is not None:
         ok = len(shape) == array.ndim and all(w < 0 or w == g for w, g in zip(shape, array.shape))
         if not ok:
-            raise MismatchError(f"{at(path, var.name)} holds shape {list(array.shape)} but the program's "
-                                f"variable has shape {list(shape)}; the checkpoint was saved from a "
-                                f"different model")
+            raise MismatchError(
+                f"{at(path, var.name)} holds shape {list(array.shape)} but the program's "
+                f"variable has shape {list(shape)}; the checkpoint was saved from a "
+                f"different model"
+            )
 
 
 def _missing(dirname: str, path: str, name: str) -> MissingVariableError:
@@ -86,15 +99,21 @@ def _missing(dirname: str, path: str, name: str) -> MissingVariableError:
     if not os.path.isdir(dirname):
         hint = f" (the directory '{dirname}' does not exist)"
         if os.path.isdir(dirname.rstrip(os.sep) + ".oar-old"):
-            hint += (f"; an interrupted save left the previous checkpoint in '{dirname.rstrip(os.sep)}.oar-old' "
-                     f"(the next save to '{dirname}' restores it, or rename it back)")
-    return MissingVariableError(f"no saved value for variable '{name}': file '{path}' not found{hint}")
+            hint += (
+                f"; an interrupted save left the previous checkpoint in '{dirname.rstrip(os.sep)}.oar-old' "
+                f"(the next save to '{dirname}' restores it, or rename it back)"
+            )
+    return MissingVariableError(
+        f"no saved value for variable '{name}': file '{path}' not found{hint}"
+    )
 
 
 def read_vars(dirname: str, variables: list, filename: str | None) -> dict:
     """Read ``variables`` (Variables, or names) into ``{name: (array, lod)}``, verifying each."""
     out: dict = {}
-    named = [(v if isinstance(v, str) else v.name, None if isinstance(v, str) else v) for v in variables]
+    named = [
+        (v if isinstance(v, str) else v.name, None if isinstance(v, str) else v) for v in variables
+    ]
     if filename is not None:
         path = os.path.join(dirname, filename)
         named.sort(key=lambda nv: nv[0])
@@ -103,22 +122,27 @@ def read_vars(dirname: str, variables: list, filename: str | None) -> dict:
         except FileNotFoundError:
             raise MissingVariableError(
                 f"combined parameter file '{path}' not found (it should hold "
-                f"{', '.join(n for n, _ in named[:5])}{'...' if len(named) > 5 else ''})") from None
+                f"{', '.join(n for n, _ in named[:5])}{'...' if len(named) > 5 else ''})"
+            ) from None
         with f:
             fmt = None
             for name, var in named:
                 head = f.peek(_HEAD)[:_HEAD] if hasattr(f, "peek") else b""
                 if not head:
-                    raise MismatchError(f"{at(path, name)}: the combined file ends before this variable; it "
-                                        f"holds fewer variables than the program needs ({len(named)})")
+                    raise MismatchError(
+                        f"{at(path, name)}: the combined file ends before this variable; it "
+                        f"holds fewer variables than the program needs ({len(named)})"
+                    )
                 fmt = fmt or sniff(head, path)
                 array, lod = fmt.read(f, path, name)
                 _expect(var, array, path)
                 out[name] = (array, lod)
             rest = f.read(1)
             if rest:
-                raise MismatchError(f"file '{path}' holds more data after the {len(named)} variables the "
-                                    f"program needs; it was saved for a different variable list")
+                raise MismatchError(
+                    f"file '{path}' holds more data after the {len(named)} variables the "
+                    f"program needs; it was saved for a different variable list"
+                )
         return out
     for name, var in named:
         path = os.path.join(dirname, name)
@@ -130,8 +154,9 @@ def read_vars(dirname: str, variables: list, filename: str | None) -> dict:
             fmt = sniff(f.peek(_HEAD)[:_HEAD], path)
             array, lod = fmt.read(f, path, name)
             if f.read(1):
-                raise CheckpointError(f"{at(path, name)} has data after the tensor; it is not a "
-                                      f"single-variable file")
+                raise CheckpointError(
+                    f"{at(path, name)} has data after the tensor; it is not a single-variable file"
+                )
         _expect(var, array, path)
         out[name] = (array, lod)
     return out

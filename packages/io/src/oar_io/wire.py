@@ -46,17 +46,17 @@ def parse(buf: bytes | memoryview) -> dict:
             ln, pos = read_varint(buf, pos)
             if pos + ln > n:
                 raise WireError(f"field {field}: length {ln} runs past the end of the message")
-            val = buf[pos:pos + ln]
+            val = buf[pos : pos + ln]
             pos += ln
         elif wt == I64:
             if pos + 8 > n:
                 raise WireError("truncated fixed64")
-            val = bytes(buf[pos:pos + 8])
+            val = bytes(buf[pos : pos + 8])
             pos += 8
         elif wt == I32:
             if pos + 4 > n:
                 raise WireError("truncated fixed32")
-            val = bytes(buf[pos:pos + 4])
+            val = bytes(buf[pos : pos + 4])
             pos += 4
         else:
             raise WireError(f"unsupported wire type {wt} for field {field}")

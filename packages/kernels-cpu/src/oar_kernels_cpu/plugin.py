@@ -19,5 +19,6 @@ def oar_register_devices(registry) -> None:
 @hookimpl
 def oar_register_kernels(registry) -> None:
     for spec in all_kernels():
-        registry.register_kernel(spec.op_type, DEVICE, spec.dtypes, spec.fn, priority=PRIORITY,
-                                 **spec.flags)
+        registry.register_kernel(
+            spec.op_type, DEVICE, spec.dtypes, spec.fn, priority=PRIORITY, **spec.flags
+        )

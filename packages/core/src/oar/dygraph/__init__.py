@@ -59,16 +59,62 @@ from oar.dygraph.tracer import Tracer
 from oar.dygraph.varbase import ParamBase, VarBase
 
 # `import oar.fluid.dygraph.nn` and friends resolve to these modules
-for _name, _mod in {"": sys.modules[__name__], ".nn": nn, ".base": base, ".layers": layers,
-                    ".container": container, ".learning_rate_scheduler": learning_rate_scheduler, ".jit": jit}.items():
+for _name, _mod in {
+    "": sys.modules[__name__],
+    ".nn": nn,
+    ".base": base,
+    ".layers": layers,
+    ".container": container,
+    ".learning_rate_scheduler": learning_rate_scheduler,
+    ".jit": jit,
+}.items():
     sys.modules[f"oar.fluid.dygraph{_name}"] = _mod
 
 __getattr__ = module_getattr("dygraph.")
 
-__all__ = ["guard", "to_variable", "no_grad", "grad", "BackwardStrategy", "enable_dygraph", "disable_dygraph", "enabled", "in_dygraph_mode",
-           "enable_imperative", "disable_imperative", "Layer", "Sequential", "LayerList", "ParameterList",
-           "Linear", "Conv2D", "Conv2DTranspose", "Pool2D", "BatchNorm", "LayerNorm", "Embedding", "Dropout",
-           "GRUUnit", "PRelu", "LearningRateDecay", "PiecewiseDecay", "NaturalExpDecay", "ExponentialDecay",
-           "InverseTimeDecay", "PolynomialDecay", "CosineDecay", "NoamDecay", "LinearLrWarmup",
-           "ReduceLROnPlateau", "TracedLayer", "Tracer", "VarBase", "ParamBase", "nn", "base", "layers", "container",
-           "learning_rate_scheduler"]
+__all__ = [
+    "guard",
+    "to_variable",
+    "no_grad",
+    "grad",
+    "BackwardStrategy",
+    "enable_dygraph",
+    "disable_dygraph",
+    "enabled",
+    "in_dygraph_mode",
+    "enable_imperative",
+    "disable_imperative",
+    "Layer",
+    "Sequential",
+    "LayerList",
+    "ParameterList",
+    "Linear",
+    "Conv2D",
+    "Conv2DTranspose",
+    "Pool2D",
+    "BatchNorm",
+    "LayerNorm",
+    "Embedding",
+    "Dropout",
+    "GRUUnit",
+    "PRelu",
+    "LearningRateDecay",
+    "PiecewiseDecay",
+    "NaturalExpDecay",
+    "ExponentialDecay",
+    "InverseTimeDecay",
+    "PolynomialDecay",
+    "CosineDecay",
+    "NoamDecay",
+    "LinearLrWarmup",
+    "ReduceLROnPlateau",
+    "TracedLayer",
+    "Tracer",
+    "VarBase",
+    "ParamBase",
+    "nn",
+    "base",
+    "layers",
+    "container",
+    "learning_rate_scheduler",
+]

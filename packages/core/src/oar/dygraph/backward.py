@@ -46,7 +46,9 @@ def _add(a: Any, b: Any) -> Any:
         return b
     if isinstance(a, SelectedRows) and isinstance(b, SelectedRows):
         rows = list(a.rows()) + list(b.rows())
-        return SelectedRows(rows, a.height(), np.concatenate([np.asarray(a.value), np.asarray(b.value)]))
+        return SelectedRows(
+            rows, a.height(), np.concatenate([np.asarray(a.value), np.asarray(b.value)])
+        )
     if isinstance(a, SelectedRows):
         a = a.to_dense()
     if isinstance(b, SelectedRows):

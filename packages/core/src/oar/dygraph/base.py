@@ -22,8 +22,19 @@ from oar.framework.mode import _dygraph_tracer, _set_tracer, in_dygraph_mode
 from oar.framework.program import Program, program_guard
 from oar.lod_tensor import LoDTensor
 
-__all__ = ["guard", "to_variable", "no_grad", "grad", "BackwardStrategy", "enable_dygraph", "disable_dygraph", "enabled",
-           "in_dygraph_mode", "enable_imperative", "disable_imperative"]
+__all__ = [
+    "guard",
+    "to_variable",
+    "no_grad",
+    "grad",
+    "BackwardStrategy",
+    "enable_dygraph",
+    "disable_dygraph",
+    "enabled",
+    "in_dygraph_mode",
+    "enable_imperative",
+    "disable_imperative",
+]
 
 
 def _make_tracer(place: Any) -> Tracer:
@@ -76,8 +87,10 @@ def to_variable(value: Any, name: str | None = None, zero_copy: bool | None = No
     Data variables have ``stop_gradient=True``, as in Fluid.
     """
     if _dygraph_tracer() is None:
-        raise RuntimeError("to_variable: only available in dygraph mode; use it inside "
-                           "`with fluid.dygraph.guard():`")
+        raise RuntimeError(
+            "to_variable: only available in dygraph mode; use it inside "
+            "`with fluid.dygraph.guard():`"
+        )
     if isinstance(value, VarBase):
         return value
     if isinstance(value, LoDTensor):
@@ -88,15 +101,30 @@ def to_variable(value: Any, name: str | None = None, zero_copy: bool | None = No
         try:
             arr = np.array(value)
         except ValueError:
-            raise TypeError(f"to_variable: a list value must be rectangular (nested lists of equal "
-                            f"lengths), given a ragged {type(value).__name__}{at_user_line()}") from None
+            raise TypeError(
+                f"to_variable: a list value must be rectangular (nested lists of equal "
+                f"lengths), given a ragged {type(value).__name__}{at_user_line()}"
+            ) from None
     else:
-        raise TypeError(f"to_variable: value must be a numpy.ndarray or a LoDTensor, "
-                        f"given {type(value).__name__}{at_user_line()}")
+        raise TypeError(
+            f"to_variable: value must be a numpy.ndarray or a LoDTensor, "
+            f"given {type(value).__name__}{at_user_line()}"
+        )
     if isinstance(arr, np.ndarray) and arr.dtype.name not in (
-            "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"):
-        raise TypeError(f"to_variable: unsupported dtype {arr.dtype} (use bool, int8-64, uint8 or "
-                        f"float16/32/64){at_user_line()}")
+        "bool",
+        "uint8",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        "float32",
+        "float64",
+    ):
+        raise TypeError(
+            f"to_variable: unsupported dtype {arr.dtype} (use bool, int8-64, uint8 or "
+            f"float16/32/64){at_user_line()}"
+        )
     return VarBase(arr, name=name, stop_gradient=True)
 
 
@@ -143,9 +171,17 @@ class BackwardStrategy:
         self.sort_sum_gradient = False
 
 
-def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool = False,
-         no_grad_vars: Any = None, backward_strategy: Any = None) -> list:
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool = False,
+    no_grad_vars: Any = None,
+    backward_strategy: Any = None,
+) -> list:
     """Gradients of ``sum(outputs * grad_outputs)`` w.r.t. ``inputs``, returned (not accumulated
     into ``.gradient()``). ``create_graph=True`` (higher-order gradients) is not supported."""
     from oar.dygraph.backward import sweep
@@ -155,10 +191,14 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if tracer is None:
         raise RuntimeError("fluid.dygraph.grad: only available in dygraph mode")
     if create_graph:
-        raise NotImplementedError("fluid.dygraph.grad: create_graph=True (higher-order gradients) is not "
-                                  "supported by oar's tracer")
+        raise NotImplementedError(
+            "fluid.dygraph.grad: create_graph=True (higher-order gradients) is not "
+            "supported by oar's tracer"
+        )
     if not only_inputs:
-        raise NotImplementedError("fluid.dygraph.grad: only_inputs=False is not supported (as in Fluid 1.8)")
+        raise NotImplementedError(
+            "fluid.dygraph.grad: only_inputs=False is not supported (as in Fluid 1.8)"
+        )
     outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if grad_outputs is None:
@@ -166,13 +206,18 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     elif not isinstance(grad_outputs, (list, tuple)):
         grad_outputs = [grad_outputs]
     if len(grad_outputs) != len(outs):
-        raise ValueError(f"fluid.dygraph.grad: {len(grad_outputs)} grad_outputs for {len(outs)} outputs")
+        raise ValueError(
+            f"fluid.dygraph.grad: {len(grad_outputs)} grad_outputs for {len(outs)} outputs"
+        )
     roots = []
     for o, g in zip(outs, grad_outputs):
         if o.stop_gradient:
             raise OarError(f"fluid.dygraph.grad: output '{o.name}' has stop_gradient=True")
-        seed = np.ones_like(np.asarray(o._value)) if g is None else np.asarray(
-            g.numpy() if isinstance(g, VarBase) else g, dtype=o.dtype)
+        seed = (
+            np.ones_like(np.asarray(o._value))
+            if g is None
+            else np.asarray(g.numpy() if isinstance(g, VarBase) else g, dtype=o.dtype)
+        )
         roots.append((o, seed))
     blocked = []
     for v in no_grad_vars or ():
@@ -189,10 +234,14 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         entry = grads.get(id(v))
         if entry is None or entry[1] is None:
             if not allow_unused:
-                raise OarError(f"fluid.dygraph.grad: input '{v.name}' is not reachable from the outputs; "
-                               f"pass allow_unused=True to get None for it")
+                raise OarError(
+                    f"fluid.dygraph.grad: input '{v.name}' is not reachable from the outputs; "
+                    f"pass allow_unused=True to get None for it"
+                )
             result.append(None)
             continue
         g = entry[1]
-        result.append(VarBase(g.to_dense() if hasattr(g, "to_dense") else np.array(g), stop_gradient=True))
+        result.append(
+            VarBase(g.to_dense() if hasattr(g, "to_dense") else np.array(g), stop_gradient=True)
+        )
     return result

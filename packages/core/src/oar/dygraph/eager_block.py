@@ -46,9 +46,18 @@ class EagerBlock:
         return default_main_program()
 
     # --- variables ------------------------------------------------------------------------------
-    def create_var(self, name: str | None = None, shape: Any = None, dtype: Any = None,
-                   persistable: bool = False, stop_gradient: bool = True, **_: Any) -> VarBase:
-        v = VarBase(None, name=name, stop_gradient=stop_gradient, persistable=persistable, dtype=dtype)
+    def create_var(
+        self,
+        name: str | None = None,
+        shape: Any = None,
+        dtype: Any = None,
+        persistable: bool = False,
+        stop_gradient: bool = True,
+        **_: Any,
+    ) -> VarBase:
+        v = VarBase(
+            None, name=name, stop_gradient=stop_gradient, persistable=persistable, dtype=dtype
+        )
         return v
 
     def has_var(self, name: str) -> bool:
@@ -58,7 +67,9 @@ class EagerBlock:
         try:
             return self.vars[name]
         except KeyError:
-            raise ValueError(f"dygraph: no variable named '{name}' was created in this eager block") from None
+            raise ValueError(
+                f"dygraph: no variable named '{name}' was created in this eager block"
+            ) from None
 
     _var_recursive = var
     _find_var_recursive = var
@@ -67,13 +78,21 @@ class EagerBlock:
         """Fill ``var`` by running ``initializer``'s op eagerly."""
         if shape is None:
             raise ValueError(f"dygraph: cannot initialise '{var.name}' without a shape")
-        target = _InitTarget(var, var.name, [int(d) for d in shape], convert_dtype(dtype or "float32"))
+        target = _InitTarget(
+            var, var.name, [int(d) for d in shape], convert_dtype(dtype or "float32")
+        )
         initializer(target, self)
         return var
 
     # --- ops ------------------------------------------------------------------------------------
-    def append_op(self, type: str, inputs: dict | None = None, outputs: dict | None = None,
-                  attrs: dict | None = None, **_: Any) -> None:
+    def append_op(
+        self,
+        type: str,
+        inputs: dict | None = None,
+        outputs: dict | None = None,
+        attrs: dict | None = None,
+        **_: Any,
+    ) -> None:
         self._tracer.run_op(type, _norm(inputs), _norm(outputs), dict(attrs or {}))
 
     _prepend_op = append_op

@@ -31,8 +31,12 @@ def explain_failure(op_type: str, opdef: Any, inputs: dict, attrs: dict) -> None
             ins[s.name] = metas if s.duplicable else (metas[0] if metas else None)
         opdef.infer_shape(ins, attrs)
     except (ValueError, TypeError) as exc:
-        detail = ", ".join(f"{slot}={describe_var(v.name, _meta(v))}" for slot, vs in inputs.items()
-                           for v in (vs if isinstance(vs, (list, tuple)) else [vs]) if v is not None)
+        detail = ", ".join(
+            f"{slot}={describe_var(v.name, _meta(v))}"
+            for slot, vs in inputs.items()
+            for v in (vs if isinstance(vs, (list, tuple)) else [vs])
+            if v is not None
+        )
         cls = DtypeError if isinstance(exc, TypeError) else ShapeError
         raise cls(f"op '{op_type}': {exc}; inputs: {detail}{at_user_line()}") from None
     except Exception:  # noqa: BLE001 - inference could not judge these inputs: keep the kernel's error

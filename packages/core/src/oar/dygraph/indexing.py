@@ -40,8 +40,10 @@ def getitem(x: VarBase, item: Any) -> VarBase:
     arr = _host(x._value)
     for axis, it in enumerate(item):
         if isinstance(it, int) and not -arr.shape[axis] <= it < arr.shape[axis]:
-            raise IndexError(f"index {it} is out of range for axis {axis} of variable '{x.name}' "
-                             f"with shape {list(arr.shape)}")
+            raise IndexError(
+                f"index {it} is out of range for axis {axis} of variable '{x.name}' "
+                f"with shape {list(arr.shape)}"
+            )
     if x.stop_gradient or tracer is None or not tracer._has_grad:
         return VarBase(np.array(arr[item]), stop_gradient=True)
     return _slice_op(tracer, x, item, arr.shape)
@@ -57,7 +59,8 @@ def _slice_op(tracer: Any, x: VarBase, item: tuple, shape: tuple) -> VarBase:
             warnings.warn(
                 f"indexing '{x.name}': the 'slice' op is not installed, so the result is a detached copy and "
                 f"no gradient flows through indexing (install the nn ops for differentiable indexing)",
-                stacklevel=3)
+                stacklevel=3,
+            )
         return VarBase(np.array(_host(x._value)[item]), stop_gradient=True)
     axes, starts, ends, decrease = [], [], [], []
     for axis, it in enumerate(item):
@@ -67,7 +70,9 @@ def _slice_op(tracer: Any, x: VarBase, item: tuple, shape: tuple) -> VarBase:
         else:
             start, stop, step = it.indices(shape[axis])
             if step != 1:
-                raise NotImplementedError("dygraph indexing with a gradient supports step 1 slices only")
+                raise NotImplementedError(
+                    "dygraph indexing with a gradient supports step 1 slices only"
+                )
             axes.append(axis), starts.append(start), ends.append(stop)
     out = VarBase(None)
     attrs = {"axes": axes, "starts": starts, "ends": ends}

@@ -42,11 +42,15 @@ class TracedLayer:
         """``(dygraph outputs, TracedLayer)`` from running ``layer(*inputs)`` once."""
         tracer = _dygraph_tracer()
         if tracer is None:
-            raise RuntimeError("TracedLayer.trace needs dygraph mode (inside fluid.dygraph.guard())")
+            raise RuntimeError(
+                "TracedLayer.trace needs dygraph mode (inside fluid.dygraph.guard())"
+            )
         ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         for i, v in enumerate(ins):
             if not isinstance(v, VarBase):
-                raise TypeError(f"TracedLayer.trace: inputs[{i}] must be a dygraph variable, given {type(v).__name__}")
+                raise TypeError(
+                    f"TracedLayer.trace: inputs[{i}] must be a dygraph variable, given {type(v).__name__}"
+                )
         old, tracer._recorder = tracer._recorder, []
         try:
             outs = layer(*ins)
@@ -60,31 +64,45 @@ class TracedLayer:
     def __call__(self, inputs: Any) -> list:
         arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if len(arrays) != len(self._feed_names):
-            raise ValueError(f"TracedLayer: {len(self._feed_names)} inputs traced, {len(arrays)} given")
+            raise ValueError(
+                f"TracedLayer: {len(self._feed_names)} inputs traced, {len(arrays)} given"
+            )
         for name, p in self._params.items():
             self._scope.var(name).get_tensor().set(p._value)
-        feed = {n: (a.numpy() if isinstance(a, VarBase) else np.asarray(a)) for n, a in zip(self._feed_names, arrays)}
+        feed = {
+            n: (a.numpy() if isinstance(a, VarBase) else np.asarray(a))
+            for n, a in zip(self._feed_names, arrays)
+        }
         from oar.framework.mode import _set_tracer
 
         old = _set_tracer(None)  # the static executor runs in static mode
         try:
-            return self._exe.run(self._program, feed=feed, fetch_list=self._fetch_names, scope=self._scope)
+            return self._exe.run(
+                self._program, feed=feed, fetch_list=self._fetch_names, scope=self._scope
+            )
         finally:
             _set_tracer(old)
 
-    def save_inference_model(self, dirname: str, feed: list | None = None, fetch: list | None = None) -> None:
+    def save_inference_model(
+        self, dirname: str, feed: list | None = None, fetch: list | None = None
+    ) -> None:
         """Save the traced program and parameters with ``fluid.io.save_inference_model`` (oar-io)."""
         from oar import fluid
         from oar.framework.mode import _set_tracer
 
         feed_names = [self._feed_names[i] for i in feed] if feed else self._feed_names
-        fetch_vars = [self._program.global_block().var(self._fetch_names[i]) for i in (fetch or range(len(self._fetch_names)))]
+        fetch_vars = [
+            self._program.global_block().var(self._fetch_names[i])
+            for i in (fetch or range(len(self._fetch_names)))
+        ]
         for name, p in self._params.items():
             self._scope.var(name).get_tensor().set(p._value)
         old = _set_tracer(None)
         try:
             with fluid.scope_guard(self._scope):
-                fluid.io.save_inference_model(dirname, feed_names, fetch_vars, self._exe, main_program=self._program)
+                fluid.io.save_inference_model(
+                    dirname, feed_names, fetch_vars, self._exe, main_program=self._program
+                )
         finally:
             _set_tracer(old)
 
@@ -110,7 +128,9 @@ def _to_program(ops: list, inputs: list, outputs: list) -> tuple:
         if isinstance(v, ParamBase) or v.persistable:
             n = v.name
             if not block.has_var(n):
-                block.create_parameter(name=n, shape=v.shape, dtype=v.dtype, trainable=getattr(v, "trainable", False))
+                block.create_parameter(
+                    name=n, shape=v.shape, dtype=v.dtype, trainable=getattr(v, "trainable", False)
+                )
             params[n] = v
         else:
             n = f"traced_tmp_{len(names)}"

@@ -23,7 +23,9 @@ __all__ = ["Layer"]
 
 def _camel_to_snake(name: str) -> str:
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()  # Conv2D -> conv2d, BatchNorm -> batch_norm
+    return re.sub(
+        r"([a-z])([A-Z])", r"\1_\2", s
+    ).lower()  # Conv2D -> conv2d, BatchNorm -> batch_norm
 
 
 class Layer:
@@ -68,19 +70,32 @@ class Layer:
             layer.training = False
 
     # --- building -------------------------------------------------------------------------------
-    def create_parameter(self, shape: Any, attr: Any = None, dtype: str = "float32", is_bias: bool = False,
-                         default_initializer: Any = None) -> ParamBase | None:
+    def create_parameter(
+        self,
+        shape: Any,
+        attr: Any = None,
+        dtype: str = "float32",
+        is_bias: bool = False,
+        default_initializer: Any = None,
+    ) -> ParamBase | None:
         """A parameter named after this layer (``<full_name>.w_N`` / ``.b_N``); None if attr is False."""
         return self._helper.create_parameter(attr, shape, dtype, is_bias, default_initializer)
 
-    def create_variable(self, name: str | None = None, persistable: bool | None = None, dtype: Any = None,
-                        type: Any = None) -> VarBase:
+    def create_variable(
+        self,
+        name: str | None = None,
+        persistable: bool | None = None,
+        dtype: Any = None,
+        type: Any = None,
+    ) -> VarBase:
         name = name if name is not None else unique_name.generate(f"{self._full_name}.var")
         return VarBase(None, name=name, persistable=bool(persistable), dtype=dtype)
 
     def add_sublayer(self, name: str, sublayer: Layer) -> Layer:
         if not isinstance(sublayer, Layer):
-            raise TypeError(f"add_sublayer: '{name}' must be a Layer, given {type(sublayer).__name__}")
+            raise TypeError(
+                f"add_sublayer: '{name}' must be a Layer, given {type(sublayer).__name__}"
+            )
         self._sub_layers[name] = sublayer
         return sublayer
 
@@ -88,13 +103,17 @@ class Layer:
         if "_parameters" not in self.__dict__:
             raise RuntimeError("add_parameter: call super().__init__() before adding parameters")
         if parameter is not None and not isinstance(parameter, ParamBase):
-            raise TypeError(f"add_parameter: '{name}' must be a Parameter, given {type(parameter).__name__}")
+            raise TypeError(
+                f"add_parameter: '{name}' must be a Parameter, given {type(parameter).__name__}"
+            )
         self._parameters[name] = parameter
         return parameter
 
     def register_buffer(self, name: str, variable: VarBase, persistable: bool = True) -> None:
         if not isinstance(variable, VarBase):
-            raise TypeError(f"register_buffer: '{name}' must be a dygraph variable, given {type(variable).__name__}")
+            raise TypeError(
+                f"register_buffer: '{name}' must be a dygraph variable, given {type(variable).__name__}"
+            )
         variable.persistable = persistable
         self._buffers[name] = variable
 
@@ -102,8 +121,11 @@ class Layer:
         return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
 
     def named_buffers(self, prefix: str = "", include_sublayers: bool = True) -> Iterator:
-        for lp, layer in self.named_sublayers(prefix=prefix, include_self=True) if include_sublayers \
-                else [(prefix, self)]:
+        for lp, layer in (
+            self.named_sublayers(prefix=prefix, include_self=True)
+            if include_sublayers
+            else [(prefix, self)]
+        ):
             for n, b in layer._buffers.items():
                 yield (lp + ("." if lp else "") + n, b)
 
@@ -113,7 +135,11 @@ class Layer:
 
     def named_parameters(self, prefix: str = "", include_sublayers: bool = True) -> Iterator:
         seen: set = set()
-        layers = self.named_sublayers(prefix=prefix, include_self=True) if include_sublayers else [(prefix, self)]
+        layers = (
+            self.named_sublayers(prefix=prefix, include_self=True)
+            if include_sublayers
+            else [(prefix, self)]
+        )
         for lp, layer in layers:
             for n, p in layer._parameters.items():
                 if p is None or id(p) in seen:
@@ -124,8 +150,13 @@ class Layer:
     def sublayers(self, include_sublayers: bool = True) -> list:
         return [layer for _, layer in self.named_sublayers(include_sublayers=include_sublayers)]
 
-    def named_sublayers(self, prefix: str = "", include_sublayers: bool = True, include_self: bool = False,
-                        layers_set: set | None = None) -> Iterator:
+    def named_sublayers(
+        self,
+        prefix: str = "",
+        include_sublayers: bool = True,
+        include_self: bool = False,
+        layers_set: set | None = None,
+    ) -> Iterator:
         if layers_set is None:
             layers_set = set()
         if include_self and id(self) not in layers_set:
@@ -180,20 +211,28 @@ class Layer:
         return _Handle()
 
     # --- state ----------------------------------------------------------------------------------
-    def state_dict(self, destination: dict | None = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "") -> collections.OrderedDict:
+    def state_dict(
+        self,
+        destination: dict | None = None,
+        include_sublayers: bool = True,
+        structured_name_prefix: str = "",
+    ) -> collections.OrderedDict:
         """Structured name (``fc.weight``) -> parameter or persistable buffer (eager variables)."""
         out = destination if destination is not None else collections.OrderedDict()
-        for name, p in self.named_parameters(prefix=structured_name_prefix.rstrip("."),
-                                             include_sublayers=include_sublayers):
+        for name, p in self.named_parameters(
+            prefix=structured_name_prefix.rstrip("."), include_sublayers=include_sublayers
+        ):
             out[name] = p
-        for name, b in self.named_buffers(prefix=structured_name_prefix.rstrip("."),
-                                          include_sublayers=include_sublayers):
+        for name, b in self.named_buffers(
+            prefix=structured_name_prefix.rstrip("."), include_sublayers=include_sublayers
+        ):
             if b.persistable:
                 out[name] = b
         return out
 
-    def set_dict(self, stat_dict: dict, include_sublayers: bool = True, use_structured_name: bool = True) -> None:
+    def set_dict(
+        self, stat_dict: dict, include_sublayers: bool = True, use_structured_name: bool = True
+    ) -> None:
         """Copy values from ``stat_dict`` (structured names, or parameter names) into this layer."""
         own = self.state_dict(include_sublayers=include_sublayers)
         missing = []
@@ -208,12 +247,16 @@ class Layer:
                 continue
             arr = value.numpy() if isinstance(value, VarBase) else np.asarray(value)
             if var._value is not None and list(arr.shape) != var.shape:
-                raise ValueError(f"set_dict: '{key}' ({var.name}) has shape {var.shape}, the dict gives "
-                                 f"shape {list(arr.shape)}")
+                raise ValueError(
+                    f"set_dict: '{key}' ({var.name}) has shape {var.shape}, the dict gives "
+                    f"shape {list(arr.shape)}"
+                )
             var._value = np.array(arr, dtype=var.dtype if var._value is not None else arr.dtype)
         if missing:
-            raise KeyError(f"set_dict: no value for {missing} in the given state dict "
-                           f"(it has {sorted(stat_dict)[:10]}{'...' if len(stat_dict) > 10 else ''})")
+            raise KeyError(
+                f"set_dict: no value for {missing} in the given state dict "
+                f"(it has {sorted(stat_dict)[:10]}{'...' if len(stat_dict) > 10 else ''})"
+            )
 
     load_dict = set_dict
     set_state_dict = set_dict
@@ -236,14 +279,18 @@ class Layer:
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"assigning {type(value).__name__} to parameter '{name}': expected a Parameter "
-                                f"or None")
+                raise TypeError(
+                    f"assigning {type(value).__name__} to parameter '{name}': expected a Parameter "
+                    f"or None"
+                )
             params[name] = None
             return
         layers = self.__dict__.get("_sub_layers")
         if layers is not None and name in layers:
             if value is not None:
-                raise TypeError(f"assigning {type(value).__name__} to sublayer '{name}': expected a Layer or None")
+                raise TypeError(
+                    f"assigning {type(value).__name__} to sublayer '{name}': expected a Layer or None"
+                )
             layers[name] = None
             return
         object.__setattr__(self, name, value)
@@ -265,4 +312,9 @@ class Layer:
         object.__delattr__(self, name)
 
     def __dir__(self) -> list:
-        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._sub_layers) | set(self._buffers))
+        return sorted(
+            set(super().__dir__())
+            | set(self._parameters)
+            | set(self._sub_layers)
+            | set(self._buffers)
+        )

@@ -12,8 +12,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LearningRateDecay", "PiecewiseDecay", "NaturalExpDecay", "ExponentialDecay", "InverseTimeDecay",
-           "PolynomialDecay", "CosineDecay", "NoamDecay", "LinearLrWarmup", "ReduceLROnPlateau"]
+__all__ = [
+    "LearningRateDecay",
+    "PiecewiseDecay",
+    "NaturalExpDecay",
+    "ExponentialDecay",
+    "InverseTimeDecay",
+    "PolynomialDecay",
+    "CosineDecay",
+    "NoamDecay",
+    "LinearLrWarmup",
+    "ReduceLROnPlateau",
+]
 
 
 class LearningRateDecay:
@@ -54,11 +64,15 @@ class LearningRateDecay:
 class PiecewiseDecay(LearningRateDecay):
     """``values[i]`` while ``step_num < boundaries[i]``, then ``values[-1]``."""
 
-    def __init__(self, boundaries: list, values: list, begin: int, step: int = 1, dtype: str = "float32") -> None:
+    def __init__(
+        self, boundaries: list, values: list, begin: int, step: int = 1, dtype: str = "float32"
+    ) -> None:
         super().__init__(begin, step, dtype)
         if len(values) != len(boundaries) + 1:
-            raise ValueError(f"PiecewiseDecay: len(values) must be len(boundaries) + 1, given "
-                             f"{len(values)} values for {len(boundaries)} boundaries")
+            raise ValueError(
+                f"PiecewiseDecay: len(values) must be len(boundaries) + 1, given "
+                f"{len(values)} values for {len(boundaries)} boundaries"
+            )
         self.boundaries, self.vars = list(boundaries), [float(v) for v in values]
 
     def step(self) -> float:
@@ -69,8 +83,16 @@ class PiecewiseDecay(LearningRateDecay):
 
 
 class _DivDecay(LearningRateDecay):
-    def __init__(self, learning_rate: float, decay_steps: int, decay_rate: float, staircase: bool = False,
-                 begin: int = 0, step: int = 1, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        decay_steps: int,
+        decay_rate: float,
+        staircase: bool = False,
+        begin: int = 0,
+        step: int = 1,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__(begin, step, dtype)
         if decay_steps <= 0:
             raise ValueError(f"{type(self).__name__}: decay_steps must be > 0, given {decay_steps}")
@@ -106,14 +128,26 @@ class InverseTimeDecay(_DivDecay):
 class PolynomialDecay(LearningRateDecay):
     """``(lr - end) * (1 - step / decay_steps) ** power + end``, optionally cycling."""
 
-    def __init__(self, learning_rate: float, decay_steps: int, end_learning_rate: float = 0.0001,
-                 power: float = 1.0, cycle: bool = False, begin: int = 0, step: int = 1,
-                 dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        decay_steps: int,
+        end_learning_rate: float = 0.0001,
+        power: float = 1.0,
+        cycle: bool = False,
+        begin: int = 0,
+        step: int = 1,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__(begin, step, dtype)
         if decay_steps <= 0:
             raise ValueError(f"PolynomialDecay: decay_steps must be > 0, given {decay_steps}")
         self.learning_rate, self.decay_steps = float(learning_rate), decay_steps
-        self.end_learning_rate, self.power, self.cycle = float(end_learning_rate), float(power), cycle
+        self.end_learning_rate, self.power, self.cycle = (
+            float(end_learning_rate),
+            float(power),
+            cycle,
+        )
 
     def step(self) -> float:
         n, steps = self.step_num, self.decay_steps
@@ -122,17 +156,29 @@ class PolynomialDecay(LearningRateDecay):
             steps = steps * div
         else:
             n = min(n, steps)
-        return (self.learning_rate - self.end_learning_rate) * (1 - n / steps) ** self.power \
-            + self.end_learning_rate
+        return (self.learning_rate - self.end_learning_rate) * (
+            1 - n / steps
+        ) ** self.power + self.end_learning_rate
 
 
 class CosineDecay(LearningRateDecay):
     """``lr * 0.5 * (cos(epoch * pi / epochs) + 1)`` with ``epoch = floor(step / step_each_epoch)``."""
 
-    def __init__(self, learning_rate: float, step_each_epoch: int, epochs: int, begin: int = 0, step: int = 1,
-                 dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        step_each_epoch: int,
+        epochs: int,
+        begin: int = 0,
+        step: int = 1,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__(begin, step, dtype)
-        self.learning_rate, self.step_each_epoch, self.epochs = float(learning_rate), step_each_epoch, epochs
+        self.learning_rate, self.step_each_epoch, self.epochs = (
+            float(learning_rate),
+            step_each_epoch,
+            epochs,
+        )
 
     def step(self) -> float:
         epoch = math.floor(self.step_num / self.step_each_epoch)
@@ -142,34 +188,61 @@ class CosineDecay(LearningRateDecay):
 class NoamDecay(LearningRateDecay):
     """``lr * d_model ** -0.5 * min(step ** -0.5, warmup_steps ** -1.5 * step)`` (Transformer)."""
 
-    def __init__(self, d_model: int, warmup_steps: int, begin: int = 1, step: int = 1, dtype: str = "float32",
-                 learning_rate: float = 1.0) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        warmup_steps: int,
+        begin: int = 1,
+        step: int = 1,
+        dtype: str = "float32",
+        learning_rate: float = 1.0,
+    ) -> None:
         super().__init__(begin, step, dtype)
-        self.d_model, self.warmup_steps, self.learning_rate = d_model, warmup_steps, float(learning_rate)
+        self.d_model, self.warmup_steps, self.learning_rate = (
+            d_model,
+            warmup_steps,
+            float(learning_rate),
+        )
 
     def step(self) -> float:
         n = max(self.step_num, 1e-12)
-        return self.learning_rate * self.d_model ** -0.5 * min(n ** -0.5, self.warmup_steps ** -1.5 * n)
+        return self.learning_rate * self.d_model**-0.5 * min(n**-0.5, self.warmup_steps**-1.5 * n)
 
 
 class LinearLrWarmup(LearningRateDecay):
     """Linear ramp from ``start_lr`` to ``end_lr`` over ``warmup_steps``, then ``learning_rate``
     (a float or another schedule, which advances on every step, warm-up included, as in Fluid)."""
 
-    def __init__(self, learning_rate: Any, warmup_steps: int, start_lr: float, end_lr: float, begin: int = 1,
-                 step: int = 1, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        warmup_steps: int,
+        start_lr: float,
+        end_lr: float,
+        begin: int = 1,
+        step: int = 1,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__(begin, step, dtype)
         if not isinstance(learning_rate, (float, int, LearningRateDecay)):
-            raise TypeError(f"LinearLrWarmup: learning_rate must be a float or a LearningRateDecay, "
-                            f"given {type(learning_rate).__name__}")
+            raise TypeError(
+                f"LinearLrWarmup: learning_rate must be a float or a LearningRateDecay, "
+                f"given {type(learning_rate).__name__}"
+            )
         if end_lr <= start_lr:
-            raise ValueError(f"LinearLrWarmup: end_lr ({end_lr}) must be greater than start_lr ({start_lr})")
+            raise ValueError(
+                f"LinearLrWarmup: end_lr ({end_lr}) must be greater than start_lr ({start_lr})"
+            )
         self.learning_rate, self.warmup_steps = learning_rate, warmup_steps
         self.start_lr, self.end_lr = float(start_lr), float(end_lr)
         self.lr_ratio_before_warmup = (self.end_lr - self.start_lr) / warmup_steps
 
     def step(self) -> float:
-        base = self.learning_rate() if isinstance(self.learning_rate, LearningRateDecay) else self.learning_rate
+        base = (
+            self.learning_rate()
+            if isinstance(self.learning_rate, LearningRateDecay)
+            else self.learning_rate
+        )
         if self.step_num < self.warmup_steps:
             return self.lr_ratio_before_warmup * self.step_num + self.start_lr
         return float(base)
@@ -194,18 +267,36 @@ class ReduceLROnPlateau(LearningRateDecay):
 
     _state_keys = ("cooldown_counter", "best_loss", "num_bad_epochs", "epoch_num", "learning_rate")
 
-    def __init__(self, learning_rate: float, mode: str = "min", decay_rate: float = 0.1, patience: int = 10,
-                 verbose: bool = False, threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
-                 min_lr: float = 0, eps: float = 1e-8, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        mode: str = "min",
+        decay_rate: float = 0.1,
+        patience: int = 10,
+        verbose: bool = False,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float = 0,
+        eps: float = 1e-8,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__(0, 1, dtype)
         if mode not in ("min", "max"):
             raise ValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max', given {mode!r}")
         if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', given {threshold_mode!r}")
+            raise ValueError(
+                f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', given {threshold_mode!r}"
+            )
         if decay_rate >= 1.0:
             raise ValueError(f"ReduceLROnPlateau: decay_rate must be < 1.0, given {decay_rate}")
         self.learning_rate = float(learning_rate)
-        self.mode, self.decay_rate, self.patience, self.verbose = mode, float(decay_rate), patience, verbose
+        self.mode, self.decay_rate, self.patience, self.verbose = (
+            mode,
+            float(decay_rate),
+            patience,
+            verbose,
+        )
         self.threshold, self.threshold_mode, self.cooldown = threshold, threshold_mode, cooldown
         self.min_lr, self.eps = float(min_lr), eps
         self.cooldown_counter = 0
@@ -234,13 +325,21 @@ class ReduceLROnPlateau(LearningRateDecay):
             new_lr = max(self.learning_rate * self.decay_rate, self.min_lr)
             if self.learning_rate - new_lr > self.eps:
                 if self.verbose:
-                    print(f"Epoch {self.epoch_num}: reducing learning rate from {self.learning_rate} to {new_lr}.")
+                    print(
+                        f"Epoch {self.epoch_num}: reducing learning rate from {self.learning_rate} to {new_lr}."
+                    )
                 self.learning_rate = new_lr
         return self.learning_rate
 
     def _better(self, current: float, best: float) -> bool:
         if self.mode == "min":
-            return (current < best - best * self.threshold) if self.threshold_mode == "rel" \
+            return (
+                (current < best - best * self.threshold)
+                if self.threshold_mode == "rel"
                 else current < best - self.threshold
-        return (current > best + best * self.threshold) if self.threshold_mode == "rel" \
+            )
+        return (
+            (current > best + best * self.threshold)
+            if self.threshold_mode == "rel"
             else current > best + self.threshold
+        )

@@ -21,8 +21,21 @@ from oar.framework.mode import _dygraph_tracer
 from oar.framework.param_attr import ParamAttr
 from oar.initializer import Constant, Normal
 
-__all__ = ["Linear", "Conv2D", "Conv2DTranspose", "Pool2D", "BatchNorm", "LayerNorm", "Embedding",
-           "Dropout", "GRUUnit", "PRelu", "Sequential", "LayerList", "ParameterList"]
+__all__ = [
+    "Linear",
+    "Conv2D",
+    "Conv2DTranspose",
+    "Pool2D",
+    "BatchNorm",
+    "LayerNorm",
+    "Embedding",
+    "Dropout",
+    "GRUUnit",
+    "PRelu",
+    "Sequential",
+    "LayerList",
+    "ParameterList",
+]
 
 
 def _pair(value: Any, name: str, layer: str) -> list:
@@ -31,7 +44,9 @@ def _pair(value: Any, name: str, layer: str) -> list:
             raise ValueError(f"{layer}: {name} must be an int or a list of 2 ints, given {value!r}")
         return [int(v) for v in value]
     if not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{layer}: {name} must be an int or a list of 2 ints, given {type(value).__name__}")
+        raise TypeError(
+            f"{layer}: {name} must be an int or a list of 2 ints, given {type(value).__name__}"
+        )
     return [int(value), int(value)]
 
 
@@ -41,8 +56,10 @@ def _op(op_type: str, inputs: dict, outputs: dict, attrs: dict) -> None:
 
     tracer = _dygraph_tracer()
     if tracer is None:
-        raise RuntimeError(f"dygraph layer calling '{op_type}' needs dygraph mode: run it inside "
-                           f"`with fluid.dygraph.guard():`")
+        raise RuntimeError(
+            f"dygraph layer calling '{op_type}' needs dygraph mode: run it inside "
+            f"`with fluid.dygraph.guard():`"
+        )
     opdef = registries().ops.get(op_type)
     attrs = {k: v for k, v in attrs.items() if k in opdef.attrs}
     try:
@@ -58,14 +75,18 @@ def _op(op_type: str, inputs: dict, outputs: dict, attrs: dict) -> None:
 
 def _check_input(layer: str, x: Any) -> None:
     if not isinstance(x, VarBase):
-        raise TypeError(f"{layer}: input must be a dygraph variable (fluid.dygraph.to_variable(ndarray)), "
-                        f"given {type(x).__name__}")
+        raise TypeError(
+            f"{layer}: input must be a dygraph variable (fluid.dygraph.to_variable(ndarray)), "
+            f"given {type(x).__name__}"
+        )
 
 
 def _bias_act(x: VarBase, bias: Any, axis: int, act: str | None) -> VarBase:
     if bias is not None:
         out = VarBase(None)
-        _dygraph_tracer().trace_op("elementwise_add", {"X": [x], "Y": [bias]}, {"Out": [out]}, {"axis": axis})
+        _dygraph_tracer().trace_op(
+            "elementwise_add", {"X": [x], "Y": [bias]}, {"Out": [out]}, {"axis": axis}
+        )
         x = out
     if act is not None:
         out = VarBase(None)
@@ -90,8 +111,15 @@ def _check_act(layer: str, act: Any) -> None:
 class Linear(Layer):
     """``act(input @ weight + bias)``; weight is [input_dim, output_dim]."""
 
-    def __init__(self, input_dim: int, output_dim: int, param_attr: Any = None, bias_attr: Any = None,
-                 act: str | None = None, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        input_dim: int,
+        output_dim: int,
+        param_attr: Any = None,
+        bias_attr: Any = None,
+        act: str | None = None,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__()
         for n, v in (("input_dim", input_dim), ("output_dim", output_dim)):
             if not isinstance(v, (int, np.integer)) or v <= 0:
@@ -105,25 +133,45 @@ class Linear(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Linear", input)
         if input.shape[-1] != self.weight.shape[0]:
-            raise ValueError(f"Linear: input '{input.name}' has shape {input.shape}, but this layer expects "
-                             f"last dim {self.weight.shape[0]} (input_dim)")
+            raise ValueError(
+                f"Linear: input '{input.name}' has shape {input.shape}, but this layer expects "
+                f"last dim {self.weight.shape[0]} (input_dim)"
+            )
         if str(input.dtype) != str(self.weight.dtype):
-            raise TypeError(f"Linear: input '{input.name}' must be {self.weight.dtype} (the layer's dtype), "
-                            f"given {input.dtype}")
+            raise TypeError(
+                f"Linear: input '{input.name}' must be {self.weight.dtype} (the layer's dtype), "
+                f"given {input.dtype}"
+            )
         out = VarBase(None)
         # ``mul`` keeps the leading dims (as Fluid's matmul here does) and its kernels are the
         # static ``fc``'s, the fastest GEMM path
-        _dygraph_tracer().trace_op("mul", {"X": [input], "Y": [self.weight]}, {"Out": [out]},
-                                   {"x_num_col_dims": len(input.shape) - 1, "y_num_col_dims": 1})
+        _dygraph_tracer().trace_op(
+            "mul",
+            {"X": [input], "Y": [self.weight]},
+            {"Out": [out]},
+            {"x_num_col_dims": len(input.shape) - 1, "y_num_col_dims": 1},
+        )
         return _bias_act(out, self.bias, len(input.shape) - 1, self._act)
 
 
 class Conv2D(Layer):
     """2-D convolution on NCHW input; filter is [num_filters, num_channels/groups, kh, kw]."""
 
-    def __init__(self, num_channels: int, num_filters: int, filter_size: Any, stride: Any = 1, padding: Any = 0,
-                 dilation: Any = 1, groups: int | None = None, param_attr: Any = None, bias_attr: Any = None,
-                 use_cudnn: bool = True, act: str | None = None, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        num_channels: int,
+        num_filters: int,
+        filter_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int | None = None,
+        param_attr: Any = None,
+        bias_attr: Any = None,
+        use_cudnn: bool = True,
+        act: str | None = None,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__()
         _check_act("Conv2D", act)
         _positive_int("Conv2D", "num_channels", num_channels)
@@ -133,7 +181,9 @@ class Conv2D(Layer):
         self._num_channels = num_channels
         self._groups = 1 if groups is None else groups
         if num_channels % self._groups:
-            raise ValueError(f"Conv2D: num_channels ({num_channels}) must be divisible by groups ({groups})")
+            raise ValueError(
+                f"Conv2D: num_channels ({num_channels}) must be divisible by groups ({groups})"
+            )
         self._stride = _pair(stride, "stride", "Conv2D")
         self._padding = _pair(padding, "padding", "Conv2D")
         self._dilation = _pair(dilation, "dilation", "Conv2D")
@@ -150,24 +200,53 @@ class Conv2D(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Conv2D", input)
         if len(input.shape) != 4 or input.shape[1] != self._num_channels:
-            raise ValueError(f"Conv2D: input '{input.name}' must be NCHW with {self._num_channels} channels, "
-                             f"given shape {input.shape}")
+            raise ValueError(
+                f"Conv2D: input '{input.name}' must be NCHW with {self._num_channels} channels, "
+                f"given shape {input.shape}"
+            )
         out = VarBase(None)
-        op = "depthwise_conv2d" if (self._groups == self._num_channels == self._num_filters
-                                    and self._groups > 1 and not self._use_cudnn) else "conv2d"
-        _op(op, {"Input": [input], "Filter": [self.weight]}, {"Output": [out]},
-            {"strides": self._stride, "paddings": self._padding, "dilations": self._dilation,
-             "groups": self._groups})
+        op = (
+            "depthwise_conv2d"
+            if (
+                self._groups == self._num_channels == self._num_filters
+                and self._groups > 1
+                and not self._use_cudnn
+            )
+            else "conv2d"
+        )
+        _op(
+            op,
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            {
+                "strides": self._stride,
+                "paddings": self._padding,
+                "dilations": self._dilation,
+                "groups": self._groups,
+            },
+        )
         return _bias_act(out, self.bias, 1, self._act)
 
 
 class Conv2DTranspose(Layer):
     """Transposed 2-D convolution; filter is [num_channels, num_filters/groups, kh, kw]."""
 
-    def __init__(self, num_channels: int, num_filters: int, filter_size: Any, output_size: Any = None,
-                 padding: Any = 0, stride: Any = 1, dilation: Any = 1, groups: int | None = None,
-                 param_attr: Any = None, bias_attr: Any = None, use_cudnn: bool = True, act: str | None = None,
-                 dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        num_channels: int,
+        num_filters: int,
+        filter_size: Any,
+        output_size: Any = None,
+        padding: Any = 0,
+        stride: Any = 1,
+        dilation: Any = 1,
+        groups: int | None = None,
+        param_attr: Any = None,
+        bias_attr: Any = None,
+        use_cudnn: bool = True,
+        act: str | None = None,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__()
         _check_act("Conv2DTranspose", act)
         _positive_int("Conv2DTranspose", "num_channels", num_channels)
@@ -194,23 +273,43 @@ class Conv2DTranspose(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Conv2DTranspose", input)
         if len(input.shape) != 4 or input.shape[1] != self._num_channels:
-            raise ValueError(f"Conv2DTranspose: input '{input.name}' must be NCHW with {self._num_channels} "
-                             f"channels, given shape {input.shape}")
+            raise ValueError(
+                f"Conv2DTranspose: input '{input.name}' must be NCHW with {self._num_channels} "
+                f"channels, given shape {input.shape}"
+            )
         out = VarBase(None)
-        attrs = {"strides": self._stride, "paddings": self._padding, "dilations": self._dilation,
-                 "groups": self._groups}
+        attrs = {
+            "strides": self._stride,
+            "paddings": self._padding,
+            "dilations": self._dilation,
+            "groups": self._groups,
+        }
         if self._output_size is not None:
             attrs["output_size"] = _pair(self._output_size, "output_size", "Conv2DTranspose")
-        _op("conv2d_transpose", {"Input": [input], "Filter": [self.weight]}, {"Output": [out]}, attrs)
+        _op(
+            "conv2d_transpose",
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            attrs,
+        )
         return _bias_act(out, self.bias, 1, self._act)
 
 
 class Pool2D(Layer):
     """Max or average pooling over NCHW input."""
 
-    def __init__(self, pool_size: Any = -1, pool_type: str = "max", pool_stride: Any = 1, pool_padding: Any = 0,
-                 global_pooling: bool = False, use_cudnn: bool = True, ceil_mode: bool = False,
-                 exclusive: bool = True, data_format: str = "NCHW") -> None:
+    def __init__(
+        self,
+        pool_size: Any = -1,
+        pool_type: str = "max",
+        pool_stride: Any = 1,
+        pool_padding: Any = 0,
+        global_pooling: bool = False,
+        use_cudnn: bool = True,
+        ceil_mode: bool = False,
+        exclusive: bool = True,
+        data_format: str = "NCHW",
+    ) -> None:
         super().__init__()
         if pool_type not in ("max", "avg"):
             raise ValueError(f"Pool2D: pool_type must be 'max' or 'avg', given {pool_type!r}")
@@ -231,29 +330,57 @@ class Pool2D(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Pool2D", input)
         if len(input.shape) != 4:
-            raise ValueError(f"Pool2D: input '{input.name}' must be 4-D ({self._data_format}), "
-                             f"given shape {input.shape}")
+            raise ValueError(
+                f"Pool2D: input '{input.name}' must be 4-D ({self._data_format}), "
+                f"given shape {input.shape}"
+            )
         out = VarBase(None)
-        _op("pool2d", {"X": [input]}, {"Out": [out]},
-            {"pooling_type": self._pool_type, "ksize": self._pool_size, "global_pooling": self._global_pooling,
-             "strides": self._pool_stride, "paddings": self._pool_padding, "ceil_mode": self._ceil_mode,
-             "exclusive": self._exclusive, "data_format": self._data_format})
+        _op(
+            "pool2d",
+            {"X": [input]},
+            {"Out": [out]},
+            {
+                "pooling_type": self._pool_type,
+                "ksize": self._pool_size,
+                "global_pooling": self._global_pooling,
+                "strides": self._pool_stride,
+                "paddings": self._pool_padding,
+                "ceil_mode": self._ceil_mode,
+                "exclusive": self._exclusive,
+                "data_format": self._data_format,
+            },
+        )
         return out
 
 
 class BatchNorm(Layer):
     """Batch normalisation; running mean/variance are non-trainable parameters (saved in state_dict)."""
 
-    def __init__(self, num_channels: int, act: str | None = None, is_test: bool = False, momentum: float = 0.9,
-                 epsilon: float = 1e-05, param_attr: Any = None, bias_attr: Any = None, dtype: str = "float32",
-                 data_layout: str = "NCHW", in_place: bool = False, moving_mean_name: str | None = None,
-                 moving_variance_name: str | None = None, do_model_average_for_mean_and_var: bool = True,
-                 use_global_stats: bool = False, trainable_statistics: bool = False) -> None:
+    def __init__(
+        self,
+        num_channels: int,
+        act: str | None = None,
+        is_test: bool = False,
+        momentum: float = 0.9,
+        epsilon: float = 1e-05,
+        param_attr: Any = None,
+        bias_attr: Any = None,
+        dtype: str = "float32",
+        data_layout: str = "NCHW",
+        in_place: bool = False,
+        moving_mean_name: str | None = None,
+        moving_variance_name: str | None = None,
+        do_model_average_for_mean_and_var: bool = True,
+        use_global_stats: bool = False,
+        trainable_statistics: bool = False,
+    ) -> None:
         super().__init__()
         _check_act("BatchNorm", act)
         _positive_int("BatchNorm", "num_channels", num_channels)
         if data_layout not in ("NCHW", "NHWC"):
-            raise ValueError(f"BatchNorm: data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}")
+            raise ValueError(
+                f"BatchNorm: data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}"
+            )
         self._act = act
         self._is_test = is_test
         self._momentum = momentum
@@ -262,39 +389,74 @@ class BatchNorm(Layer):
         self._use_global_stats = use_global_stats
         self._trainable_statistics = trainable_statistics
         self._dtype = "float32" if dtype == "float16" else dtype
-        self.weight = self.create_parameter([num_channels], param_attr, self._dtype, False, Constant(1.0))
-        self.bias = self.create_parameter([num_channels], bias_attr, self._dtype, True, Constant(0.0))
+        self.weight = self.create_parameter(
+            [num_channels], param_attr, self._dtype, False, Constant(1.0)
+        )
+        self.bias = self.create_parameter(
+            [num_channels], bias_attr, self._dtype, True, Constant(0.0)
+        )
         self._mean = self.create_parameter(
-            [num_channels], ParamAttr(name=moving_mean_name, initializer=Constant(0.0), trainable=False),
-            self._dtype)
+            [num_channels],
+            ParamAttr(name=moving_mean_name, initializer=Constant(0.0), trainable=False),
+            self._dtype,
+        )
         self._variance = self.create_parameter(
-            [num_channels], ParamAttr(name=moving_variance_name, initializer=Constant(1.0), trainable=False),
-            self._dtype)
+            [num_channels],
+            ParamAttr(name=moving_variance_name, initializer=Constant(1.0), trainable=False),
+            self._dtype,
+        )
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("BatchNorm", input)
         c = len(input.shape) > 1 and input.shape[1 if self._data_layout == "NCHW" else -1]
         if len(input.shape) < 2 or c != self.weight.shape[0]:
-            raise ValueError(f"BatchNorm: input '{input.name}' must have {self.weight.shape[0]} channels "
-                             f"(num_channels, {self._data_layout}), given shape {input.shape}")
+            raise ValueError(
+                f"BatchNorm: input '{input.name}' must have {self.weight.shape[0]} channels "
+                f"(num_channels, {self._data_layout}), given shape {input.shape}"
+            )
         y, saved_mean, saved_var = VarBase(None), VarBase(None), VarBase(None)
-        _op("batch_norm",
-            {"X": [input], "Scale": [self.weight], "Bias": [self.bias], "Mean": [self._mean],
-             "Variance": [self._variance]},
-            {"Y": [y], "MeanOut": [self._mean], "VarianceOut": [self._variance], "SavedMean": [saved_mean],
-             "SavedVariance": [saved_var]},
-            {"momentum": self._momentum, "epsilon": self._epsilon, "is_test": not self.training or self._is_test,
-             "data_layout": self._data_layout, "use_global_stats": self._use_global_stats,
-             "trainable_statistics": self._trainable_statistics})
+        _op(
+            "batch_norm",
+            {
+                "X": [input],
+                "Scale": [self.weight],
+                "Bias": [self.bias],
+                "Mean": [self._mean],
+                "Variance": [self._variance],
+            },
+            {
+                "Y": [y],
+                "MeanOut": [self._mean],
+                "VarianceOut": [self._variance],
+                "SavedMean": [saved_mean],
+                "SavedVariance": [saved_var],
+            },
+            {
+                "momentum": self._momentum,
+                "epsilon": self._epsilon,
+                "is_test": not self.training or self._is_test,
+                "data_layout": self._data_layout,
+                "use_global_stats": self._use_global_stats,
+                "trainable_statistics": self._trainable_statistics,
+            },
+        )
         return _bias_act(y, None, 1, self._act)
 
 
 class LayerNorm(Layer):
     """Layer normalisation over the trailing ``normalized_shape`` dims."""
 
-    def __init__(self, normalized_shape: Any, scale: bool = True, shift: bool = True, epsilon: float = 1e-05,
-                 param_attr: Any = None, bias_attr: Any = None, act: str | None = None,
-                 dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        normalized_shape: Any,
+        scale: bool = True,
+        shift: bool = True,
+        epsilon: float = 1e-05,
+        param_attr: Any = None,
+        bias_attr: Any = None,
+        act: str | None = None,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__()
         _check_act("LayerNorm", act)
         if isinstance(normalized_shape, (int, np.integer)):
@@ -302,65 +464,102 @@ class LayerNorm(Layer):
         self._normalized_shape = list(normalized_shape)
         for d in self._normalized_shape:
             if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0:
-                raise ValueError(f"LayerNorm: normalized_shape must hold positive ints, given {normalized_shape!r}")
+                raise ValueError(
+                    f"LayerNorm: normalized_shape must hold positive ints, given {normalized_shape!r}"
+                )
         self._scale, self._shift, self._epsilon, self._act = scale, shift, epsilon, act
         n = int(np.prod(self._normalized_shape))
-        self.weight = self.create_parameter([n], param_attr, dtype, False, Constant(1.0)) if scale else None
+        self.weight = (
+            self.create_parameter([n], param_attr, dtype, False, Constant(1.0)) if scale else None
+        )
         self.bias = self.create_parameter([n], bias_attr, dtype, True) if shift else None
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("LayerNorm", input)
         k = len(self._normalized_shape)
         if input.shape[-k:] != self._normalized_shape:
-            raise ValueError(f"LayerNorm: input '{input.name}' of shape {input.shape} does not end with "
-                             f"normalized_shape {self._normalized_shape}")
+            raise ValueError(
+                f"LayerNorm: input '{input.name}' of shape {input.shape} does not end with "
+                f"normalized_shape {self._normalized_shape}"
+            )
         ins = {"X": [input]}
         if self.weight is not None:
             ins["Scale"] = [self.weight]
         if self.bias is not None:
             ins["Bias"] = [self.bias]
         y, mean, var = VarBase(None), VarBase(None), VarBase(None)
-        _op("layer_norm", ins, {"Y": [y], "Mean": [mean], "Variance": [var]},
-            {"epsilon": self._epsilon, "begin_norm_axis": len(input.shape) - k})
+        _op(
+            "layer_norm",
+            ins,
+            {"Y": [y], "Mean": [mean], "Variance": [var]},
+            {"epsilon": self._epsilon, "begin_norm_axis": len(input.shape) - k},
+        )
         return _bias_act(y, None, 1, self._act)
 
 
 class Embedding(Layer):
     """Rows of a [vocab, dim] table looked up by int64 ids (last dim 1, as Fluid's lookup_table)."""
 
-    def __init__(self, size: Any, is_sparse: bool = False, is_distributed: bool = False,
-                 padding_idx: int | None = None, param_attr: Any = None, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        size: Any,
+        is_sparse: bool = False,
+        is_distributed: bool = False,
+        padding_idx: int | None = None,
+        param_attr: Any = None,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__()
         if not isinstance(size, (list, tuple)) or len(size) != 2:
             raise ValueError(f"Embedding: size must be [vocab_size, embedding_dim], given {size!r}")
         for n, v in zip(("vocab_size", "embedding_dim"), size):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
-                raise ValueError(f"Embedding: size must hold positive ints [vocab_size, embedding_dim], "
-                                 f"given {list(size)} ({n} = {v!r})")
+                raise ValueError(
+                    f"Embedding: size must hold positive ints [vocab_size, embedding_dim], "
+                    f"given {list(size)} ({n} = {v!r})"
+                )
         self._size = list(size)
         self._is_sparse = is_sparse
         self._is_distributed = is_distributed
-        self._padding_idx = -1 if padding_idx is None else (
-            padding_idx if padding_idx >= 0 else size[0] + padding_idx)
+        self._padding_idx = (
+            -1
+            if padding_idx is None
+            else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
+        )
         self._dtype = dtype
         self.weight = self.create_parameter(self._size, param_attr, dtype, False)
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Embedding", input)
         if str(input.dtype) not in ("int64", "int32"):
-            raise TypeError(f"Embedding: input '{input.name}' must hold int64 ids, given {input.dtype}")
+            raise TypeError(
+                f"Embedding: input '{input.name}' must hold int64 ids, given {input.dtype}"
+            )
         out = VarBase(None)
-        _op("lookup_table", {"W": [self.weight], "Ids": [input]}, {"Out": [out]},
-            {"is_sparse": self._is_sparse, "is_distributed": self._is_distributed,
-             "padding_idx": self._padding_idx, "remote_prefetch": False})
+        _op(
+            "lookup_table",
+            {"W": [self.weight], "Ids": [input]},
+            {"Out": [out]},
+            {
+                "is_sparse": self._is_sparse,
+                "is_distributed": self._is_distributed,
+                "padding_idx": self._padding_idx,
+                "remote_prefetch": False,
+            },
+        )
         return out
 
 
 class Dropout(Layer):
     """Dropout; active only in ``train()`` mode."""
 
-    def __init__(self, p: float = 0.5, seed: int | None = None,
-                 dropout_implementation: str = "downgrade_in_infer", is_test: bool = False) -> None:
+    def __init__(
+        self,
+        p: float = 0.5,
+        seed: int | None = None,
+        dropout_implementation: str = "downgrade_in_infer",
+        is_test: bool = False,
+    ) -> None:
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"Dropout: p must be in [0, 1], given {p}")
@@ -374,10 +573,18 @@ class Dropout(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Dropout", input)
         out, mask = VarBase(None), VarBase(None)
-        _op("dropout", {"X": [input]}, {"Out": [out], "Mask": [mask]},
-            {"dropout_prob": self._dropout_prob, "is_test": not self.training or self._is_test,
-             "fix_seed": self._seed is not None, "seed": self._seed or 0,
-             "dropout_implementation": self._dropout_implementation})
+        _op(
+            "dropout",
+            {"X": [input]},
+            {"Out": [out], "Mask": [mask]},
+            {
+                "dropout_prob": self._dropout_prob,
+                "is_test": not self.training or self._is_test,
+                "fix_seed": self._seed is not None,
+                "seed": self._seed or 0,
+                "dropout_implementation": self._dropout_implementation,
+            },
+        )
         return out
 
 
@@ -387,8 +594,16 @@ _GRU_ACTS = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
 class GRUUnit(Layer):
     """One GRU step: ``forward(input, hidden) -> (hidden, reset_hidden_prev, gate)``; size = 3 * hidden."""
 
-    def __init__(self, size: int, param_attr: Any = None, bias_attr: Any = None, activation: str = "tanh",
-                 gate_activation: str = "sigmoid", origin_mode: bool = False, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        size: int,
+        param_attr: Any = None,
+        bias_attr: Any = None,
+        activation: str = "tanh",
+        gate_activation: str = "sigmoid",
+        origin_mode: bool = False,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__()
         _positive_int("GRUUnit", "size", size)
         if size % 3:
@@ -409,23 +624,38 @@ class GRUUnit(Layer):
         _check_input("GRUUnit", hidden)
         d = self.weight.shape[0]
         if input.shape[-1] != 3 * d or hidden.shape[-1] != d:
-            raise ValueError(f"GRUUnit: input must be [batch, {3 * d}] (size) and hidden [batch, {d}], given "
-                             f"input '{input.name}' {input.shape} and hidden '{hidden.name}' {hidden.shape}")
+            raise ValueError(
+                f"GRUUnit: input must be [batch, {3 * d}] (size) and hidden [batch, {d}], given "
+                f"input '{input.name}' {input.shape} and hidden '{hidden.name}' {hidden.shape}"
+            )
         ins = {"Input": [input], "HiddenPrev": [hidden], "Weight": [self.weight]}
         if self.bias is not None:
             ins["Bias"] = [self.bias]
         gate, reset, hid = VarBase(None), VarBase(None), VarBase(None)
-        _op("gru_unit", ins, {"Gate": [gate], "ResetHiddenPrev": [reset], "Hidden": [hid]},
-            {"activation": self.activation, "gate_activation": self.gate_activation,
-             "origin_mode": self._origin_mode})
+        _op(
+            "gru_unit",
+            ins,
+            {"Gate": [gate], "ResetHiddenPrev": [reset], "Hidden": [hid]},
+            {
+                "activation": self.activation,
+                "gate_activation": self.gate_activation,
+                "origin_mode": self._origin_mode,
+            },
+        )
         return hid, reset, gate
 
 
 class PRelu(Layer):
     """Parametric ReLU with one alpha ('all'), one per channel, or one per element."""
 
-    def __init__(self, mode: str, channel: int | None = None, input_shape: Any = None, param_attr: Any = None,
-                 dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        mode: str,
+        channel: int | None = None,
+        input_shape: Any = None,
+        param_attr: Any = None,
+        dtype: str = "float32",
+    ) -> None:
         super().__init__()
         self._mode = mode
         if mode == "all":
@@ -446,14 +676,16 @@ class PRelu(Layer):
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("PRelu", input)
-        if self._mode == "channel" and (len(input.shape) < 2 or input.shape[1] != self._alpha_shape[1]):
-            raise ValueError(f"PRelu: mode 'channel' with channel={self._alpha_shape[1]} needs input "
-                             f"'{input.name}' of shape [N, {self._alpha_shape[1]}, ...], given {input.shape}")
+        if self._mode == "channel" and (
+            len(input.shape) < 2 or input.shape[1] != self._alpha_shape[1]
+        ):
+            raise ValueError(
+                f"PRelu: mode 'channel' with channel={self._alpha_shape[1]} needs input "
+                f"'{input.name}' of shape [N, {self._alpha_shape[1]}, ...], given {input.shape}"
+            )
         out = VarBase(None)
         _op("prelu", {"X": [input], "Alpha": [self.weight]}, {"Out": [out]}, {"mode": self._mode})
         return out
-
-
 
 
 def _wrap_layers() -> None:

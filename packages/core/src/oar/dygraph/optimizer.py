@@ -23,8 +23,10 @@ from oar.framework.program import default_main_program
 def _params(opt: Any, parameter_list: Any) -> list:
     params = parameter_list if parameter_list is not None else opt._parameter_list
     if params is None:
-        raise ValueError(f"{type(opt).__name__}: in dygraph mode the optimizer needs parameter_list= "
-                         f"(e.g. parameter_list=model.parameters())")
+        raise ValueError(
+            f"{type(opt).__name__}: in dygraph mode the optimizer needs parameter_list= "
+            f"(e.g. parameter_list=model.parameters())"
+        )
     return list(params)
 
 
@@ -48,8 +50,10 @@ def _set_lr_var(opt: Any) -> None:
     elif isinstance(lr, (int, float)):
         value = float(lr)
     else:
-        raise TypeError(f"{type(opt).__name__}: in dygraph mode learning_rate must be a float or a "
-                        f"fluid.dygraph learning-rate schedule, given {type(lr).__name__}")
+        raise TypeError(
+            f"{type(opt).__name__}: in dygraph mode learning_rate must be a float or a "
+            f"fluid.dygraph learning-rate schedule, given {type(lr).__name__}"
+        )
     key = id(default_main_program())
     var = opt._lr_vars.get(key)
     if not isinstance(var, VarBase):
@@ -58,7 +62,9 @@ def _set_lr_var(opt: Any) -> None:
     var._value = np.array([value], dtype="float32")
 
 
-def dygraph_minimize(opt: Any, loss: VarBase, parameter_list: Any = None, no_grad_set: Any = None) -> tuple:
+def dygraph_minimize(
+    opt: Any, loss: VarBase, parameter_list: Any = None, no_grad_set: Any = None
+) -> tuple:
     """One update of ``parameter_list`` from the gradients ``loss.backward()`` left on them."""
     tracer = _dygraph_tracer()
     skip = {x if isinstance(x, str) else x.name for x in (no_grad_set or ())}
@@ -116,8 +122,10 @@ def fill_from_holder(opt: Any, var: VarBase) -> None:
         value = holder[var.name]
         arr = value.numpy() if isinstance(value, VarBase) else np.asarray(value)
         if list(arr.shape) != var.shape:
-            raise ValueError(f"{type(opt).__name__}.set_dict: '{var.name}' has shape {var.shape}, the saved "
-                             f"value has shape {list(arr.shape)}")
+            raise ValueError(
+                f"{type(opt).__name__}.set_dict: '{var.name}' has shape {var.shape}, the saved "
+                f"value has shape {list(arr.shape)}"
+            )
         var._value = np.array(arr, dtype=var.dtype)
 
 
@@ -140,18 +148,24 @@ def set_dict(opt: Any, state: dict) -> None:
     lr = opt._learning_rate
     if isinstance(lr, LearningRateDecay):
         if "LR_Scheduler" not in state:
-            raise KeyError(f"{type(opt).__name__}.set_dict: the state dict has no 'LR_Scheduler' entry for the "
-                           f"learning-rate schedule")
+            raise KeyError(
+                f"{type(opt).__name__}.set_dict: the state dict has no 'LR_Scheduler' entry for the "
+                f"learning-rate schedule"
+            )
         lr.set_dict(state["LR_Scheduler"])
         if not isinstance(lr, ReduceLROnPlateau) and "global_step" in state:
             g = state["global_step"]
             lr.step_num = int(np.asarray(g.numpy() if isinstance(g, VarBase) else g).reshape(-1)[0])
-    opt._accumulators_holder = {k: (v.numpy() if isinstance(v, VarBase) else v) for k, v in state.items()}
+    opt._accumulators_holder = {
+        k: (v.numpy() if isinstance(v, VarBase) else v) for k, v in state.items()
+    }
     for per in opt._accumulators.values():
         for var in per.values():
             if var.name not in state:
-                raise KeyError(f"{type(opt).__name__}.set_dict: accumulator '{var.name}' is missing from the "
-                               f"state dict")
+                raise KeyError(
+                    f"{type(opt).__name__}.set_dict: accumulator '{var.name}' is missing from the "
+                    f"state dict"
+                )
             fill_from_holder(opt, var)
 
 

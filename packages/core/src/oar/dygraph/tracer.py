@@ -111,25 +111,43 @@ class Tracer:
     def is_variable(self, x: Any) -> bool:
         return isinstance(x, VarBase)
 
-    def create_variable(self, name: str | None = None, dtype: Any = None, stop_gradient: bool = False,
-                        persistable: bool = False, shape: Any = None, **_: Any) -> VarBase:
+    def create_variable(
+        self,
+        name: str | None = None,
+        dtype: Any = None,
+        stop_gradient: bool = False,
+        persistable: bool = False,
+        shape: Any = None,
+        **_: Any,
+    ) -> VarBase:
         value = None
         if persistable and shape is not None and all(int(d) >= 0 for d in shape):
             value = np.zeros([int(d) for d in shape], convert_dtype(dtype or "float32"))
-        return VarBase(value, name=name, stop_gradient=stop_gradient, persistable=persistable, dtype=dtype)
+        return VarBase(
+            value, name=name, stop_gradient=stop_gradient, persistable=persistable, dtype=dtype
+        )
 
-    def create_parameter(self, attr: Any, shape: list, dtype: Any, is_bias: bool, initializer: Any) -> ParamBase:
-        p = ParamBase(None, name=attr.name, trainable=attr.trainable,
-                      optimize_attr={"learning_rate": attr.learning_rate}, regularizer=attr.regularizer,
-                      gradient_clip_attr=getattr(attr, "gradient_clip", None),
-                      do_model_average=getattr(attr, "do_model_average", None))
+    def create_parameter(
+        self, attr: Any, shape: list, dtype: Any, is_bias: bool, initializer: Any
+    ) -> ParamBase:
+        p = ParamBase(
+            None,
+            name=attr.name,
+            trainable=attr.trainable,
+            optimize_attr={"learning_rate": attr.learning_rate},
+            regularizer=attr.regularizer,
+            gradient_clip_attr=getattr(attr, "gradient_clip", None),
+            do_model_average=getattr(attr, "do_model_average", None),
+        )
         p._dtype = dtype
         self.eager_block.init_var(p, shape, dtype, initializer)
         return p
 
     def initialize(self, var: VarBase, initializer: Any) -> VarBase:
         if not isinstance(var._value, np.ndarray):
-            raise ValueError(f"dygraph: cannot initialise '{var.name}': it was created without a shape")
+            raise ValueError(
+                f"dygraph: cannot initialise '{var.name}': it was created without a shape"
+            )
         shape = list(var._value.shape)
         self.eager_block.init_var(var, shape, var.dtype, initializer)
         return var
@@ -144,7 +162,11 @@ class Tracer:
     def _kernel(self, info: _OpInfo, dtype: Any) -> Any:
         entry = info.kernels.get(dtype)
         if entry is None:
-            name = None if dtype is None else (dtype if isinstance(dtype, str) else np.dtype(dtype).name)
+            name = (
+                None
+                if dtype is None
+                else (dtype if isinstance(dtype, str) else np.dtype(dtype).name)
+            )
             entry = self._reg.kernels.lookup(info.opdef.type, self.device, name)
             if entry is None:
                 have = sorted(self._reg.kernels.devices_for(info.opdef.type))
@@ -189,15 +211,22 @@ class Tracer:
                     values[slot] = _adapt(v, entry)
         try:
             if entry.wants_outputs:
-                return entry.kernel(values, attrs, wanted if wanted.__class__ is frozenset
-                                    else frozenset(s for s, vs in wanted.items() if vs))
+                return entry.kernel(
+                    values,
+                    attrs,
+                    wanted
+                    if wanted.__class__ is frozenset
+                    else frozenset(s for s, vs in wanted.items() if vs),
+                )
             return entry.kernel(values, attrs)
         except OarError:
             raise
         except Exception as exc:
             raise _failure(info, values, exc) from exc
 
-    def trace_op(self, type: str, inputs: dict, outputs: dict, attrs: dict, stop_gradient: bool = False) -> None:
+    def trace_op(
+        self, type: str, inputs: dict, outputs: dict, attrs: dict, stop_gradient: bool = False
+    ) -> None:
         """Run ``type`` now on the inputs' values; record a tape node if a gradient may be needed."""
         info = self._infos.get(type)
         if info is None:
@@ -232,7 +261,9 @@ class Tracer:
             entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
             try:
                 if entry.wants_outputs:
-                    res = entry.kernel(values, attrs, frozenset(s for s, vs in outputs.items() if vs))
+                    res = entry.kernel(
+                        values, attrs, frozenset(s for s, vs in outputs.items() if vs)
+                    )
                 else:
                     res = entry.kernel(values, attrs)
             except OarError:
@@ -292,7 +323,11 @@ class Tracer:
                 needs_grad = True
         entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
         try:
-            res = entry.kernel(values, attrs, _OUT) if entry.wants_outputs else entry.kernel(values, attrs)
+            res = (
+                entry.kernel(values, attrs, _OUT)
+                if entry.wants_outputs
+                else entry.kernel(values, attrs)
+            )
         except OarError:
             raise
         except Exception as exc:
@@ -326,7 +361,9 @@ class Tracer:
 
 
 def _failure(info: _OpInfo, values: dict, exc: Exception) -> OpRuntimeError:
-    shapes = ", ".join(f"{s}={list(np.shape(_plain(v)))}" for s, v in values.items() if not isinstance(v, list))
+    shapes = ", ".join(
+        f"{s}={list(np.shape(_plain(v)))}" for s, v in values.items() if not isinstance(v, list)
+    )
     return OpRuntimeError(
         f"op '{info.opdef.type}' failed in dygraph mode: {type(exc).__name__}: {exc}; inputs: {shapes}"
     )

@@ -24,8 +24,10 @@ def _tracer():
 
     t = _dygraph_tracer()
     if t is None:
-        raise RuntimeError("this operation on a dygraph variable needs dygraph mode: use it inside "
-                           "`with fluid.dygraph.guard():`")
+        raise RuntimeError(
+            "this operation on a dygraph variable needs dygraph mode: use it inside "
+            "`with fluid.dygraph.guard():`"
+        )
     return t
 
 
@@ -43,11 +45,25 @@ class VarBase(MathOperators):
     """An eager tensor. ``stop_gradient`` defaults to True for data, False for parameters and
     for op outputs computed from anything that needs a gradient (as in Fluid)."""
 
-    __slots__ = ("_value", "_name", "stop_gradient", "persistable", "_grad", "_node", "_dtype",
-                 "__weakref__")
+    __slots__ = (
+        "_value",
+        "_name",
+        "stop_gradient",
+        "persistable",
+        "_grad",
+        "_node",
+        "_dtype",
+        "__weakref__",
+    )
 
-    def __init__(self, value: Any = None, name: str | None = None, stop_gradient: bool = True,
-                 persistable: bool = False, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        value: Any = None,
+        name: str | None = None,
+        stop_gradient: bool = True,
+        persistable: bool = False,
+        dtype: Any = None,
+    ) -> None:
         self._value = value
         self._name = name
         self.stop_gradient = stop_gradient
@@ -90,7 +106,9 @@ class VarBase(MathOperators):
 
     @property
     def type(self) -> str:
-        return VarType.SELECTED_ROWS if isinstance(self._value, SelectedRows) else VarType.LOD_TENSOR
+        return (
+            VarType.SELECTED_ROWS if isinstance(self._value, SelectedRows) else VarType.LOD_TENSOR
+        )
 
     @property
     def lod_level(self) -> int:
@@ -122,11 +140,14 @@ class VarBase(MathOperators):
         """Replace the value with a copy of ``value`` (same shape and dtype)."""
         arr = value.numpy() if isinstance(value, VarBase) else np.asarray(value)
         if self._value is not None and list(arr.shape) != self.shape:
-            raise ValueError(f"set_value: variable '{self.name}' has shape {self.shape}, "
-                             f"given an array of shape {list(arr.shape)}")
+            raise ValueError(
+                f"set_value: variable '{self.name}' has shape {self.shape}, "
+                f"given an array of shape {list(arr.shape)}"
+            )
         if self._value is not None and arr.dtype.name != self.dtype:
-            raise TypeError(f"set_value: variable '{self.name}' has dtype {self.dtype}, "
-                            f"given {arr.dtype.name}")
+            raise TypeError(
+                f"set_value: variable '{self.name}' has dtype {self.dtype}, given {arr.dtype.name}"
+            )
         self._value = np.array(arr)
 
     def gradient(self) -> np.ndarray | None:
@@ -165,8 +186,10 @@ class VarBase(MathOperators):
             return f"name {self.name}, not initialized"
         arr = _host(self._value)
         body = np.array2string(arr, separator=" ", threshold=1000, max_line_width=120)
-        return (f"name {self.name}, dtype: {self.dtype} shape: {list(arr.shape)} "
-                f"stop_gradient: {self.stop_gradient}\n{body}")
+        return (
+            f"name {self.name}, dtype: {self.dtype} shape: {list(arr.shape)} "
+            f"stop_gradient: {self.stop_gradient}\n{body}"
+        )
 
     __repr__ = __str__
 
@@ -179,8 +202,10 @@ class VarBase(MathOperators):
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
-            raise ValueError(f"the truth value of variable '{self.name}' with shape {self.shape} is "
-                             f"ambiguous; use .numpy().any() or .numpy().all()")
+            raise ValueError(
+                f"the truth value of variable '{self.name}' with shape {self.shape} is "
+                f"ambiguous; use .numpy().any() or .numpy().all()"
+            )
         return bool(_host(self._value).reshape(()))
 
     def __float__(self) -> float:
@@ -213,11 +238,25 @@ class VarBase(MathOperators):
 class ParamBase(VarBase):
     """An eager parameter: persistable, trainable, with the ParamAttr's extras."""
 
-    __slots__ = ("_trainable", "optimize_attr", "regularizer", "gradient_clip_attr", "do_model_average",
-                 "is_distributed")
+    __slots__ = (
+        "_trainable",
+        "optimize_attr",
+        "regularizer",
+        "gradient_clip_attr",
+        "do_model_average",
+        "is_distributed",
+    )
 
-    def __init__(self, value: Any, name: str, trainable: bool = True, optimize_attr: dict | None = None,
-                 regularizer: Any = None, gradient_clip_attr: Any = None, do_model_average: Any = None) -> None:
+    def __init__(
+        self,
+        value: Any,
+        name: str,
+        trainable: bool = True,
+        optimize_attr: dict | None = None,
+        regularizer: Any = None,
+        gradient_clip_attr: Any = None,
+        do_model_average: Any = None,
+    ) -> None:
         super().__init__(value, name=name, stop_gradient=not trainable, persistable=True)
         self.trainable = trainable
         self.optimize_attr = optimize_attr or {"learning_rate": 1.0}

@@ -62,9 +62,13 @@ class ExecutionStrategy:
 class CompiledProgram:
     """A program prepared for running, optionally data-parallel over ``places``."""
 
-    def __init__(self, program_or_graph: Program, build_strategy: BuildStrategy | None = None) -> None:
+    def __init__(
+        self, program_or_graph: Program, build_strategy: BuildStrategy | None = None
+    ) -> None:
         if not isinstance(program_or_graph, Program):
-            raise TypeError(f"CompiledProgram takes a Program, given {type(program_or_graph).__name__}")
+            raise TypeError(
+                f"CompiledProgram takes a Program, given {type(program_or_graph).__name__}"
+            )
         self._program = program_or_graph
         self._build_strategy = build_strategy or BuildStrategy()
         self._exec_strategy = None
@@ -73,10 +77,14 @@ class CompiledProgram:
         self._data_parallel = False
         self._oar_compiled = self
 
-    def with_data_parallel(self, loss_name: str | None = None, build_strategy: BuildStrategy | None = None,
-                           exec_strategy: ExecutionStrategy | None = None,
-                           share_vars_from: CompiledProgram | None = None,
-                           places: Sequence | None = None) -> CompiledProgram:
+    def with_data_parallel(
+        self,
+        loss_name: str | None = None,
+        build_strategy: BuildStrategy | None = None,
+        exec_strategy: ExecutionStrategy | None = None,
+        share_vars_from: CompiledProgram | None = None,
+        places: Sequence | None = None,
+    ) -> CompiledProgram:
         self._data_parallel = True
         self._loss_name = loss_name
         if build_strategy is not None:
@@ -92,17 +100,28 @@ class CompiledProgram:
     def program(self) -> Program:
         return self._program
 
-    def _run(self, exe: Any, feed: Any, fetch_list: Any, scope: Any, return_numpy: bool,
-             return_merged: bool) -> list:
+    def _run(
+        self,
+        exe: Any,
+        feed: Any,
+        fetch_list: Any,
+        scope: Any,
+        return_numpy: bool,
+        return_merged: bool,
+    ) -> list:
         if isinstance(feed, (list, tuple)):
             feed = _merge_feeds(feed)
         program = self._program
         if not (self._data_parallel and program._readers):
-            return exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy)
+            return exe.run(
+                program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy
+            )
         # non-iterable readers give each device its own batch per run, as in Fluid
         program._reader_batches_per_run = self._num_devices(exe)
         try:
-            return exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy)
+            return exe.run(
+                program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy
+            )
         finally:
             program._reader_batches_per_run = 1
 
@@ -148,9 +167,18 @@ def _merge_feeds(feeds: Sequence[Mapping]) -> dict:
 class ParallelExecutor:
     """Fluid's ParallelExecutor, on the same machinery as CompiledProgram."""
 
-    def __init__(self, use_cuda: bool, loss_name: str | None = None, main_program: Program | None = None,
-                 share_vars_from: Any = None, exec_strategy: Any = None, build_strategy: Any = None,
-                 num_trainers: int = 1, trainer_id: int = 0, scope: Any = None) -> None:
+    def __init__(
+        self,
+        use_cuda: bool,
+        loss_name: str | None = None,
+        main_program: Program | None = None,
+        share_vars_from: Any = None,
+        exec_strategy: Any = None,
+        build_strategy: Any = None,
+        num_trainers: int = 1,
+        trainer_id: int = 0,
+        scope: Any = None,
+    ) -> None:
         from oar.executor.executor import Executor
         from oar.framework.program import default_main_program
         from oar.places import CPUPlace, CUDAPlace
@@ -160,9 +188,16 @@ class ParallelExecutor:
         self._compiled.with_data_parallel(loss_name=loss_name, exec_strategy=exec_strategy)
         self._scope = scope
 
-    def run(self, fetch_list: Any, feed: Any = None, feed_dict: Any = None, return_numpy: bool = True) -> list:
-        return self._exe.run(self._compiled, feed=feed if feed is not None else feed_dict,
-                             fetch_list=fetch_list, scope=self._scope, return_numpy=return_numpy)
+    def run(
+        self, fetch_list: Any, feed: Any = None, feed_dict: Any = None, return_numpy: bool = True
+    ) -> list:
+        return self._exe.run(
+            self._compiled,
+            feed=feed if feed is not None else feed_dict,
+            fetch_list=fetch_list,
+            scope=self._scope,
+            return_numpy=return_numpy,
+        )
 
     def drop_local_exe_scopes(self) -> None:
         pass

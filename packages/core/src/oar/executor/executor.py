@@ -66,7 +66,9 @@ class Executor:
         if compiled is not None:
             return compiled._run(self, feed, fetch_list, scope, return_numpy, return_merged)
         if not isinstance(program, Program):
-            raise TypeError(f"Executor.run: program must be a Program or CompiledProgram, given {type(program).__name__}")
+            raise TypeError(
+                f"Executor.run: program must be a Program or CompiledProgram, given {type(program).__name__}"
+            )
         scope = scope if scope is not None else global_scope()
         feed = {} if feed is None else feed
         if isinstance(feed, (list, tuple)):
@@ -77,7 +79,9 @@ class Executor:
                 )
             feed = feed[0]
         if type(feed) is not dict and not isinstance(feed, Mapping):  # the ABC check is slow
-            raise TypeError(f"Executor.run: feed must be a dict of name -> array, given {type(feed).__name__}")
+            raise TypeError(
+                f"Executor.run: feed must be a dict of name -> array, given {type(feed).__name__}"
+            )
         fast_key = None if program._readers else _fast_key(program, feed, fetch_list)
         hit = self._fast.get(fast_key) if fast_key is not None else None
         if hit is not None and hit[0]() is program and hit[1].version == program._version:
@@ -123,7 +127,9 @@ class Executor:
 
     # Fluid API odds and ends
     def infer_from_dataset(self, *args, **kwargs):
-        raise NotImplementedError("Executor.infer_from_dataset needs the Dataset API, which oar does not provide")
+        raise NotImplementedError(
+            "Executor.infer_from_dataset needs the Dataset API, which oar does not provide"
+        )
 
     train_from_dataset = infer_from_dataset
 
@@ -131,14 +137,20 @@ class Executor:
 def _fetch_names(fetch_list: Any, program: Program) -> tuple:
     if fetch_list is None:
         return ()
-    if isinstance(fetch_list, (str,)) or hasattr(fetch_list, "name") and not isinstance(fetch_list, (list, tuple, set)):
+    if (
+        isinstance(fetch_list, (str,))
+        or hasattr(fetch_list, "name")
+        and not isinstance(fetch_list, (list, tuple, set))
+    ):
         fetch_list = [fetch_list]
     names = []
     block = program.global_block()
     for f in fetch_list:
         name = f if isinstance(f, str) else getattr(f, "name", None)
         if not isinstance(name, str):
-            raise FetchError(f"Executor.run: fetch_list items must be Variables or names, given {type(f).__name__}")
+            raise FetchError(
+                f"Executor.run: fetch_list items must be Variables or names, given {type(f).__name__}"
+            )
         if block._find_var_recursive(name) is None:
             known = sorted(n for n in block.vars if "@" not in n)[:20]
             raise FetchError(
@@ -216,7 +228,9 @@ def _as_array(name: str, value: Any, var: Any) -> np.ndarray:
         try:
             arr = np.asarray(value, dtype=var.dtype)
         except (TypeError, ValueError) as exc:
-            raise FeedError(f"Executor.run: cannot turn the value fed to '{name}' into a {var.dtype} array: {exc}") from None
+            raise FeedError(
+                f"Executor.run: cannot turn the value fed to '{name}' into a {var.dtype} array: {exc}"
+            ) from None
     if var.dtype is not None and arr.dtype != _np_dtype(var.dtype) and arr.dtype.name != var.dtype:
         raise FeedError(
             f"Executor.run: feed '{name}' expects dtype {var.dtype} (declared by its data layer), "
@@ -251,7 +265,9 @@ def _check_feed_shape(name: str, arr: np.ndarray, var: Any) -> np.ndarray:
         # fluid.layers.data accepts trailing dims that flatten to the declared ones
         # (the seed feeds (1, 4, 1) to a [-1, 4] input); reshape to the declared rank.
         lead_ok = declared[0] < 0 or declared[0] == given[0]
-        rest_d = int(np.prod([d for d in declared[1:]])) if all(d >= 0 for d in declared[1:]) else None
+        rest_d = (
+            int(np.prod([d for d in declared[1:]])) if all(d >= 0 for d in declared[1:]) else None
+        )
         rest_g = int(np.prod(given[1:]))
         if lead_ok and rest_d is not None and rest_d == rest_g:
             return arr.reshape([given[0]] + declared[1:])

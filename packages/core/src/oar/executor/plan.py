@@ -42,8 +42,9 @@ FN, INS, DUPS, ATTRS, OUTS, FREES, WANTED, OP, LOD, FLAGS, SHRINK = range(11)
 class Plan:
     """A compiled (program block, feeds, fetches, device) ready to run many times."""
 
-    def __init__(self, program: Any, feed_names: tuple, fetch_names: tuple, device: Any,
-                 block_idx: int = 0) -> None:
+    def __init__(
+        self, program: Any, feed_names: tuple, fetch_names: tuple, device: Any, block_idx: int = 0
+    ) -> None:
         from oar.plugins import registries
 
         reg = registries()
@@ -101,7 +102,9 @@ class Plan:
         self.steps = [tuple(s) for s in steps]
         # persistables written by ops go back to the scope after the run
         self.write_back = tuple(sorted(n for n in produced if n in persistable))
-        self.fetch_from_scope = tuple(n for n in fetch_names if n not in produced and n not in feed_names)
+        self.fetch_from_scope = tuple(
+            n for n in fetch_names if n not in produced and n not in feed_names
+        )
         self.persistable = persistable
         # LoD kernels need the generic loop (LoD wrapping and propagation)
         self.has_lod_ops = any(s[FLAGS][0] for s in self.steps)
@@ -132,7 +135,11 @@ class Plan:
         entry = reg.kernels.lookup(op.type, self.device.name, dtype)
         if entry is None:
             have = sorted(reg.kernels.devices_for(op.type))
-            hint = "pip install oar-kernels-cpu" if self.device.name == "cpu" else f"pip install oar-kernels-{self.device.name}"
+            hint = (
+                "pip install oar-kernels-cpu"
+                if self.device.name == "cpu"
+                else f"pip install oar-kernels-{self.device.name}"
+            )
             raise KernelNotFoundError(
                 f"op '{op.type}' has no kernel for device '{self.device.name}' and dtype {dtype} "
                 f"(kernels exist for devices: {have or 'none'}); install a plugin that provides it, "
@@ -161,13 +168,30 @@ class Plan:
             for a in op.inputs.get(src, ())[:1]:
                 for b in op.outputs.get(dst, ())[:1]:
                     lod_pairs.append((a, b))
-        densify = tuple(
-            n for _, n in singles
-            if (v := self.block._find_var_recursive(n)) is not None and v.type == VarType.SELECTED_ROWS
-        ) if not entry.selected_rows else ()
+        densify = (
+            tuple(
+                n
+                for _, n in singles
+                if (v := self.block._find_var_recursive(n)) is not None
+                and v.type == VarType.SELECTED_ROWS
+            )
+            if not entry.selected_rows
+            else ()
+        )
         flags = (entry.lod, entry.wants_outputs, densify, entry.inplace, entry.no_need_buffer)
-        return [entry.kernel, tuple(singles), tuple(dups), dict(op.attrs), tuple(outs), (),
-                frozenset(wanted), op, tuple(lod_pairs), flags, ()]
+        return [
+            entry.kernel,
+            tuple(singles),
+            tuple(dups),
+            dict(op.attrs),
+            tuple(outs),
+            (),
+            frozenset(wanted),
+            op,
+            tuple(lod_pairs),
+            flags,
+            (),
+        ]
 
     # --- running ---------------------------------------------------------------------------------
     def run(self, feeds: dict, feed_lods: dict, scope: Any, return_numpy: bool) -> list:
@@ -297,7 +321,9 @@ class Plan:
                 results.append(value if not return_numpy else value.to_dense())
                 continue
             value = self.device.to_host(value) if self.device.name != "cpu" else value
-            if isinstance(value, np.ndarray) and (name in self.persistable or value.base is not None):
+            if isinstance(value, np.ndarray) and (
+                name in self.persistable or value.base is not None
+            ):
                 value = value.copy()
             if return_numpy:
                 results.append(np.asarray(value))
@@ -329,6 +355,7 @@ class Plan:
         if step is None:
             return exc
         op = step[OP]
+
         def shape(n: str) -> str:
             return str(list(np.shape(env[n]))) if n in env else ""
 
@@ -343,8 +370,18 @@ class Plan:
 
 def _step_args(s: tuple, block: Any) -> tuple:
     """``stepgen.make_step_fn``'s arguments for a compiled step."""
-    return (s[FN], s[INS], s[DUPS], s[ATTRS], s[OUTS], s[FREES], s[WANTED], s[FLAGS],
-            _donatable(s, block), s[SHRINK])
+    return (
+        s[FN],
+        s[INS],
+        s[DUPS],
+        s[ATTRS],
+        s[OUTS],
+        s[FREES],
+        s[WANTED],
+        s[FLAGS],
+        _donatable(s, block),
+        s[SHRINK],
+    )
 
 
 def _shape_only_names(step: list) -> set:
@@ -371,7 +408,8 @@ def _donatable(step: tuple, block: Any = None) -> tuple:
     reads = op.input_arg_names
     writes = set(op.output_arg_names)
     return tuple(
-        s for s, n in step[INS]
+        s
+        for s, n in step[INS]
         if n in dying and reads.count(n) == 1 and n not in writes and not _known_small(block, n)
     )
 
@@ -400,13 +438,15 @@ def _wrap_lod(inputs, singles, dups, lods) -> None:
         if lod is not None and not isinstance(inputs[s], (LoDTensor, SelectedRows)):
             inputs[s] = LoDTensor(inputs[s], lod)
     for s, ns in dups:
-        inputs[s] = [LoDTensor(v, lods[n]) if n in lods and not isinstance(v, LoDTensor) else v
-                     for v, n in zip(inputs[s], ns)]
+        inputs[s] = [
+            LoDTensor(v, lods[n]) if n in lods and not isinstance(v, LoDTensor) else v
+            for v, n in zip(inputs[s], ns)
+        ]
 
 
 def _unwrap_lod(env, outs, lods) -> None:
     for _s, n, dup in outs:
-        for name in (n if dup else (n,)):
+        for name in n if dup else (n,):
             v = env.get(name)
             if isinstance(v, LoDTensor):
                 if v._lod:

@@ -66,8 +66,18 @@ def _exec(lines: list, namespace: dict, label: str) -> Callable:
 
 def _refcount_baseline() -> int:
     """sys.getrefcount of an array held only by ``env``, in exactly the generated code's shape."""
-    probe = _exec(["def step(env):", "  try:", "    a0 = env['x']", "    return _rc(a0)",
-                   "  except Exception:", "    raise"], {"_rc": sys.getrefcount}, "probe")
+    probe = _exec(
+        [
+            "def step(env):",
+            "  try:",
+            "    a0 = env['x']",
+            "    return _rc(a0)",
+            "  except Exception:",
+            "    raise",
+        ],
+        {"_rc": sys.getrefcount},
+        "probe",
+    )
     return probe({"x": np.empty(1)})
 
 
@@ -87,9 +97,20 @@ def _is_generic(flags: tuple, outs: tuple) -> bool:
     return bool(lod or densify or any(dup for _s, _n, dup in outs))
 
 
-def _body(k: int, fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: tuple,
-          frees: tuple, wanted: frozenset, flags: tuple, donatable: tuple, shrink: tuple,
-          ns: dict) -> list:
+def _body(
+    k: int,
+    fn: Callable,
+    singles: tuple,
+    dups: tuple,
+    attrs: dict,
+    outs: tuple,
+    frees: tuple,
+    wanted: frozenset,
+    flags: tuple,
+    donatable: tuple,
+    shrink: tuple,
+    ns: dict,
+) -> list:
     """Statements (indented 4) running step ``k`` against ``env``; fills ``ns`` with its constants.
 
     Locals are cleared at the end, so no stale reference keeps an array alive
@@ -123,12 +144,17 @@ def _body(k: int, fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: 
                     f"        donated = _d{k}_{i} if donated is None else donated | _d{k}_{i}",
                 ]
         # the inputs dict is built after the checks: it holds references too
-        lines += ["    if donated is None:",
-                  f"        res = {call})",
-                  "    else:",
-                  f"        res = {call}, donated=donated)"]
-        lines.append("    " + " = ".join(f"a{i}" for i, (s, _n) in enumerate(singles) if s in donatable)
-                     + " = None")
+        lines += [
+            "    if donated is None:",
+            f"        res = {call})",
+            "    else:",
+            f"        res = {call}, donated=donated)",
+        ]
+        lines.append(
+            "    "
+            + " = ".join(f"a{i}" for i, (s, _n) in enumerate(singles) if s in donatable)
+            + " = None"
+        )
     else:
         lines.append(f"    res = {call})")
     for s, n, _dup in outs:
@@ -140,19 +166,38 @@ def _body(k: int, fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: 
     for n in frees:
         lines.append(f"    env.pop({n!r}, None)")
     for n in shrink:  # small arrays are cheaper to keep than to replace
-        lines += [f"    v = env.get({n!r})", "    if type(v) is _nd and v.nbytes >= _min:",
-                  f"        env[{n!r}] = _stand_in(v)", "    v = None"]
+        lines += [
+            f"    v = env.get({n!r})",
+            "    if type(v) is _nd and v.nbytes >= _min:",
+            f"        env[{n!r}] = _stand_in(v)",
+            "    v = None",
+        ]
     return lines
 
 
 def _namespace() -> dict:
-    return {"_rc": sys.getrefcount, "_base": _RC_BASELINE, "_nd": np.ndarray,
-            "_min": MIN_DONATED_BYTES, "StepFailed": StepFailed, "_stand_in": shape_stand_in}
+    return {
+        "_rc": sys.getrefcount,
+        "_base": _RC_BASELINE,
+        "_nd": np.ndarray,
+        "_min": MIN_DONATED_BYTES,
+        "StepFailed": StepFailed,
+        "_stand_in": shape_stand_in,
+    }
 
 
-def make_step_fn(fn: Callable, singles: tuple, dups: tuple, attrs: dict, outs: tuple,
-                 frees: tuple, wanted: frozenset, flags: tuple, donatable: tuple = (),
-                 shrink: tuple = ()) -> Callable:
+def make_step_fn(
+    fn: Callable,
+    singles: tuple,
+    dups: tuple,
+    attrs: dict,
+    outs: tuple,
+    frees: tuple,
+    wanted: frozenset,
+    flags: tuple,
+    donatable: tuple = (),
+    shrink: tuple = (),
+) -> Callable:
     """A function ``step(env)`` that runs one compiled op against the value dict ``env``.
 
     Behaves exactly like one iteration of the plan's generic loop when no LoD

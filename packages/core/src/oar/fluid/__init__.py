@@ -51,23 +51,69 @@ executor = sys.modules["oar.executor"]
 
 # `import oar.fluid.layers as layers` and friends resolve to the core modules
 for _name, _mod in {
-    "layers": layers, "optimizer": optimizer, "initializer": initializer, "regularizer": regularizer,
-    "clip": clip, "backward": backward, "unique_name": unique_name, "param_attr": param_attr,
-    "framework": framework, "executor": executor, "layer_helper": layer_helper,
+    "layers": layers,
+    "optimizer": optimizer,
+    "initializer": initializer,
+    "regularizer": regularizer,
+    "clip": clip,
+    "backward": backward,
+    "unique_name": unique_name,
+    "param_attr": param_attr,
+    "framework": framework,
+    "executor": executor,
+    "layer_helper": layer_helper,
 }.items():
     sys.modules[f"{__name__}.{_name}"] = _mod
 
 __getattr__ = module_getattr("")
 
 __all__ = [
-    "layers", "optimizer", "initializer", "regularizer", "clip", "backward", "unique_name", "io",
-    "core", "compiler", "contrib", "framework", "param_attr", "executor",
-    "append_backward", "gradients", "Executor", "ParallelExecutor", "CompiledProgram",
-    "BuildStrategy", "ExecutionStrategy", "ParamAttr", "WeightNormParamAttr", "Program",
-    "default_main_program", "default_startup_program", "program_guard", "name_scope", "Variable",
-    "Parameter", "LoDTensor", "Tensor", "create_lod_tensor", "create_random_int_lodtensor",
-    "CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "cpu_places", "cuda_places", "is_compiled_with_cuda",
-    "Scope", "global_scope", "scope_guard", "in_dygraph_mode", "data", "memory_optimize",
+    "layers",
+    "optimizer",
+    "initializer",
+    "regularizer",
+    "clip",
+    "backward",
+    "unique_name",
+    "io",
+    "core",
+    "compiler",
+    "contrib",
+    "framework",
+    "param_attr",
+    "executor",
+    "append_backward",
+    "gradients",
+    "Executor",
+    "ParallelExecutor",
+    "CompiledProgram",
+    "BuildStrategy",
+    "ExecutionStrategy",
+    "ParamAttr",
+    "WeightNormParamAttr",
+    "Program",
+    "default_main_program",
+    "default_startup_program",
+    "program_guard",
+    "name_scope",
+    "Variable",
+    "Parameter",
+    "LoDTensor",
+    "Tensor",
+    "create_lod_tensor",
+    "create_random_int_lodtensor",
+    "CPUPlace",
+    "CUDAPlace",
+    "CUDAPinnedPlace",
+    "cpu_places",
+    "cuda_places",
+    "is_compiled_with_cuda",
+    "Scope",
+    "global_scope",
+    "scope_guard",
+    "in_dygraph_mode",
+    "data",
+    "memory_optimize",
     "release_memory",
 ]
 
@@ -86,4 +132,10 @@ __all__ += ["nets"]
 from oar import dygraph  # noqa: E402
 from oar.dygraph import disable_dygraph, disable_imperative, enable_dygraph, enable_imperative  # noqa: E402
 
-__all__ += ["dygraph", "enable_dygraph", "disable_dygraph", "enable_imperative", "disable_imperative"]
+__all__ += [
+    "dygraph",
+    "enable_dygraph",
+    "disable_dygraph",
+    "enable_imperative",
+    "disable_imperative",
+]

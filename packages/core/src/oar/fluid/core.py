@@ -21,5 +21,16 @@ def get_cuda_device_count() -> int:
     return dev.count() if dev is not None and dev.available() else 0
 
 
-__all__ = ["EOFException", "VarDesc", "LoDTensor", "SelectedRows", "CPUPlace", "CUDAPlace",
-           "CUDAPinnedPlace", "Scope", "Variable", "is_compiled_with_cuda", "get_cuda_device_count"]
+__all__ = [
+    "EOFException",
+    "VarDesc",
+    "LoDTensor",
+    "SelectedRows",
+    "CPUPlace",
+    "CUDAPlace",
+    "CUDAPinnedPlace",
+    "Scope",
+    "Variable",
+    "is_compiled_with_cuda",
+    "get_cuda_device_count",
+]

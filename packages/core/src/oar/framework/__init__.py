@@ -14,6 +14,18 @@ from oar.framework.program import (
 )
 from oar.framework.variable import Parameter, Variable
 
-__all__ = ["Block", "Operator", "OpRole", "Program", "Parameter", "Variable", "default_main_program",
-           "default_startup_program", "program_guard", "name_scope", "in_dygraph_mode",
-           "switch_main_program", "switch_startup_program"]
+__all__ = [
+    "Block",
+    "Operator",
+    "OpRole",
+    "Program",
+    "Parameter",
+    "Variable",
+    "default_main_program",
+    "default_startup_program",
+    "program_guard",
+    "name_scope",
+    "in_dygraph_mode",
+    "switch_main_program",
+    "switch_startup_program",
+]

@@ -83,8 +83,14 @@ class Block:
     iter_parameters = all_parameters
 
     # --- ops --------------------------------------------------------------------------------
-    def append_op(self, type: str, inputs: Mapping | None = None, outputs: Mapping | None = None,
-                  attrs: Mapping | None = None, **kw: Any) -> Operator:
+    def append_op(
+        self,
+        type: str,
+        inputs: Mapping | None = None,
+        outputs: Mapping | None = None,
+        attrs: Mapping | None = None,
+        **kw: Any,
+    ) -> Operator:
         op = self._new_op(type, inputs, outputs, attrs, kw)
         self.ops.append(op)
         self.program._bump()
@@ -93,7 +99,9 @@ class Block:
     def _prepend_op(self, type: str, inputs=None, outputs=None, attrs=None, **kw) -> Operator:
         return self._insert_op(0, type, inputs, outputs, attrs, **kw)
 
-    def _insert_op(self, index: int, type: str, inputs=None, outputs=None, attrs=None, **kw) -> Operator:
+    def _insert_op(
+        self, index: int, type: str, inputs=None, outputs=None, attrs=None, **kw
+    ) -> Operator:
         op = self._new_op(type, inputs, outputs, attrs, kw)
         self.ops.insert(index, op)
         self.program._bump()
@@ -110,7 +118,9 @@ class Block:
         if self.program._name_scope:
             attrs.setdefault("op_namescope", self.program._name_scope)
         callsite = kw.get("callsite") or user_callsite()
-        return make_operator(self, type, inputs, outputs, attrs, callsite, infer=kw.get("infer", True))
+        return make_operator(
+            self, type, inputs, outputs, attrs, callsite, infer=kw.get("infer", True)
+        )
 
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
         lines = [f"block {{ idx: {self.idx}, parent: {self.parent_idx}"]

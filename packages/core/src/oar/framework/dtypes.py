@@ -8,8 +8,16 @@ import numpy as np
 
 SUPPORTED = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 FLOATS = ("float16", "float32", "float64")
-_ALIASES = {"fp16": "float16", "fp32": "float32", "fp64": "float64", "float": "float32",
-            "double": "float64", "int": "int32", "long": "int64", "half": "float16"}
+_ALIASES = {
+    "fp16": "float16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "float": "float32",
+    "double": "float64",
+    "int": "int32",
+    "long": "int64",
+    "half": "float16",
+}
 
 
 def convert_dtype(dtype: Any) -> str:

@@ -134,8 +134,15 @@ class Operator:
         return where(self.callsite)
 
 
-def make_operator(block: Any, type: str, inputs: Mapping | None, outputs: Mapping | None,
-                  attrs_: Mapping | None, callsite: tuple | None, infer: bool = True) -> Operator:
+def make_operator(
+    block: Any,
+    type: str,
+    inputs: Mapping | None,
+    outputs: Mapping | None,
+    attrs_: Mapping | None,
+    callsite: tuple | None,
+    infer: bool = True,
+) -> Operator:
     """Validate against the op definition, fill attr defaults, infer output shapes."""
     from oar.plugins import registries
 
@@ -145,10 +152,14 @@ def make_operator(block: Any, type: str, inputs: Mapping | None, outputs: Mappin
     try:
         for slot in ins:
             if slot not in opdef.input_names:
-                raise ValueError(f"unknown input slot '{slot}'; the op takes {list(opdef.input_names)}")
+                raise ValueError(
+                    f"unknown input slot '{slot}'; the op takes {list(opdef.input_names)}"
+                )
         for slot in outs:
             if slot not in opdef.output_names:
-                raise ValueError(f"unknown output slot '{slot}'; the op gives {list(opdef.output_names)}")
+                raise ValueError(
+                    f"unknown output slot '{slot}'; the op gives {list(opdef.output_names)}"
+                )
         for s in opdef.inputs:
             if not s.dispensable and not ins.get(s.name):
                 raise ValueError(f"input slot '{s.name}' is required but not given")
@@ -190,7 +201,8 @@ def run_infer_shape(block: Any, op: Operator, opdef: Any) -> None:
     except (ValueError, TypeError) as exc:
         detail = ", ".join(
             f"{slot}={describe_var(n, _meta(block, n))}"
-            for slot, ns in op.inputs.items() for n in ns
+            for slot, ns in op.inputs.items()
+            for n in ns
         )
         cls = DtypeError if isinstance(exc, TypeError) else ShapeError
         raise cls(f"op '{op.type}': {exc}; inputs: {detail}{where(op.callsite)}") from None

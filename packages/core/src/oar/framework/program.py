@@ -107,9 +107,16 @@ class Program:
                     nv.optimize_attr = dict(v.optimize_attr)
                 nb.vars[name] = nv
             for op in b.ops:
-                nb.ops.append(Operator(nb, op.type, {k: list(x) for k, x in op.inputs.items()},
-                                       {k: list(x) for k, x in op.outputs.items()},
-                                       copy.deepcopy(op.attrs), op.callsite))
+                nb.ops.append(
+                    Operator(
+                        nb,
+                        op.type,
+                        {k: list(x) for k, x in op.inputs.items()},
+                        {k: list(x) for k, x in op.outputs.items()},
+                        copy.deepcopy(op.attrs),
+                        op.callsite,
+                    )
+                )
             p.blocks.append(nb)
         p.current_block_idx = 0
         if for_test:
@@ -172,8 +179,15 @@ class Program:
                     v = Variable(b, **vd)
                 b.vars[v.name] = v
             for od in bd["ops"]:
-                b.ops.append(Operator(b, od["type"], {k: list(x) for k, x in od["inputs"].items()},
-                                      {k: list(x) for k, x in od["outputs"].items()}, dict(od["attrs"])))
+                b.ops.append(
+                    Operator(
+                        b,
+                        od["type"],
+                        {k: list(x) for k, x in od["inputs"].items()},
+                        {k: list(x) for k, x in od["outputs"].items()},
+                        dict(od["attrs"]),
+                    )
+                )
             p.blocks.append(b)
         return p
 
@@ -190,7 +204,9 @@ class Program:
         return self.to_string()
 
     def __repr__(self) -> str:
-        return f"<Program {len(self.blocks)} block(s), {len(self.global_block().ops)} ops in block 0>"
+        return (
+            f"<Program {len(self.blocks)} block(s), {len(self.global_block().ops)} ops in block 0>"
+        )
 
 
 _TRAINING_ROLES = OpRole.Backward | OpRole.Optimize | OpRole.LRSched
@@ -204,9 +220,13 @@ def _strip_training_ops(p: Program) -> None:
         keep = []
         for op in b.ops:
             role = int(op.attrs.get("op_role", 0))
-            if role & _TRAINING_ROLES:  # as Fluid: backward (incl. the loss-grad fill), optimize, LR schedule
+            if (
+                role & _TRAINING_ROLES
+            ):  # as Fluid: backward (incl. the loss-grad fill), optimize, LR schedule
                 continue
-            if "is_test" in op.attrs or ("is_test" in ops_reg.get(op.type).attrs if op.type in ops_reg else False):
+            if "is_test" in op.attrs or (
+                "is_test" in ops_reg.get(op.type).attrs if op.type in ops_reg else False
+            ):
                 op.attrs["is_test"] = True
             keep.append(op)
         b.ops = keep
@@ -246,7 +266,9 @@ def switch_startup_program(program: Program) -> Program:
 def program_guard(main_program: Program, startup_program: Program | None = None) -> Iterator[None]:
     """Make ``main_program`` (and ``startup_program``) the defaults inside the block."""
     if not isinstance(main_program, Program):
-        raise TypeError(f"program_guard: main_program must be a Program, given {type(main_program).__name__}")
+        raise TypeError(
+            f"program_guard: main_program must be a Program, given {type(main_program).__name__}"
+        )
     if startup_program is not None and not isinstance(startup_program, Program):
         raise TypeError(
             f"program_guard: startup_program must be a Program, given {type(startup_program).__name__}"

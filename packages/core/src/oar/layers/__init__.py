@@ -35,5 +35,11 @@ from oar.layers.search import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403
 
-_wrap(globals(), [m for n, m in list(_sys.modules.items())
-                  if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)])
+_wrap(
+    globals(),
+    [
+        m
+        for n, m in list(_sys.modules.items())
+        if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)
+    ],
+)

@@ -14,12 +14,17 @@ def pair(layer: str, arg: str, value: Any, allow_zero: bool = False) -> list:
         raise TypeError(f"{layer}: {arg} must be an int or a list of 2 ints, given {value!r}")
     if isinstance(value, int):
         value = [value, value]
-    if not isinstance(value, (list, tuple)) or len(value) != 2 or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value):
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
         raise TypeError(f"{layer}: {arg} must be an int or a list of 2 ints, given {value!r}")
     low = 0 if allow_zero else 1
     if any(v < low for v in value):
-        raise ValueError(f"{layer}: {arg} must be {'>= 0' if allow_zero else 'positive'}, given {list(value)}")
+        raise ValueError(
+            f"{layer}: {arg} must be {'>= 0' if allow_zero else 'positive'}, given {list(value)}"
+        )
     return [int(v) for v in value]
 
 
@@ -33,14 +38,21 @@ def paddings(layer: str, padding: Any, data_format: str = "NCHW") -> tuple:
     if isinstance(padding, str):
         alg = padding.upper()
         if alg not in ("SAME", "VALID"):
-            raise ValueError(f"{layer}: padding string must be 'SAME' or 'VALID', given {padding!r}")
+            raise ValueError(
+                f"{layer}: padding string must be 'SAME' or 'VALID', given {padding!r}"
+            )
         return [0, 0], alg
-    if isinstance(padding, (list, tuple)) and len(padding) == 4 and all(
-            isinstance(p, (list, tuple)) for p in padding):
+    if (
+        isinstance(padding, (list, tuple))
+        and len(padding) == 4
+        and all(isinstance(p, (list, tuple)) for p in padding)
+    ):
         spatial = [1, 2] if data_format == "NHWC" else [2, 3]
         other = [i for i in range(4) if i not in spatial]
         if any(list(padding[i]) != [0, 0] for i in other):
-            raise ValueError(f"{layer}: padding for the batch and channel dims must be [0, 0], given {padding!r}")
+            raise ValueError(
+                f"{layer}: padding for the batch and channel dims must be [0, 0], given {padding!r}"
+            )
         padding = list(padding[spatial[0]]) + list(padding[spatial[1]])
     if isinstance(padding, (list, tuple)) and len(padding) == 4:
         if not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in padding):
@@ -59,7 +71,9 @@ def image_input(layer: str, arg: str, input: Any, data_format: str) -> tuple:
         raise ValueError(f"{layer}: data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
     shape = list(input.shape)
     if len(shape) != 4:
-        raise ShapeError(f"{layer}: {arg} '{input.name}' must be 4-D ({data_format}), given shape {shape}")
+        raise ShapeError(
+            f"{layer}: {arg} '{input.name}' must be 4-D ({data_format}), given shape {shape}"
+        )
     if data_format == "NHWC":
         return shape[3], shape[1], shape[2]
     return shape[1], shape[2], shape[3]

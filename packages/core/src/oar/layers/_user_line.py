@@ -20,7 +20,9 @@ from oar.errors import KernelNotFoundError, OpRuntimeError, at_user_line
 
 _MARKERS = ("created at ", "called at ")
 # Python's own conversion errors (``float("a")``, ``int("x")``) name neither the argument nor the layer
-_CONVERSION = re.compile(r"^(could not convert string to float: |invalid literal for int\(\) with base 10: )(.*)$")
+_CONVERSION = re.compile(
+    r"^(could not convert string to float: |invalid literal for int\(\) with base 10: )(.*)$"
+)
 
 
 def _name_converted_arg(fn: Callable, args: tuple, kwargs: dict, msg: str) -> str:
@@ -53,9 +55,16 @@ def with_user_line(fn: Callable, layer_name: str | None = None) -> Callable:
             # (the last two reach here from eager ops in dygraph mode)
             msg = str(exc.args[0]) if exc.args else ""
             msg = _name_converted_arg(fn, args, kwargs, msg)
-            body = msg.split("\n  called at ")[0].split("\n  created at ")[0]  # not the quoted source
-            if not (body.startswith(lname) or f"'{lname}'" in body or "op '" in body
-                    or "layer '" in body or f"{lname}:" in body):
+            body = msg.split("\n  called at ")[0].split("\n  created at ")[
+                0
+            ]  # not the quoted source
+            if not (
+                body.startswith(lname)
+                or f"'{lname}'" in body
+                or "op '" in body
+                or "layer '" in body
+                or f"{lname}:" in body
+            ):
                 msg = f"{lname}: {msg}"
             if not any(m in msg for m in _MARKERS):
                 msg += at_user_line()

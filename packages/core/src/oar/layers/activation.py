@@ -6,8 +6,24 @@ from typing import Any
 
 from oar.layer_helper import LayerHelper, check_variable
 
-__all__ = ["relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal", "square", "abs", "log",
-           "sin", "cos", "softsign", "softplus", "sign", "softmax"]
+__all__ = [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "square",
+    "abs",
+    "log",
+    "sin",
+    "cos",
+    "softsign",
+    "softplus",
+    "sign",
+    "softmax",
+]
 
 
 def _unary(op_type: str, x: Any, name: str | None = None, attrs: dict | None = None) -> Any:
@@ -80,7 +96,9 @@ def sign(x, name=None):
     from oar.layer_helper import is_variable
 
     if is_variable(x) and str(x.dtype) not in ("float16", "float32", "float64"):
-        raise TypeError(f"sign: x '{x.name}' must be float16, float32 or float64 (as in Fluid), given {x.dtype}")
+        raise TypeError(
+            f"sign: x '{x.name}' must be float16, float32 or float64 (as in Fluid), given {x.dtype}"
+        )
     return _unary("sign", x, name)
 
 
@@ -132,12 +150,19 @@ def hard_sigmoid(x, slope=0.2, offset=0.5, name=None):
 def hard_swish(x, threshold=6.0, scale=6.0, offset=3.0, name=None):
     if scale == 0:
         raise ValueError("hard_swish: scale must not be 0")
-    return _with_attrs("hard_swish", x, name, threshold=float(threshold), scale=float(scale), offset=float(offset))
+    return _with_attrs(
+        "hard_swish", x, name, threshold=float(threshold), scale=float(scale), offset=float(offset)
+    )
 
 
 def selu(x, scale=None, alpha=None, name=None):
-    return _with_attrs("selu", x, name, scale=None if scale is None else float(scale),
-                       alpha=None if alpha is None else float(alpha))
+    return _with_attrs(
+        "selu",
+        x,
+        name,
+        scale=None if scale is None else float(scale),
+        alpha=None if alpha is None else float(alpha),
+    )
 
 
 def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
@@ -145,7 +170,9 @@ def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
 
 
 def thresholded_relu(x, threshold=None):
-    return _with_attrs("thresholded_relu", x, None, threshold=None if threshold is None else float(threshold))
+    return _with_attrs(
+        "thresholded_relu", x, None, threshold=None if threshold is None else float(threshold)
+    )
 
 
 def softshrink(x, alpha=None):
@@ -155,7 +182,9 @@ def softshrink(x, alpha=None):
 
 
 def hard_shrink(x, threshold=None):
-    return _with_attrs("hard_shrink", x, None, threshold=None if threshold is None else float(threshold))
+    return _with_attrs(
+        "hard_shrink", x, None, threshold=None if threshold is None else float(threshold)
+    )
 
 
 def logsigmoid(x, name=None):
@@ -191,7 +220,9 @@ def pow(x, factor=1.0, name=None):  # noqa: A001 - Fluid's name
     try:
         factor = float(factor)
     except (TypeError, ValueError):
-        raise TypeError(f"pow: factor must be a float or a [1] Variable, given {factor!r}") from None
+        raise TypeError(
+            f"pow: factor must be a float or a [1] Variable, given {factor!r}"
+        ) from None
     return _with_attrs("pow", x, name, factor=factor)
 
 
@@ -220,7 +251,9 @@ def prelu(x, mode, param_attr=None, name=None):
         raise ValueError(f"prelu: mode '{mode}' needs x of rank >= 2, given shape {list(x.shape)}")
     shape = alpha_shape(list(x.shape), mode)
     if any(d < 0 for d in shape):
-        raise ValueError(f"prelu: mode '{mode}' needs x's non-batch dims known, given shape {list(x.shape)}")
+        raise ValueError(
+            f"prelu: mode '{mode}' needs x's non-batch dims known, given shape {list(x.shape)}"
+        )
     alpha = helper.create_parameter(param_attr, shape, x.dtype, default_initializer=Constant(0.25))
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("prelu", {"X": [x], "Alpha": [alpha]}, {"Out": [out]}, {"mode": mode})
@@ -234,6 +267,28 @@ def maxout(x, groups, name=None, axis=1):
     return _with_attrs("maxout", x, name, groups=int(groups), axis=int(axis))
 
 
-__all__ += ["leaky_relu", "elu", "relu6", "brelu", "soft_relu", "swish", "gelu", "hard_sigmoid", "hard_swish",
-            "selu", "stanh", "thresholded_relu", "softshrink", "hard_shrink", "logsigmoid", "tanh_shrink",
-            "floor", "ceil", "round", "pow", "log_softmax", "prelu", "maxout"]
+__all__ += [
+    "leaky_relu",
+    "elu",
+    "relu6",
+    "brelu",
+    "soft_relu",
+    "swish",
+    "gelu",
+    "hard_sigmoid",
+    "hard_swish",
+    "selu",
+    "stanh",
+    "thresholded_relu",
+    "softshrink",
+    "hard_shrink",
+    "logsigmoid",
+    "tanh_shrink",
+    "floor",
+    "ceil",
+    "round",
+    "pow",
+    "log_softmax",
+    "prelu",
+    "maxout",
+]

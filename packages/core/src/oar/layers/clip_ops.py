@@ -50,6 +50,10 @@ def l2_normalize(x: Any, axis: int, epsilon: float = 1e-12, name: str | None = N
         raise ValueError(f"l2_normalize: axis must be an int in [-{rank}, {rank}), given {axis!r}")
     out = helper.create_variable_for_type_inference(x.dtype)
     norm = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("norm", {"X": [x]}, {"Out": [out], "Norm": [norm]},
-                     {"axis": axis, "epsilon": _number("l2_normalize", "epsilon", epsilon)})
+    helper.append_op(
+        "norm",
+        {"X": [x]},
+        {"Out": [out], "Norm": [norm]},
+        {"axis": axis, "epsilon": _number("l2_normalize", "epsilon", epsilon)},
+    )
     return out

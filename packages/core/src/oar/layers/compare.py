@@ -6,8 +6,18 @@ from typing import Any
 
 from oar.layer_helper import LayerHelper, check_variable
 
-__all__ = ["less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal",
-           "logical_and", "logical_or", "logical_xor", "logical_not"]
+__all__ = [
+    "less_than",
+    "less_equal",
+    "greater_than",
+    "greater_equal",
+    "equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+]
 
 
 def _compare(op: str, x: Any, y: Any, cond: Any, force_cpu: bool | None = None) -> Any:

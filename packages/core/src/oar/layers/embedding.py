@@ -21,47 +21,99 @@ def _check_size(layer: str, size: Any) -> list:
     return [int(size[0]), int(size[1])]
 
 
-def _embedding(op: str, layer: str, input: Any, size: Sequence, is_sparse: bool, is_distributed: bool,
-               padding_idx: int | None, param_attr: Any, dtype: Any) -> Any:
+def _embedding(
+    op: str,
+    layer: str,
+    input: Any,
+    size: Sequence,
+    is_sparse: bool,
+    is_distributed: bool,
+    padding_idx: int | None,
+    param_attr: Any,
+    dtype: Any,
+) -> Any:
     helper = LayerHelper(layer, param_attr=param_attr)
     check_variable(layer, "input", input)
     size = _check_size(layer, size)
     if input.dtype not in ("int64", "int32"):
-        raise TypeError(f"{layer}: input '{input.name}' must hold int64 ids, given dtype {input.dtype}")
+        raise TypeError(
+            f"{layer}: input '{input.name}' must hold int64 ids, given dtype {input.dtype}"
+        )
     if padding_idx is None:
         padding_idx = -1
     else:
         if not isinstance(padding_idx, int) or not -size[0] <= padding_idx < size[0]:
-            raise ValueError(f"{layer}: padding_idx must be an int in [-{size[0]}, {size[0]}), given {padding_idx!r}")
+            raise ValueError(
+                f"{layer}: padding_idx must be an int in [-{size[0]}, {size[0]}), given {padding_idx!r}"
+            )
         if padding_idx < 0:
             padding_idx += size[0]
     dtype = convert_dtype(dtype)
     w = helper.create_parameter(helper.kwargs.get("param_attr"), size, dtype)
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(op, {"Ids": [input], "W": [w]}, {"Out": [out]},
-                     {"is_sparse": bool(is_sparse), "is_distributed": bool(is_distributed),
-                      "remote_prefetch": bool(is_sparse and not is_distributed),
-                      "padding_idx": int(padding_idx)})
+    helper.append_op(
+        op,
+        {"Ids": [input], "W": [w]},
+        {"Out": [out]},
+        {
+            "is_sparse": bool(is_sparse),
+            "is_distributed": bool(is_distributed),
+            "remote_prefetch": bool(is_sparse and not is_distributed),
+            "padding_idx": int(padding_idx),
+        },
+    )
     return out
 
 
-def embedding(input: Any, size: Sequence, is_sparse: bool = False, is_distributed: bool = False,
-              padding_idx: int | None = None, param_attr: Any = None, dtype: Any = "float32") -> Any:
+def embedding(
+    input: Any,
+    size: Sequence,
+    is_sparse: bool = False,
+    is_distributed: bool = False,
+    padding_idx: int | None = None,
+    param_attr: Any = None,
+    dtype: Any = "float32",
+) -> Any:
     """Rows of a ``size`` = [vocab, dim] table picked by int64 ids of shape [..., 1].
 
     ``padding_idx`` rows read as zeros and get no gradient; ``is_sparse=True``
     makes the table's gradient a SelectedRows of the looked-up rows. A numpy
     initial table goes in ``param_attr=ParamAttr(initializer=NumpyArrayInitializer(arr))``.
     """
-    return _embedding("lookup_table", "embedding", input, size, is_sparse, is_distributed, padding_idx,
-                      param_attr, dtype)
+    return _embedding(
+        "lookup_table",
+        "embedding",
+        input,
+        size,
+        is_sparse,
+        is_distributed,
+        padding_idx,
+        param_attr,
+        dtype,
+    )
 
 
-def embedding_v2(input: Any, size: Sequence, is_sparse: bool = False, is_distributed: bool = False,
-                 padding_idx: int | None = None, param_attr: Any = None, dtype: Any = "float32") -> Any:
+def embedding_v2(
+    input: Any,
+    size: Sequence,
+    is_sparse: bool = False,
+    is_distributed: bool = False,
+    padding_idx: int | None = None,
+    param_attr: Any = None,
+    dtype: Any = "float32",
+) -> Any:
     """``fluid.embedding``: like :func:`embedding` but the ids may have any shape (no trailing 1)."""
-    return _embedding("lookup_table_v2", "embedding", input, size, is_sparse, is_distributed, padding_idx,
-                      param_attr, dtype)
+    return _embedding(
+        "lookup_table_v2",
+        "embedding",
+        input,
+        size,
+        is_sparse,
+        is_distributed,
+        padding_idx,
+        param_attr,
+        dtype,
+    )
 
 
 def _one_hot(op: str, input: Any, depth: Any, allow_out_of_range: bool) -> Any:
@@ -73,7 +125,9 @@ def _one_hot(op: str, input: Any, depth: Any, allow_out_of_range: bool) -> Any:
         inputs["depth_tensor"] = [depth]
     else:
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"one_hot: depth must be a positive int or a Variable, given {depth!r}")
+            raise ValueError(
+                f"one_hot: depth must be a positive int or a Variable, given {depth!r}"
+            )
         attrs["depth"] = depth
     out = helper.create_variable_for_type_inference("float32")
     helper.append_op(op, inputs, {"Out": [out]}, attrs)

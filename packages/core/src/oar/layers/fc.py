@@ -12,14 +12,23 @@ __all__ = ["fc"]
 _FLOATS = ("float16", "float32", "float64")
 
 
-def fc(input: Any, size: int, num_flatten_dims: int = 1, param_attr: Any = None, bias_attr: Any = None,
-       act: Any = None, name: str | None = None) -> Any:
+def fc(
+    input: Any,
+    size: int,
+    num_flatten_dims: int = 1,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    act: Any = None,
+    name: str | None = None,
+) -> Any:
     """``act(sum_i flatten(input_i) @ W_i + b)``.
 
     Each input is flattened to 2-D: its first ``num_flatten_dims`` dims form the
     rows, the rest the columns that ``W_i`` maps to ``size`` outputs.
     """
-    helper = LayerHelper("fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    helper = LayerHelper(
+        "fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name
+    )
     if not isinstance(size, int) or size <= 0:
         raise ValueError(f"fc: size must be a positive int, given {size!r}{at_user_line()}")
     inputs = helper.multiple_input()
@@ -31,8 +40,10 @@ def fc(input: Any, size: int, num_flatten_dims: int = 1, param_attr: Any = None,
     mul_results = []
     for x, attr in zip(inputs, helper.param_attr_list(len(inputs))):
         if str(x.dtype) not in _FLOATS:
-            raise DtypeError(f"fc: input '{x.name}' must be float16, float32 or float64 (as in Fluid), "
-                             f"given {x.dtype}{at_user_line()}")
+            raise DtypeError(
+                f"fc: input '{x.name}' must be float16, float32 or float64 (as in Fluid), "
+                f"given {x.dtype}{at_user_line()}"
+            )
         shape = list(x.shape)
         if not 1 <= num_flatten_dims < len(shape):
             raise ShapeError(
@@ -49,8 +60,12 @@ def fc(input: Any, size: int, num_flatten_dims: int = 1, param_attr: Any = None,
             cols *= d
         w = helper.create_parameter(attr, [cols, size], dtype)
         tmp = helper.create_variable_for_type_inference(dtype)
-        helper.append_op("mul", {"X": [x], "Y": [w]}, {"Out": [tmp]},
-                         {"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
+        helper.append_op(
+            "mul",
+            {"X": [x], "Y": [w]},
+            {"Out": [tmp]},
+            {"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1},
+        )
         mul_results.append(tmp)
     if len(mul_results) == 1:
         pre_bias = mul_results[0]

@@ -28,8 +28,10 @@ def _slice_common(layer: str, input: Any, axes: Sequence, lists: dict) -> tuple:
         raise TypeError(f"{layer}: axes must be a list of ints, given {axes!r}")
     for a in axes:
         if not 0 <= a < rank:
-            raise ValueError(f"{layer}: axes {list(axes)} hold {a}, out of range for input of rank {rank} "
-                             f"(shape {list(input.shape)})")
+            raise ValueError(
+                f"{layer}: axes {list(axes)} hold {a}, out of range for input of rank {rank} "
+                f"(shape {list(input.shape)})"
+            )
     if len(set(axes)) != len(axes):
         raise ValueError(f"{layer}: axes {list(axes)} repeat a dim")
     inputs: dict = {"Input": [input]}
@@ -41,7 +43,9 @@ def _slice_common(layer: str, input: Any, axes: Sequence, lists: dict) -> tuple:
             attrs[name] = [-1] * len(axes)
             continue
         if not isinstance(value, (list, tuple)) or len(value) != len(axes):
-            raise ValueError(f"{layer}: {name} must be a list with one entry per axis ({len(axes)}), given {value!r}")
+            raise ValueError(
+                f"{layer}: {name} must be a list with one entry per axis ({len(axes)}), given {value!r}"
+            )
         if any(is_variable(v) for v in value):
             inputs[key + "TensorList"] = [v if is_variable(v) else _const(v) for v in value]
             attrs[name] = [-1 if is_variable(v) else int(v) for v in value]
@@ -65,7 +69,9 @@ def slice(input: Any, axes: Sequence, starts: Any, ends: Any) -> Any:  # noqa: A
 def strided_slice(input: Any, axes: Sequence, starts: Any, ends: Any, strides: Any) -> Any:
     """``input[starts:ends:strides]`` along each of ``axes`` (Python slice rules; strides may be negative)."""
     helper = LayerHelper("strided_slice")
-    inputs, attrs = _slice_common("strided_slice", input, axes, {"starts": starts, "ends": ends, "strides": strides})
+    inputs, attrs = _slice_common(
+        "strided_slice", input, axes, {"starts": starts, "ends": ends, "strides": strides}
+    )
     if any(s == 0 for s in attrs["strides"]) and "StridesTensor" not in inputs:
         raise ValueError(f"strided_slice: strides must not be 0, given {list(strides)}")
     out = helper.create_variable_for_type_inference(input.dtype)
@@ -79,7 +85,9 @@ def gather(input: Any, index: Any, overwrite: bool = True) -> Any:
     check_variable("gather", "input", input)
     check_variable("gather", "index", index)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("gather", {"X": [input], "Index": [index]}, {"Out": [out]}, {"overwrite": bool(overwrite)})
+    helper.append_op(
+        "gather", {"X": [input], "Index": [index]}, {"Out": [out]}, {"overwrite": bool(overwrite)}
+    )
     return out
 
 
@@ -93,15 +101,21 @@ def gather_nd(input: Any, index: Any, name: str | None = None) -> Any:
     return out
 
 
-def scatter(input: Any, index: Any, updates: Any, name: str | None = None, overwrite: bool = True) -> Any:
+def scatter(
+    input: Any, index: Any, updates: Any, name: str | None = None, overwrite: bool = True
+) -> Any:
     """A copy of ``input`` with rows ``index`` replaced by (or, overwrite=False, summed from) ``updates``."""
     helper = LayerHelper("scatter", name=name)
     check_variable("scatter", "input", input)
     check_variable("scatter", "index", index)
     check_variable("scatter", "updates", updates)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("scatter", {"X": [input], "Ids": [index], "Updates": [updates]}, {"Out": [out]},
-                     {"overwrite": bool(overwrite)})
+    helper.append_op(
+        "scatter",
+        {"X": [input], "Ids": [index], "Updates": [updates]},
+        {"Out": [out]},
+        {"overwrite": bool(overwrite)},
+    )
     return out
 
 
@@ -110,18 +124,30 @@ def pad(x: Any, paddings: Sequence, pad_value: float = 0.0, name: str | None = N
     helper = LayerHelper("pad", name=name)
     check_variable("pad", "x", x)
     if not isinstance(paddings, (list, tuple)) or len(paddings) != 2 * len(x.shape):
-        raise ValueError(f"pad: paddings must have 2 * rank = {2 * len(x.shape)} entries for x of shape "
-                         f"{list(x.shape)}, given {paddings!r}")
+        raise ValueError(
+            f"pad: paddings must have 2 * rank = {2 * len(x.shape)} entries for x of shape "
+            f"{list(x.shape)}, given {paddings!r}"
+        )
     if not all(_is_int(p) and p >= 0 for p in paddings):
         raise ValueError(f"pad: paddings must be non-negative ints, given {list(paddings)}")
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("pad", {"X": [x]}, {"Out": [out]},
-                     {"paddings": [int(p) for p in paddings], "pad_value": float(pad_value)})
+    helper.append_op(
+        "pad",
+        {"X": [x]},
+        {"Out": [out]},
+        {"paddings": [int(p) for p in paddings], "pad_value": float(pad_value)},
+    )
     return out
 
 
-def pad2d(input: Any, paddings: Any = (0, 0, 0, 0), mode: str = "constant", pad_value: float = 0.0,
-          data_format: str = "NCHW", name: str | None = None) -> Any:
+def pad2d(
+    input: Any,
+    paddings: Any = (0, 0, 0, 0),
+    mode: str = "constant",
+    pad_value: float = 0.0,
+    data_format: str = "NCHW",
+    name: str | None = None,
+) -> Any:
     """Pad the H and W dims of a 4-D tensor: [top, bottom, left, right], constant/reflect/edge."""
     helper = LayerHelper("pad2d", name=name)
     check_variable("pad2d", "input", input)
@@ -134,10 +160,15 @@ def pad2d(input: Any, paddings: Any = (0, 0, 0, 0), mode: str = "constant", pad_
     if is_variable(paddings):
         inputs["Paddings"] = [paddings]
     else:
-        if (not isinstance(paddings, (list, tuple)) or len(paddings) != 4
-                or not all(_is_int(p) and p >= 0 for p in paddings)):
-            raise ValueError(f"pad2d: paddings must be 4 non-negative ints [top, bottom, left, right], "
-                             f"given {paddings!r}")
+        if (
+            not isinstance(paddings, (list, tuple))
+            or len(paddings) != 4
+            or not all(_is_int(p) and p >= 0 for p in paddings)
+        ):
+            raise ValueError(
+                f"pad2d: paddings must be 4 non-negative ints [top, bottom, left, right], "
+                f"given {paddings!r}"
+            )
         attrs["paddings"] = [int(p) for p in paddings]
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op("pad2d", inputs, {"Out": [out]}, attrs)

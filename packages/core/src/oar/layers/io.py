@@ -11,8 +11,15 @@ from oar.framework.program import default_main_program
 __all__ = ["data"]
 
 
-def data(name: str, shape: Sequence, append_batch_size: bool = True, dtype: Any = "float32",
-         lod_level: int = 0, type: str = VarType.LOD_TENSOR, stop_gradient: bool = True) -> Any:
+def data(
+    name: str,
+    shape: Sequence,
+    append_batch_size: bool = True,
+    dtype: Any = "float32",
+    lod_level: int = 0,
+    type: str = VarType.LOD_TENSOR,
+    stop_gradient: bool = True,
+) -> Any:
     """Declare a fed variable. ``shape`` is one sample's; a -1 batch dim is prepended
     unless ``append_batch_size=False`` or ``shape`` already holds a -1/None."""
     if not isinstance(name, str) or not name:
@@ -28,7 +35,9 @@ def data(name: str, shape: Sequence, append_batch_size: bool = True, dtype: Any 
             raise TypeError(f"data '{name}': shape entries must be ints, given {shape!r}")
         elif d < 0:
             if d != -1:
-                raise ValueError(f"data '{name}': shape entries must be positive or -1, given {shape}")
+                raise ValueError(
+                    f"data '{name}': shape entries must be positive or -1, given {shape}"
+                )
             append_batch_size = False
     if append_batch_size:
         shape = [-1] + shape
@@ -37,9 +46,16 @@ def data(name: str, shape: Sequence, append_batch_size: bool = True, dtype: Any 
     block = default_main_program().global_block()
     if name in block.vars:
         return block.vars[name]
-    return block.create_var(name=name, shape=shape, dtype=convert_dtype(dtype), type=type,
-                            stop_gradient=stop_gradient, lod_level=lod_level, is_data=True,
-                            need_check_feed=False)
+    return block.create_var(
+        name=name,
+        shape=shape,
+        dtype=convert_dtype(dtype),
+        type=type,
+        stop_gradient=stop_gradient,
+        lod_level=lod_level,
+        is_data=True,
+        need_check_feed=False,
+    )
 
 
 def fluid_data(name: str, shape: Sequence, dtype: Any = "float32", lod_level: int = 0) -> Any:

@@ -24,22 +24,34 @@ from oar.framework.variable import Variable
 from oar.initializer import Constant
 from oar.layer_helper import LayerHelper
 
-__all__ = ["exponential_decay", "natural_exp_decay", "inverse_time_decay", "polynomial_decay",
-           "piecewise_decay", "cosine_decay", "noam_decay", "linear_lr_warmup", "autoincreased_step_counter"]
+__all__ = [
+    "exponential_decay",
+    "natural_exp_decay",
+    "inverse_time_decay",
+    "polynomial_decay",
+    "piecewise_decay",
+    "cosine_decay",
+    "noam_decay",
+    "linear_lr_warmup",
+    "autoincreased_step_counter",
+]
 
 LR_DECAY_COUNTER = "@LR_DECAY_COUNTER@"
 # under fluid.dygraph.guard() each function returns the matching fluid.dygraph schedule object, as Fluid does
 
 
-def autoincreased_step_counter(counter_name: str | None = None, begin: int = 1, step: int = 1) -> Variable:
+def autoincreased_step_counter(
+    counter_name: str | None = None, begin: int = 1, step: int = 1
+) -> Variable:
     """A persistable int64 counter: starts at ``begin - 1``; each run first adds ``step`` (Fluid 1.8)."""
     helper = LayerHelper("global_step_counter")
     name = counter_name or "@STEP_COUNTER@"
     block = default_main_program().global_block()
     counter = block.vars.get(name)
     if counter is None:
-        counter = helper.create_global_variable(name=name, dtype="int64", shape=[1], persistable=True,
-                                                stop_gradient=True)
+        counter = helper.create_global_variable(
+            name=name, dtype="int64", shape=[1], persistable=True, stop_gradient=True
+        )
         helper.set_variable_initializer(counter, Constant(float(begin - 1), force_cpu=True))
         block._prepend_op("increment", {"X": [counter]}, {"Out": [counter]}, {"step": float(step)})
     return counter
@@ -60,8 +72,16 @@ def _in_dygraph() -> bool:
 
 # --- small op helpers (all appended under the LRSched role by the callers) -------------------------
 def _tmp(dtype: str = "float32") -> Variable:
-    return default_main_program().current_block().create_var(
-        name=unique_name.generate_with_ignorable_key("lr_sched.tmp"), dtype=dtype, shape=[1], stop_gradient=True)
+    return (
+        default_main_program()
+        .current_block()
+        .create_var(
+            name=unique_name.generate_with_ignorable_key("lr_sched.tmp"),
+            dtype=dtype,
+            shape=[1],
+            stop_gradient=True,
+        )
+    )
 
 
 def _op(type: str, inputs: dict, attrs: dict | None = None) -> Variable:
@@ -75,7 +95,9 @@ def _const(value: float) -> Variable:
 
 
 def _scale(x: Variable, scale: float, bias: float = 0.0) -> Variable:
-    return _op("scale", {"X": [x]}, {"scale": float(scale), "bias": float(bias), "bias_after_scale": True})
+    return _op(
+        "scale", {"X": [x]}, {"scale": float(scale), "bias": float(bias), "bias_after_scale": True}
+    )
 
 
 def _binary(type: str, x: Variable, y: Variable) -> Variable:
@@ -89,7 +111,9 @@ def _step(begin: int = 0) -> Variable:
 
 def _less_than(step: Variable, bound: float) -> Variable:
     """1.0 while the integer ``step`` < ``bound``, else 0.0."""
-    return _op("clip", {"X": [_scale(step, -1.0, float(math.ceil(bound)))]}, {"min": 0.0, "max": 1.0})
+    return _op(
+        "clip", {"X": [_scale(step, -1.0, float(math.ceil(bound)))]}, {"min": 0.0, "max": 1.0}
+    )
 
 
 def _times_lr(learning_rate: Any, x: Variable, factor: float = 1.0) -> Variable:
@@ -100,7 +124,9 @@ def _times_lr(learning_rate: Any, x: Variable, factor: float = 1.0) -> Variable:
 
 def _check_lr(name: str, learning_rate: Any) -> None:
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float, Variable)):
-        raise TypeError(f"{name}: learning_rate must be a float or a Variable, given {type(learning_rate).__name__}")
+        raise TypeError(
+            f"{name}: learning_rate must be a float or a Variable, given {type(learning_rate).__name__}"
+        )
 
 
 def _check_positive(name: str, arg: str, value: Any) -> None:
@@ -117,56 +143,83 @@ def _div_res(name: str, decay_steps: Any, staircase: bool) -> Variable:
 
 
 # --- the schedules ----------------------------------------------------------------------------------
-def exponential_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
+def exponential_decay(
+    learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False
+) -> Variable:
     """``lr * decay_rate ** (step / decay_steps)`` (the exponent floored when ``staircase``)."""
     _check_lr("exponential_decay", learning_rate)
     if _in_dygraph():
-        return _dygraph_schedule("ExponentialDecay", learning_rate, decay_steps, decay_rate, staircase)
+        return _dygraph_schedule(
+            "ExponentialDecay", learning_rate, decay_steps, decay_rate, staircase
+        )
     with default_main_program()._lr_schedule_guard():
         div = _div_res("exponential_decay", decay_steps, staircase)
         return _times_lr(learning_rate, _binary("elementwise_pow", _const(decay_rate), div))
 
 
-def natural_exp_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
+def natural_exp_decay(
+    learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False
+) -> Variable:
     """``lr * exp(-decay_rate * step / decay_steps)``."""
     _check_lr("natural_exp_decay", learning_rate)
     if _in_dygraph():
-        return _dygraph_schedule("NaturalExpDecay", learning_rate, decay_steps, decay_rate, staircase)
+        return _dygraph_schedule(
+            "NaturalExpDecay", learning_rate, decay_steps, decay_rate, staircase
+        )
     with default_main_program()._lr_schedule_guard():
         div = _div_res("natural_exp_decay", decay_steps, staircase)
         return _times_lr(learning_rate, _op("exp", {"X": [_scale(div, -float(decay_rate))]}))
 
 
-def inverse_time_decay(learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False) -> Variable:
+def inverse_time_decay(
+    learning_rate: Any, decay_steps: int, decay_rate: float, staircase: bool = False
+) -> Variable:
     """``lr / (1 + decay_rate * step / decay_steps)``."""
     _check_lr("inverse_time_decay", learning_rate)
     if _in_dygraph():
-        return _dygraph_schedule("InverseTimeDecay", learning_rate, decay_steps, decay_rate, staircase)
+        return _dygraph_schedule(
+            "InverseTimeDecay", learning_rate, decay_steps, decay_rate, staircase
+        )
     with default_main_program()._lr_schedule_guard():
         div = _div_res("inverse_time_decay", decay_steps, staircase)
-        return _times_lr(learning_rate, _op("reciprocal", {"X": [_scale(div, float(decay_rate), 1.0)]}))
+        return _times_lr(
+            learning_rate, _op("reciprocal", {"X": [_scale(div, float(decay_rate), 1.0)]})
+        )
 
 
-def polynomial_decay(learning_rate: Any, decay_steps: int, end_learning_rate: float = 0.0001,
-                     power: float = 1.0, cycle: bool = False) -> Variable:
+def polynomial_decay(
+    learning_rate: Any,
+    decay_steps: int,
+    end_learning_rate: float = 0.0001,
+    power: float = 1.0,
+    cycle: bool = False,
+) -> Variable:
     """``(lr - end) * (1 - step/decay_steps) ** power + end``; ``cycle`` stretches decay_steps by ceil(step/decay_steps)."""
     _check_lr("polynomial_decay", learning_rate)
     _check_positive("polynomial_decay", "decay_steps", decay_steps)
     if _in_dygraph():
-        return _dygraph_schedule("PolynomialDecay", learning_rate, decay_steps, end_learning_rate, power, cycle)
+        return _dygraph_schedule(
+            "PolynomialDecay", learning_rate, decay_steps, end_learning_rate, power, cycle
+        )
     if isinstance(learning_rate, Variable):
-        raise TypeError("polynomial_decay: learning_rate must be a float here (as in Fluid's static graph)")
+        raise TypeError(
+            "polynomial_decay: learning_rate must be a float here (as in Fluid's static graph)"
+        )
     with default_main_program()._lr_schedule_guard():
         step = _step()
         if cycle:
             neg_ceil = _binary("elementwise_floordiv", _scale(step, -1.0), _const(decay_steps))
-            div = _binary("elementwise_max", _scale(neg_ceil, -1.0), _const(1.0))  # step 0 counts as cycle 1
+            div = _binary(
+                "elementwise_max", _scale(neg_ceil, -1.0), _const(1.0)
+            )  # step 0 counts as cycle 1
             frac = _binary("elementwise_div", step, _scale(div, float(decay_steps)))
         else:
             frac = _scale(_binary("elementwise_min", step, _const(decay_steps)), 1.0 / decay_steps)
         base = _scale(frac, -1.0, 1.0)
         powed = _binary("elementwise_pow", base, _const(power))
-        return _scale(powed, float(learning_rate) - float(end_learning_rate), float(end_learning_rate))
+        return _scale(
+            powed, float(learning_rate) - float(end_learning_rate), float(end_learning_rate)
+        )
 
 
 def piecewise_decay(boundaries: Sequence, values: Sequence) -> Variable:
@@ -178,15 +231,19 @@ def piecewise_decay(boundaries: Sequence, values: Sequence) -> Variable:
             f"and {len(boundaries)} boundaries"
         )
     if any(b2 < b1 for b1, b2 in zip(boundaries, boundaries[1:])):
-        raise ValueError(f"piecewise_decay: boundaries must be in increasing order, given {boundaries}")
+        raise ValueError(
+            f"piecewise_decay: boundaries must be in increasing order, given {boundaries}"
+        )
     if _in_dygraph():
         return _dygraph_schedule("PiecewiseDecay", boundaries, values, 0)
     with default_main_program()._lr_schedule_guard():
         step = _step()
         if not boundaries:
             return _const(values[0])
-        terms = [_scale(_less_than(step, b), float(values[i]) - float(values[i + 1]))
-                 for i, b in enumerate(boundaries)]
+        terms = [
+            _scale(_less_than(step, b), float(values[i]) - float(values[i + 1]))
+            for i, b in enumerate(boundaries)
+        ]
         total = _op("sum", {"X": terms}) if len(terms) > 1 else terms[0]
         return _scale(total, 1.0, float(values[-1]))
 
@@ -218,18 +275,25 @@ def noam_decay(d_model: Any, warmup_steps: Any, learning_rate: Any = 1.0) -> Var
         return _times_lr(learning_rate, _binary("elementwise_min", a, b), float(d_model) ** -0.5)
 
 
-def linear_lr_warmup(learning_rate: Any, warmup_steps: int, start_lr: float, end_lr: float) -> Variable:
+def linear_lr_warmup(
+    learning_rate: Any, warmup_steps: int, start_lr: float, end_lr: float
+) -> Variable:
     """``start_lr + (end_lr - start_lr) * step / warmup_steps`` while step < warmup_steps, then ``learning_rate``."""
     _check_positive("linear_lr_warmup", "warmup_steps", warmup_steps)
     if _in_dygraph():  # learning_rate may be another dygraph schedule here
         return _dygraph_schedule("LinearLrWarmup", learning_rate, warmup_steps, start_lr, end_lr)
     _check_lr("linear_lr_warmup", learning_rate)
     if isinstance(learning_rate, Variable) and learning_rate.dtype not in ("float32", None):
-        raise TypeError(f"linear_lr_warmup: learning_rate must be float32, given {learning_rate.dtype}")
+        raise TypeError(
+            f"linear_lr_warmup: learning_rate must be float32, given {learning_rate.dtype}"
+        )
     with default_main_program()._lr_schedule_guard():
         step = _step()
         warm = _scale(step, (float(end_lr) - float(start_lr)) / warmup_steps, float(start_lr))
         mask = _less_than(step, warmup_steps)
         base = learning_rate if isinstance(learning_rate, Variable) else _const(learning_rate)
-        return _binary("elementwise_add", base, _binary("elementwise_mul", mask,
-                                                         _binary("elementwise_sub", warm, base)))
+        return _binary(
+            "elementwise_add",
+            base,
+            _binary("elementwise_mul", mask, _binary("elementwise_sub", warm, base)),
+        )

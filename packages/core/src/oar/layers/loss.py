@@ -9,14 +9,20 @@ from oar.layer_helper import LayerHelper, check_variable
 __all__ = ["cross_entropy", "square_error_cost"]
 
 
-def cross_entropy(input: Any, label: Any, soft_label: bool = False, ignore_index: int = -100) -> Any:
+def cross_entropy(
+    input: Any, label: Any, soft_label: bool = False, ignore_index: int = -100
+) -> Any:
     """-log(input[label]) per sample; ``input`` holds probabilities (e.g. a softmax)."""
     helper = LayerHelper("cross_entropy")
     check_variable("cross_entropy", "input", input)
     check_variable("cross_entropy", "label", label)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("cross_entropy", {"X": [input], "Label": [label]}, {"Y": [out]},
-                     {"soft_label": soft_label, "ignore_index": ignore_index})
+    helper.append_op(
+        "cross_entropy",
+        {"X": [input], "Label": [label]},
+        {"Y": [out]},
+        {"soft_label": soft_label, "ignore_index": ignore_index},
+    )
     return out
 
 

@@ -6,9 +6,22 @@ from typing import Any
 
 from oar.layer_helper import LayerHelper, check_variable
 
-__all__ = ["softmax_with_cross_entropy", "sigmoid_cross_entropy_with_logits", "log_loss", "huber_loss",
-           "smooth_l1", "bpr_loss", "mse_loss", "kldiv_loss", "margin_rank_loss", "rank_loss", "dice_loss",
-           "npair_loss", "teacher_student_sigmoid_loss", "sigmoid_focal_loss"]
+__all__ = [
+    "softmax_with_cross_entropy",
+    "sigmoid_cross_entropy_with_logits",
+    "log_loss",
+    "huber_loss",
+    "smooth_l1",
+    "bpr_loss",
+    "mse_loss",
+    "kldiv_loss",
+    "margin_rank_loss",
+    "rank_loss",
+    "dice_loss",
+    "npair_loss",
+    "teacher_student_sigmoid_loss",
+    "sigmoid_focal_loss",
+]
 
 
 def _vars(layer: str, **named: Any) -> None:
@@ -16,32 +29,52 @@ def _vars(layer: str, **named: Any) -> None:
         check_variable(layer, arg, v)
 
 
-def softmax_with_cross_entropy(logits: Any, label: Any, soft_label: bool = False, ignore_index: int = -100,
-                               numeric_stable_mode: bool = True, return_softmax: bool = False,
-                               axis: int = -1) -> Any:
+def softmax_with_cross_entropy(
+    logits: Any,
+    label: Any,
+    soft_label: bool = False,
+    ignore_index: int = -100,
+    numeric_stable_mode: bool = True,
+    return_softmax: bool = False,
+    axis: int = -1,
+) -> Any:
     """Cross entropy of softmax(logits) in one numerically stable op; returns loss (and the softmax)."""
     helper = LayerHelper("softmax_with_cross_entropy")
     _vars("softmax_with_cross_entropy", logits=logits, label=label)
     rank = len(logits.shape)
     if not isinstance(axis, int) or not -rank <= axis < rank:
-        raise ValueError(f"softmax_with_cross_entropy: axis must be in [-{rank}, {rank}), given {axis!r}")
+        raise ValueError(
+            f"softmax_with_cross_entropy: axis must be in [-{rank}, {rank}), given {axis!r}"
+        )
     softmax = helper.create_variable_for_type_inference(logits.dtype)
     loss = helper.create_variable_for_type_inference(logits.dtype)
-    helper.append_op("softmax_with_cross_entropy", {"Logits": [logits], "Label": [label]},
-                     {"Softmax": [softmax], "Loss": [loss]},
-                     {"soft_label": bool(soft_label), "ignore_index": int(ignore_index),
-                      "numeric_stable_mode": bool(numeric_stable_mode), "axis": axis})
+    helper.append_op(
+        "softmax_with_cross_entropy",
+        {"Logits": [logits], "Label": [label]},
+        {"Softmax": [softmax], "Loss": [loss]},
+        {
+            "soft_label": bool(soft_label),
+            "ignore_index": int(ignore_index),
+            "numeric_stable_mode": bool(numeric_stable_mode),
+            "axis": axis,
+        },
+    )
     return (loss, softmax) if return_softmax else loss
 
 
-def sigmoid_cross_entropy_with_logits(x: Any, label: Any, ignore_index: int = -100, name: str | None = None,
-                                      normalize: bool = False) -> Any:
+def sigmoid_cross_entropy_with_logits(
+    x: Any, label: Any, ignore_index: int = -100, name: str | None = None, normalize: bool = False
+) -> Any:
     """Elementwise logistic loss of logits ``x`` against 0/1 (or soft) labels."""
     helper = LayerHelper("sigmoid_cross_entropy_with_logits", name=name)
     _vars("sigmoid_cross_entropy_with_logits", x=x, label=label)
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("sigmoid_cross_entropy_with_logits", {"X": [x], "Label": [label]}, {"Out": [out]},
-                     {"ignore_index": int(ignore_index), "normalize": bool(normalize)})
+    helper.append_op(
+        "sigmoid_cross_entropy_with_logits",
+        {"X": [x], "Label": [label]},
+        {"Out": [out]},
+        {"ignore_index": int(ignore_index), "normalize": bool(normalize)},
+    )
     return out
 
 
@@ -50,8 +83,12 @@ def log_loss(input: Any, label: Any, epsilon: float = 1e-4, name: str | None = N
     helper = LayerHelper("log_loss", name=name)
     _vars("log_loss", input=input, label=label)
     loss = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("log_loss", {"Predicted": [input], "Labels": [label]}, {"Loss": [loss]},
-                     {"epsilon": float(epsilon)})
+    helper.append_op(
+        "log_loss",
+        {"Predicted": [input], "Labels": [label]},
+        {"Loss": [loss]},
+        {"epsilon": float(epsilon)},
+    )
     return loss
 
 
@@ -63,13 +100,22 @@ def huber_loss(input: Any, label: Any, delta: float) -> Any:
         raise ValueError(f"huber_loss: delta must be a positive number, given {delta!r}")
     residual = helper.create_variable_for_type_inference(input.dtype)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("huber_loss", {"X": [input], "Y": [label]}, {"Out": [out], "Residual": [residual]},
-                     {"delta": float(delta)})
+    helper.append_op(
+        "huber_loss",
+        {"X": [input], "Y": [label]},
+        {"Out": [out], "Residual": [residual]},
+        {"delta": float(delta)},
+    )
     return out
 
 
-def smooth_l1(x: Any, y: Any, inside_weight: Any = None, outside_weight: Any = None,
-              sigma: float | None = None) -> Any:
+def smooth_l1(
+    x: Any,
+    y: Any,
+    inside_weight: Any = None,
+    outside_weight: Any = None,
+    sigma: float | None = None,
+) -> Any:
     """Per-sample sum of the smooth L1 distance; returns [N, 1]."""
     helper = LayerHelper("smooth_l1_loss")
     _vars("smooth_l1", x=x, y=y)
@@ -84,8 +130,12 @@ def smooth_l1(x: Any, y: Any, inside_weight: Any = None, outside_weight: Any = N
         inputs["OutsideWeight"] = [outside_weight]
     diff = helper.create_variable_for_type_inference(x.dtype)
     loss = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("smooth_l1_loss", inputs, {"Diff": [diff], "Out": [loss]},
-                     {"sigma": float(sigma if sigma is not None else 1.0)})
+    helper.append_op(
+        "smooth_l1_loss",
+        inputs,
+        {"Diff": [diff], "Out": [loss]},
+        {"sigma": float(sigma if sigma is not None else 1.0)},
+    )
     return loss
 
 
@@ -112,20 +162,30 @@ def kldiv_loss(x: Any, target: Any, reduction: str = "mean", name: str | None = 
     helper = LayerHelper("kldiv_loss", name=name)
     _vars("kldiv_loss", x=x, target=target)
     if reduction not in ("none", "batchmean", "mean", "sum"):
-        raise ValueError(f"kldiv_loss: reduction must be one of none, batchmean, mean, sum; given {reduction!r}")
+        raise ValueError(
+            f"kldiv_loss: reduction must be one of none, batchmean, mean, sum; given {reduction!r}"
+        )
     loss = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("kldiv_loss", {"X": [x], "Target": [target]}, {"Loss": [loss]}, {"reduction": reduction})
+    helper.append_op(
+        "kldiv_loss", {"X": [x], "Target": [target]}, {"Loss": [loss]}, {"reduction": reduction}
+    )
     return loss
 
 
-def margin_rank_loss(label: Any, left: Any, right: Any, margin: float = 0.1, name: str | None = None) -> Any:
+def margin_rank_loss(
+    label: Any, left: Any, right: Any, margin: float = 0.1, name: str | None = None
+) -> Any:
     """max(0, -label * (left - right) + margin) for labels in {-1, 1}; inputs are [N, 1]."""
     helper = LayerHelper("margin_rank_loss", name=name)
     _vars("margin_rank_loss", label=label, left=left, right=right)
     out = helper.create_variable_for_type_inference(left.dtype)
     act = helper.create_variable_for_type_inference(left.dtype)
-    helper.append_op("margin_rank_loss", {"Label": [label], "X1": [left], "X2": [right]},
-                     {"Out": [out], "Activated": [act]}, {"margin": float(margin)})
+    helper.append_op(
+        "margin_rank_loss",
+        {"Label": [label], "X1": [left], "X2": [right]},
+        {"Out": [out], "Activated": [act]},
+        {"margin": float(margin)},
+    )
     return out
 
 
@@ -134,7 +194,9 @@ def rank_loss(label: Any, left: Any, right: Any, name: str | None = None) -> Any
     helper = LayerHelper("rank_loss", name=name)
     _vars("rank_loss", label=label, left=left, right=right)
     out = helper.create_variable_for_type_inference(left.dtype)
-    helper.append_op("rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, {"Out": [out]})
+    helper.append_op(
+        "rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, {"Out": [out]}
+    )
     return out
 
 
@@ -146,7 +208,9 @@ def dice_loss(input: Any, label: Any, epsilon: float = 1e-5, name: str | None = 
 
     _vars("dice_loss", input=input, label=label)
     if input.shape[-1] < 1:
-        raise ValueError(f"dice_loss: input's last dim (classes) must be known, given shape {list(input.shape)}")
+        raise ValueError(
+            f"dice_loss: input's last dim (classes) must be known, given shape {list(input.shape)}"
+        )
     label = one_hot(label, depth=input.shape[-1])
     dims = list(range(1, len(input.shape)))
     inse = reduce_sum(elementwise_mul(input, label), dim=dims)
@@ -168,13 +232,17 @@ def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -
     _vars("npair_loss", anchor=anchor, positive=positive, labels=labels)
     batch = labels.shape[0]
     if batch < 1:
-        raise ValueError(f"npair_loss: labels need a known batch size, given shape {list(labels.shape)}")
+        raise ValueError(
+            f"npair_loss: labels need a known batch size, given shape {list(labels.shape)}"
+        )
     lab = expand(reshape(labels, [batch, 1]), [1, batch])
     lab = cast(equal(lab, transpose(lab, [1, 0])), "float32")
     lab = elementwise_div(lab, reduce_sum(lab, dim=1, keep_dim=True))
     from oar.layers.activation import square
 
-    l2 = elementwise_add(reduce_mean(reduce_sum(square(anchor), 1)), reduce_mean(reduce_sum(square(positive), 1)))
+    l2 = elementwise_add(
+        reduce_mean(reduce_sum(square(anchor), 1)), reduce_mean(reduce_sum(square(positive), 1))
+    )
     l2 = scale(scale(l2, 0.25), float(l2_reg))
     sim = matmul(anchor, positive, transpose_y=True)
     ce = softmax_with_cross_entropy(sim, lab, soft_label=True)
@@ -182,28 +250,43 @@ def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -
     return elementwise_add(l2, celoss)
 
 
-def teacher_student_sigmoid_loss(input: Any, label: Any, soft_max_up_bound: float = 15.0,
-                                 soft_max_lower_bound: float = -15.0) -> Any:
+def teacher_student_sigmoid_loss(
+    input: Any, label: Any, soft_max_up_bound: float = 15.0, soft_max_lower_bound: float = -15.0
+) -> Any:
     """Click loss plus a teacher score in one label: < -1 no click, [-1, 0) click, [0, 1) no click with
     teacher score, >= 1 click with score label - 1."""
     helper = LayerHelper("teacher_student_sigmoid_loss")
     _vars("teacher_student_sigmoid_loss", input=input, label=label)
     if soft_max_lower_bound >= soft_max_up_bound:
-        raise ValueError(f"teacher_student_sigmoid_loss: soft_max_lower_bound ({soft_max_lower_bound}) must be "
-                         f"below soft_max_up_bound ({soft_max_up_bound})")
+        raise ValueError(
+            f"teacher_student_sigmoid_loss: soft_max_lower_bound ({soft_max_lower_bound}) must be "
+            f"below soft_max_up_bound ({soft_max_up_bound})"
+        )
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("teacher_student_sigmoid_loss", {"X": [input], "Label": [label]}, {"Y": [out]},
-                     {"soft_max_up_bound": float(soft_max_up_bound),
-                      "soft_max_lower_bound": float(soft_max_lower_bound)})
+    helper.append_op(
+        "teacher_student_sigmoid_loss",
+        {"X": [input], "Label": [label]},
+        {"Y": [out]},
+        {
+            "soft_max_up_bound": float(soft_max_up_bound),
+            "soft_max_lower_bound": float(soft_max_lower_bound),
+        },
+    )
     return out
 
 
-def sigmoid_focal_loss(x: Any, label: Any, fg_num: Any, gamma: float = 2.0, alpha: float = 0.25) -> Any:
+def sigmoid_focal_loss(
+    x: Any, label: Any, fg_num: Any, gamma: float = 2.0, alpha: float = 0.25
+) -> Any:
     """Focal loss on per-class logits ``x`` [N, C]; ``label`` [N, 1] holds 1-based class ids (0 background,
     -1 ignored); ``fg_num`` [1] is the foreground count that normalises it."""
     helper = LayerHelper("sigmoid_focal_loss")
     _vars("sigmoid_focal_loss", x=x, label=label, fg_num=fg_num)
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("sigmoid_focal_loss", {"X": [x], "Label": [label], "FgNum": [fg_num]}, {"Out": [out]},
-                     {"gamma": float(gamma), "alpha": float(alpha)})
+    helper.append_op(
+        "sigmoid_focal_loss",
+        {"X": [x], "Label": [label], "FgNum": [fg_num]},
+        {"Out": [out]},
+        {"gamma": float(gamma), "alpha": float(alpha)},
+    )
     return out

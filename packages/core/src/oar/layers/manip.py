@@ -8,8 +8,18 @@ from typing import Any
 
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
-__all__ = ["concat", "split", "stack", "unstack", "transpose", "squeeze", "unsqueeze", "flatten",
-           "expand", "expand_as"]
+__all__ = [
+    "concat",
+    "split",
+    "stack",
+    "unstack",
+    "transpose",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "expand",
+    "expand_as",
+]
 
 
 def _is_int(v: Any) -> bool:
@@ -80,8 +90,10 @@ def split(input: Any, num_or_sections: Any, dim: Any = -1, name: str | None = No
         n = num_or_sections
         attrs["num"] = n
         if axis_known is not None and input.shape[axis_known] >= 0 and input.shape[axis_known] % n:
-            raise ValueError(f"split: input dim {axis_known} of size {input.shape[axis_known]} is not divisible "
-                             f"by num_or_sections={n}")
+            raise ValueError(
+                f"split: input dim {axis_known} of size {input.shape[axis_known]} is not divisible "
+                f"by num_or_sections={n}"
+            )
     elif isinstance(num_or_sections, (list, tuple)):
         n = len(num_or_sections)
         if n == 0:
@@ -92,7 +104,9 @@ def split(input: Any, num_or_sections: Any, dim: Any = -1, name: str | None = No
         else:
             attrs["sections"] = _int_list("split", "num_or_sections", list(num_or_sections))
     else:
-        raise TypeError(f"split: num_or_sections must be an int or a list, given {num_or_sections!r}")
+        raise TypeError(
+            f"split: num_or_sections must be an int or a list, given {num_or_sections!r}"
+        )
     outs = [helper.create_variable_for_type_inference(input.dtype) for _ in range(n)]
     helper.append_op("split", inputs, {"Out": outs}, attrs)
     return outs
@@ -122,13 +136,17 @@ def unstack(x: Any, axis: int = 0, num: int | None = None) -> list:
     if num is None:
         num = x.shape[axis]
         if num < 0:
-            raise ValueError(f"unstack: x's dim {axis % rank} is unknown ({list(x.shape)}); pass num")
+            raise ValueError(
+                f"unstack: x's dim {axis % rank} is unknown ({list(x.shape)}); pass num"
+            )
     outs = [helper.create_variable_for_type_inference(x.dtype) for _ in range(num)]
     helper.append_op("unstack", {"X": [x]}, {"Y": outs}, {"axis": axis, "num": num})
     return outs
 
 
-def _with_xshape(op: str, layer: str, x: Any, attrs: dict, name: str | None, extra: dict | None = None) -> Any:
+def _with_xshape(
+    op: str, layer: str, x: Any, attrs: dict, name: str | None, extra: dict | None = None
+) -> Any:
     helper = LayerHelper(layer, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     xshape = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
@@ -149,7 +167,9 @@ def transpose(x: Any, perm: Sequence, name: str | None = None) -> Any:
 def squeeze(input: Any, axes: Any, name: str | None = None) -> Any:
     """Drop the size-1 dims listed in ``axes``."""
     check_variable("squeeze", "input", input)
-    return _with_xshape("squeeze2", "squeeze", input, {"axes": _int_list("squeeze", "axes", axes)}, name)
+    return _with_xshape(
+        "squeeze2", "squeeze", input, {"axes": _int_list("squeeze", "axes", axes)}, name
+    )
 
 
 def unsqueeze(input: Any, axes: Any, name: str | None = None) -> Any:
@@ -158,7 +178,9 @@ def unsqueeze(input: Any, axes: Any, name: str | None = None) -> Any:
     if is_variable(axes):
         return _with_xshape("unsqueeze2", "unsqueeze2", input, {}, name, {"AxesTensor": [axes]})
     if isinstance(axes, (list, tuple)) and any(is_variable(a) for a in axes):
-        return _with_xshape("unsqueeze2", "unsqueeze2", input, {}, name, {"AxesTensorList": _tensor_list(axes)})
+        return _with_xshape(
+            "unsqueeze2", "unsqueeze2", input, {}, name, {"AxesTensorList": _tensor_list(axes)}
+        )
     axes = _int_list("unsqueeze", "axes", axes)
     if not axes:
         raise ValueError("unsqueeze: axes must not be empty")
@@ -169,8 +191,10 @@ def flatten(x: Any, axis: int = 1, name: str | None = None) -> Any:
     """Flatten to 2-D: dims before ``axis`` form the rows, the rest the columns."""
     check_variable("flatten", "x", x)
     if not _is_int(axis) or not 0 <= axis <= len(x.shape):
-        raise ValueError(f"flatten: axis must be an int in [0, {len(x.shape)}] for x of shape {list(x.shape)}, "
-                         f"given {axis!r}")
+        raise ValueError(
+            f"flatten: axis must be an int in [0, {len(x.shape)}] for x of shape {list(x.shape)}, "
+            f"given {axis!r}"
+        )
     return _with_xshape("flatten2", "flatten", x, {"axis": axis}, name)
 
 
@@ -184,8 +208,10 @@ def expand(x: Any, expand_times: Any, name: str | None = None) -> Any:
         inputs["ExpandTimes"] = [expand_times]
     elif isinstance(expand_times, (list, tuple)):
         if len(expand_times) != len(x.shape):
-            raise ValueError(f"expand: expand_times {list(expand_times)} must have one entry per dim of x "
-                             f"{list(x.shape)}")
+            raise ValueError(
+                f"expand: expand_times {list(expand_times)} must have one entry per dim of x "
+                f"{list(x.shape)}"
+            )
         if any(is_variable(t) for t in expand_times):
             attrs["expand_times"] = [-1 if is_variable(t) else int(t) for t in expand_times]
             inputs["expand_times_tensor"] = _tensor_list(expand_times)
@@ -195,7 +221,9 @@ def expand(x: Any, expand_times: Any, name: str | None = None) -> Any:
                 raise ValueError(f"expand: expand_times must be positive, given {times}")
             attrs["expand_times"] = times
     else:
-        raise TypeError(f"expand: expand_times must be a list, tuple or Variable, given {expand_times!r}")
+        raise TypeError(
+            f"expand: expand_times must be a list, tuple or Variable, given {expand_times!r}"
+        )
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("expand", inputs, {"Out": [out]}, attrs)
     return out

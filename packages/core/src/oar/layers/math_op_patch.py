@@ -39,7 +39,11 @@ def binary(x: Any, other: Any, op_type: str, reverse: bool = False) -> Any:
         from oar.layers.math import matmul
 
         return matmul(a, b)
-    out_dtype = "bool" if op_type in ("less_than", "less_equal", "greater_than", "greater_equal") else a.dtype
+    out_dtype = (
+        "bool"
+        if op_type in ("less_than", "less_equal", "greater_than", "greater_equal")
+        else a.dtype
+    )
     out = helper.create_variable_for_type_inference(out_dtype)
     attrs = {"axis": -1} if op_type.startswith("elementwise") else {}
     helper.append_op(op_type, {"X": [a], "Y": [b]}, {"Out": [out]}, attrs)

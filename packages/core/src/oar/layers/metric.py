@@ -24,7 +24,9 @@ def topk(input: Any, k: int, name: str | None = None) -> tuple:
             raise ValueError(f"topk: k must be a positive int, given {k}")
         attrs["k"] = int(k)
     elif not is_variable(k):
-        raise TypeError(f"topk: k must be an int or a [1] int Variable, given {type(k).__name__} {k!r}")
+        raise TypeError(
+            f"topk: k must be an int or a [1] int Variable, given {type(k).__name__} {k!r}"
+        )
     else:
         inputs["K"] = [k]
     helper.append_op("top_k", inputs, {"Out": [values], "Indices": [indices]}, attrs)
@@ -41,6 +43,9 @@ def accuracy(input: Any, label: Any, k: int = 1, correct: Any = None, total: Any
     acc = helper.create_variable_for_type_inference("float32", stop_gradient=True)
     correct = correct or helper.create_variable_for_type_inference("int32", stop_gradient=True)
     total = total or helper.create_variable_for_type_inference("int32", stop_gradient=True)
-    helper.append_op("accuracy", {"Out": [values], "Indices": [indices], "Label": [label]},
-                     {"Accuracy": [acc], "Correct": [correct], "Total": [total]})
+    helper.append_op(
+        "accuracy",
+        {"Out": [values], "Indices": [indices], "Label": [label]},
+        {"Accuracy": [acc], "Correct": [correct], "Total": [total]},
+    )
     return acc

@@ -9,8 +9,17 @@ from typing import Any
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
-__all__ = ["shape", "range", "linspace", "increment", "uniform_random", "gaussian_random",
-           "uniform_random_batch_size_like", "gaussian_random_batch_size_like", "sampling_id"]
+__all__ = [
+    "shape",
+    "range",
+    "linspace",
+    "increment",
+    "uniform_random",
+    "gaussian_random",
+    "uniform_random_batch_size_like",
+    "gaussian_random_batch_size_like",
+    "sampling_id",
+]
 
 
 def shape(input: Any) -> Any:
@@ -45,9 +54,15 @@ def range(start: Any, end: Any, step: Any, dtype: Any) -> Any:  # noqa: A001 - F
         if step == 0:
             raise ValueError("range: step must not be 0")
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("range", {"Start": [_scalar("range", "start", start, dtype)],
-                               "End": [_scalar("range", "end", end, dtype)],
-                               "Step": [_scalar("range", "step", step, dtype)]}, {"Out": [out]})
+    helper.append_op(
+        "range",
+        {
+            "Start": [_scalar("range", "start", start, dtype)],
+            "End": [_scalar("range", "end", end, dtype)],
+            "Step": [_scalar("range", "step", step, dtype)],
+        },
+        {"Out": [out]},
+    )
     out.stop_gradient = True
     return out
 
@@ -59,9 +74,15 @@ def linspace(start: Any, stop: Any, num: Any, dtype: Any) -> Any:
     if not is_variable(num) and (not isinstance(num, int) or isinstance(num, bool) or num < 1):
         raise ValueError(f"linspace: num must be a positive int or a Variable, given {num!r}")
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("linspace", {"Start": [_scalar("linspace", "start", start, dtype)],
-                                  "Stop": [_scalar("linspace", "stop", stop, dtype)],
-                                  "Num": [_scalar("linspace", "num", num, "int32")]}, {"Out": [out]})
+    helper.append_op(
+        "linspace",
+        {
+            "Start": [_scalar("linspace", "start", start, dtype)],
+            "Stop": [_scalar("linspace", "stop", stop, dtype)],
+            "Num": [_scalar("linspace", "num", num, "int32")],
+        },
+        {"Out": [out]},
+    )
     out.stop_gradient = True
     return out
 
@@ -80,8 +101,12 @@ def _shape_tensor(dims: Sequence) -> Any:
     from oar.layers.manip import concat
     from oar.layers.tensor import cast, fill_constant
 
-    parts = [(cast(d, "int64") if d.dtype != "int64" else d) if is_variable(d) else fill_constant([1], "int64", d)
-             for d in dims]
+    parts = [
+        (cast(d, "int64") if d.dtype != "int64" else d)
+        if is_variable(d)
+        else fill_constant([1], "int64", d)
+        for d in dims
+    ]
     return concat(parts, axis=0)
 
 
@@ -100,9 +125,14 @@ def _random(op: str, shape_: Any, dtype: Any, attrs: dict) -> Any:
     else:
         if isinstance(shape_, int):
             shape_ = [shape_]
-        if not isinstance(shape_, (list, tuple)) or not shape_ or not all(
-                isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape_):
-            raise ValueError(f"{op}: shape must be a non-empty list of positive ints (or a Variable), given {shape_!r}")
+        if (
+            not isinstance(shape_, (list, tuple))
+            or not shape_
+            or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape_)
+        ):
+            raise ValueError(
+                f"{op}: shape must be a non-empty list of positive ints (or a Variable), given {shape_!r}"
+            )
         attrs["shape"] = [int(d) for d in shape_]
     if not isinstance(attrs["seed"], int):
         raise TypeError(f"{op}: seed must be an int, given {attrs['seed']!r}")
@@ -111,63 +141,130 @@ def _random(op: str, shape_: Any, dtype: Any, attrs: dict) -> Any:
     return out
 
 
-def uniform_random(shape: Sequence, dtype: Any = "float32", min: float = -1.0, max: float = 1.0,  # noqa: A002
-                   seed: int = 0) -> Any:
+def uniform_random(
+    shape: Sequence,
+    dtype: Any = "float32",
+    min: float = -1.0,
+    max: float = 1.0,  # noqa: A002
+    seed: int = 0,
+) -> Any:
     """A tensor of values drawn uniformly from [min, max) (seed 0: a fresh draw each run)."""
     if not min < max:
         raise ValueError(f"uniform_random: min ({min}) must be less than max ({max})")
-    return _random("uniform_random", shape, dtype, {"min": float(min), "max": float(max), "seed": seed})
+    return _random(
+        "uniform_random", shape, dtype, {"min": float(min), "max": float(max), "seed": seed}
+    )
 
 
-def gaussian_random(shape: Sequence, mean: float = 0.0, std: float = 1.0, seed: int = 0,
-                    dtype: Any = "float32") -> Any:
+def gaussian_random(
+    shape: Sequence, mean: float = 0.0, std: float = 1.0, seed: int = 0, dtype: Any = "float32"
+) -> Any:
     """A tensor of normal samples N(mean, std^2)."""
     if std < 0:
         raise ValueError(f"gaussian_random: std must be >= 0, given {std}")
-    return _random("gaussian_random", shape, dtype, {"mean": float(mean), "std": float(std), "seed": seed})
+    return _random(
+        "gaussian_random", shape, dtype, {"mean": float(mean), "std": float(std), "seed": seed}
+    )
 
 
-def _random_like(op: str, input: Any, shape: Sequence, dtype: Any, input_dim_idx: int, output_dim_idx: int,
-                 attrs: dict) -> Any:
+def _random_like(
+    op: str,
+    input: Any,
+    shape: Sequence,
+    dtype: Any,
+    input_dim_idx: int,
+    output_dim_idx: int,
+    attrs: dict,
+) -> Any:
     helper = LayerHelper(op)
     check_variable(op, "input", input)
     dtype = convert_dtype(dtype)
     if dtype not in ("float16", "float32", "float64"):
         raise TypeError(f"{op}: dtype must be a float type, given {dtype}")
-    if not isinstance(shape, (list, tuple)) or not shape or not all(isinstance(d, int) for d in shape):
+    if (
+        not isinstance(shape, (list, tuple))
+        or not shape
+        or not all(isinstance(d, int) for d in shape)
+    ):
         raise ValueError(f"{op}: shape must be a non-empty list of ints, given {shape!r}")
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(op, {"Input": [input]}, {"Out": [out]},
-                     {"shape": [int(d) for d in shape], "dtype": dtype, "input_dim_idx": input_dim_idx,
-                      "output_dim_idx": output_dim_idx, **attrs})
+    helper.append_op(
+        op,
+        {"Input": [input]},
+        {"Out": [out]},
+        {
+            "shape": [int(d) for d in shape],
+            "dtype": dtype,
+            "input_dim_idx": input_dim_idx,
+            "output_dim_idx": output_dim_idx,
+            **attrs,
+        },
+    )
     out.stop_gradient = True
     return out
 
 
-def uniform_random_batch_size_like(input: Any, shape: Sequence, dtype: Any = "float32", input_dim_idx: int = 0,
-                                   output_dim_idx: int = 0, min: float = -1.0, max: float = 1.0,  # noqa: A002
-                                   seed: int = 0) -> Any:
+def uniform_random_batch_size_like(
+    input: Any,
+    shape: Sequence,
+    dtype: Any = "float32",
+    input_dim_idx: int = 0,
+    output_dim_idx: int = 0,
+    min: float = -1.0,
+    max: float = 1.0,  # noqa: A002
+    seed: int = 0,
+) -> Any:
     """Uniform noise whose dim ``output_dim_idx`` is ``input``'s dim ``input_dim_idx`` (the batch size)."""
     if not min < max:
-        raise ValueError(f"uniform_random_batch_size_like: min ({min}) must be less than max ({max})")
-    return _random_like("uniform_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx,
-                        {"min": float(min), "max": float(max), "seed": seed})
+        raise ValueError(
+            f"uniform_random_batch_size_like: min ({min}) must be less than max ({max})"
+        )
+    return _random_like(
+        "uniform_random_batch_size_like",
+        input,
+        shape,
+        dtype,
+        input_dim_idx,
+        output_dim_idx,
+        {"min": float(min), "max": float(max), "seed": seed},
+    )
 
 
-def gaussian_random_batch_size_like(input: Any, shape: Sequence, input_dim_idx: int = 0, output_dim_idx: int = 0,
-                                    mean: float = 0.0, std: float = 1.0, seed: int = 0,
-                                    dtype: Any = "float32") -> Any:
+def gaussian_random_batch_size_like(
+    input: Any,
+    shape: Sequence,
+    input_dim_idx: int = 0,
+    output_dim_idx: int = 0,
+    mean: float = 0.0,
+    std: float = 1.0,
+    seed: int = 0,
+    dtype: Any = "float32",
+) -> Any:
     """Normal noise whose dim ``output_dim_idx`` is ``input``'s dim ``input_dim_idx`` (the batch size)."""
     if std < 0:
         raise ValueError(f"gaussian_random_batch_size_like: std must be >= 0, given {std}")
-    return _random_like("gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx,
-                        {"mean": float(mean), "std": float(std), "seed": seed})
+    return _random_like(
+        "gaussian_random_batch_size_like",
+        input,
+        shape,
+        dtype,
+        input_dim_idx,
+        output_dim_idx,
+        {"mean": float(mean), "std": float(std), "seed": seed},
+    )
 
 
-def sampling_id(x: Any, min: float = 0.0, max: float = 1.0, seed: int = 0, dtype: Any = "float32") -> Any:  # noqa: A002
+def sampling_id(
+    x: Any, min: float = 0.0, max: float = 1.0, seed: int = 0, dtype: Any = "float32"
+) -> Any:  # noqa: A002
     """One int64 class id per row of the probabilities ``x``, drawn at random."""
     helper = LayerHelper("sampling_id")
     check_variable("sampling_id", "x", x)
     out = helper.create_variable_for_type_inference("int64", stop_gradient=True)
-    helper.append_op("sampling_id", {"X": [x]}, {"Out": [out]}, {"min": float(min), "max": float(max), "seed": seed})
+    helper.append_op(
+        "sampling_id",
+        {"X": [x]},
+        {"Out": [out]},
+        {"min": float(min), "max": float(max), "seed": seed},
+    )
     return out

@@ -11,8 +11,19 @@ import numpy as np
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
-__all__ = ["pixel_shuffle", "shuffle_channel", "crop_tensor", "pad_constant_like", "tril", "triu",
-           "scatter_nd_add", "scatter_nd", "randint", "rank", "logsumexp"]
+__all__ = [
+    "pixel_shuffle",
+    "shuffle_channel",
+    "crop_tensor",
+    "pad_constant_like",
+    "tril",
+    "triu",
+    "scatter_nd_add",
+    "scatter_nd",
+    "randint",
+    "rank",
+    "logsumexp",
+]
 
 
 def _pos_int(layer: str, arg: str, v: Any) -> int:
@@ -31,14 +42,23 @@ def _unary(op: str, layer: str, x: Any, attrs: dict, name: str | None = None) ->
 
 def pixel_shuffle(x: Any, upscale_factor: int) -> Any:
     """[N, C*r*r, H, W] -> [N, C, H*r, W*r] (sub-pixel convolution's rearrangement)."""
-    return _unary("pixel_shuffle", "pixel_shuffle", x,
-                  {"upscale_factor": _pos_int("pixel_shuffle", "upscale_factor", upscale_factor)})
+    return _unary(
+        "pixel_shuffle",
+        "pixel_shuffle",
+        x,
+        {"upscale_factor": _pos_int("pixel_shuffle", "upscale_factor", upscale_factor)},
+    )
 
 
 def shuffle_channel(x: Any, group: int, name: str | None = None) -> Any:
     """ShuffleNet's channel shuffle: [N, g*k, H, W] viewed as (g, k) channels, transposed to (k, g)."""
-    return _unary("shuffle_channel", "shuffle_channel", x, {"group": _pos_int("shuffle_channel", "group", group)},
-                  name)
+    return _unary(
+        "shuffle_channel",
+        "shuffle_channel",
+        x,
+        {"group": _pos_int("shuffle_channel", "group", group)},
+        name,
+    )
 
 
 def _int_list_or_tensor(layer: str, arg: str, value: Any, inputs: dict, slot: str) -> list:
@@ -50,7 +70,9 @@ def _int_list_or_tensor(layer: str, arg: str, value: Any, inputs: dict, slot: st
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{layer}: {arg} must be a list, tuple or Variable, given {value!r}")
     if any(is_variable(v) for v in value):
-        inputs[slot + "Tensor"] = [v if is_variable(v) else fill_constant([1], "int32", int(v)) for v in value]
+        inputs[slot + "Tensor"] = [
+            v if is_variable(v) else fill_constant([1], "int32", int(v)) for v in value
+        ]
         return [-1 if is_variable(v) else int(v) for v in value]
     return [int(v) for v in value]
 
@@ -78,7 +100,9 @@ def pad_constant_like(x: Any, y: Any, pad_value: float = 0.0, name: str | None =
     check_variable("pad_constant_like", "x", x)
     check_variable("pad_constant_like", "y", y)
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("pad_constant_like", {"X": [x], "Y": [y]}, {"Out": [out]}, {"pad_value": float(pad_value)})
+    helper.append_op(
+        "pad_constant_like", {"X": [x], "Y": [y]}, {"Out": [out]}, {"pad_value": float(pad_value)}
+    )
     return out
 
 
@@ -88,7 +112,9 @@ def _tri(layer: str, input: Any, diagonal: int, lower: bool, name: str | None) -
     helper = LayerHelper(layer, name=name)
     check_variable(layer, "input", input)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("tril_triu", {"X": [input]}, {"Out": [out]}, {"diagonal": diagonal, "lower": lower})
+    helper.append_op(
+        "tril_triu", {"X": [input]}, {"Out": [out]}, {"diagonal": diagonal, "lower": lower}
+    )
     return out
 
 
@@ -108,7 +134,9 @@ def scatter_nd_add(ref: Any, index: Any, updates: Any, name: str | None = None) 
     for arg, v in (("ref", ref), ("index", index), ("updates", updates)):
         check_variable("scatter_nd_add", arg, v)
     out = helper.create_variable_for_type_inference(ref.dtype)
-    helper.append_op("scatter_nd_add", {"X": [ref], "Index": [index], "Updates": [updates]}, {"Out": [out]})
+    helper.append_op(
+        "scatter_nd_add", {"X": [ref], "Index": [index], "Updates": [updates]}, {"Out": [out]}
+    )
     return out
 
 
@@ -120,8 +148,17 @@ def scatter_nd(index: Any, updates: Any, shape: Sequence, name: str | None = Non
     return scatter_nd_add(zeros(shape, updates.dtype), index, updates, name)
 
 
-def randint(low: int, high: int | None = None, shape: Any = None, out: Any = None, dtype: Any = None,
-            device: Any = None, stop_gradient: bool = False, seed: int = 0, name: str | None = None) -> Any:
+def randint(
+    low: int,
+    high: int | None = None,
+    shape: Any = None,
+    out: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    stop_gradient: bool = False,
+    seed: int = 0,
+    name: str | None = None,
+) -> Any:
     """Integers drawn uniformly from [low, high) (one bound: [0, low))."""
     helper = LayerHelper("randint", name=name)
     if high is None:
@@ -140,10 +177,18 @@ def randint(low: int, high: int | None = None, shape: Any = None, out: Any = Non
     elif isinstance(shape, (list, tuple)) and any(is_variable(d) for d in shape):
         from oar.layers.tensor import fill_constant
 
-        inputs["ShapeTensorList"] = [d if is_variable(d) else fill_constant([1], "int64", d) for d in shape]
+        inputs["ShapeTensorList"] = [
+            d if is_variable(d) else fill_constant([1], "int64", d) for d in shape
+        ]
     else:
-        if not isinstance(shape, (list, tuple)) or not shape or not all(isinstance(d, int) and d > 0 for d in shape):
-            raise ValueError(f"randint: shape must be a non-empty list of positive ints, given {shape!r}")
+        if (
+            not isinstance(shape, (list, tuple))
+            or not shape
+            or not all(isinstance(d, int) and d > 0 for d in shape)
+        ):
+            raise ValueError(
+                f"randint: shape must be a non-empty list of positive ints, given {shape!r}"
+            )
         attrs["shape"] = list(shape)
     out = out or helper.create_variable_for_type_inference(dtype)
     helper.append_op("randint", inputs, {"Out": [out]}, attrs)
@@ -159,7 +204,9 @@ def rank(input: Any) -> Any:
     return assign(np.array(len(input.shape), dtype="int32"))  # a 0-d tensor, as Fluid gives
 
 
-def logsumexp(x: Any, dim: Any = None, keepdim: bool = False, out: Any = None, name: str | None = None) -> Any:
+def logsumexp(
+    x: Any, dim: Any = None, keepdim: bool = False, out: Any = None, name: str | None = None
+) -> Any:
     """log(sum(exp(x))) over ``dim`` (all dims when None), computed stably around the maximum."""
     from oar.layers.activation import exp, log
     from oar.layers.math import elementwise_add, elementwise_sub

@@ -12,17 +12,31 @@ from oar.layer_helper import LayerHelper, check_variable, is_variable
 __all__ = ["reshape"]
 
 
-def reshape(x: Any, shape: Sequence, actual_shape: Any = None, act: Any = None, inplace: bool = False,
-            name: str | None = None) -> Any:
+def reshape(
+    x: Any,
+    shape: Sequence,
+    actual_shape: Any = None,
+    act: Any = None,
+    inplace: bool = False,
+    name: str | None = None,
+) -> Any:
     """``x`` with a new shape: 0 copies the input dim, one -1 is inferred; entries may be Variables."""
     helper = LayerHelper("reshape2", act=act, name=name)
     check_variable("reshape", "x", x)
     if not isinstance(shape, (list, tuple)) and not is_variable(shape):
-        raise TypeError(f"reshape: shape must be a list, tuple or Variable, given {type(shape).__name__}")
+        raise TypeError(
+            f"reshape: shape must be a list, tuple or Variable, given {type(shape).__name__}"
+        )
     if not is_variable(shape):
-        bad = [d for d in shape if not is_variable(d) and (isinstance(d, bool) or not isinstance(d, (int, np.integer)))]
+        bad = [
+            d
+            for d in shape
+            if not is_variable(d) and (isinstance(d, bool) or not isinstance(d, (int, np.integer)))
+        ]
         if bad:
-            raise TypeError(f"reshape: shape entries must be ints or [1] int Variables, given {list(shape)}")
+            raise TypeError(
+                f"reshape: shape entries must be ints or [1] int Variables, given {list(shape)}"
+            )
     inputs: dict = {"X": [x]}
     attrs: dict = {}
     if is_variable(shape):

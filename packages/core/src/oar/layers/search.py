@@ -14,8 +14,10 @@ __all__ = ["argmax", "argmin", "argsort", "where", "cumsum"]
 def _check_axis(layer: str, x: Any, axis: Any) -> None:
     rank = len(x.shape)
     if not isinstance(axis, int) or isinstance(axis, bool) or not -rank <= axis < max(rank, 1):
-        raise ValueError(f"{layer}: axis must be an int in [-{rank}, {rank}) for x of shape {list(x.shape)}, "
-                         f"given {axis!r}")
+        raise ValueError(
+            f"{layer}: axis must be an int in [-{rank}, {rank}) for x of shape {list(x.shape)}, "
+            f"given {axis!r}"
+        )
 
 
 def _arg(op: str, layer: str, x: Any, axis: int) -> Any:
@@ -44,11 +46,17 @@ def argsort(input: Any, axis: int = -1, descending: bool = False, name: str | No
     check_variable("argsort", "input", input)
     _check_axis("argsort", input, axis)
     if not isinstance(descending, (bool, np.bool_)):
-        raise TypeError(f"argsort: descending must be a bool, given {type(descending).__name__} {descending!r}")
+        raise TypeError(
+            f"argsort: descending must be a bool, given {type(descending).__name__} {descending!r}"
+        )
     out = helper.create_variable_for_type_inference(input.dtype)
     ids = helper.create_variable_for_type_inference("int64", stop_gradient=True)
-    helper.append_op("argsort", {"X": [input]}, {"Out": [out], "Indices": [ids]},
-                     {"axis": axis, "descending": bool(descending)})
+    helper.append_op(
+        "argsort",
+        {"X": [input]},
+        {"Out": [out], "Indices": [ids]},
+        {"axis": axis, "descending": bool(descending)},
+    )
     ids.stop_gradient = True
     return out, ids
 
@@ -58,14 +66,18 @@ def where(condition: Any) -> Any:
     helper = LayerHelper("where_index")
     check_variable("where", "condition", condition)
     if condition.dtype != "bool":
-        raise TypeError(f"where: condition '{condition.name}' must be a bool tensor, given {condition.dtype}")
+        raise TypeError(
+            f"where: condition '{condition.name}' must be a bool tensor, given {condition.dtype}"
+        )
     out = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     helper.append_op("where_index", {"Condition": [condition]}, {"Out": [out]})
     out.stop_gradient = True
     return out
 
 
-def cumsum(x: Any, axis: int | None = None, exclusive: bool | None = None, reverse: bool | None = None) -> Any:
+def cumsum(
+    x: Any, axis: int | None = None, exclusive: bool | None = None, reverse: bool | None = None
+) -> Any:
     """Running sum along ``axis`` (default the last); ``exclusive`` skips the own element, ``reverse`` runs backward."""
     helper = LayerHelper("cumsum")
     check_variable("cumsum", "x", x)

@@ -9,15 +9,33 @@ from typing import Any
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable
 
-__all__ = ["cos_sim", "label_smooth", "reverse", "roll", "multiplex", "eye", "diag", "unique", "size",
-           "isfinite", "has_inf", "has_nan", "sum", "unique_with_counts", "shard_index",
-           "merge_selected_rows", "get_tensor_from_selected_rows"]
+__all__ = [
+    "cos_sim",
+    "label_smooth",
+    "reverse",
+    "roll",
+    "multiplex",
+    "eye",
+    "diag",
+    "unique",
+    "size",
+    "isfinite",
+    "has_inf",
+    "has_nan",
+    "sum",
+    "unique_with_counts",
+    "shard_index",
+    "merge_selected_rows",
+    "get_tensor_from_selected_rows",
+]
 
 
 def _ints(layer: str, arg: str, v: Any) -> list:
     if isinstance(v, int) and not isinstance(v, bool):
         v = [v]
-    if not isinstance(v, (list, tuple)) or not all(isinstance(a, int) and not isinstance(a, bool) for a in v):
+    if not isinstance(v, (list, tuple)) or not all(
+        isinstance(a, int) and not isinstance(a, bool) for a in v
+    ):
         raise TypeError(f"{layer}: {arg} must be an int or a list of ints, given {v!r}")
     return [int(a) for a in v]
 
@@ -30,16 +48,27 @@ def cos_sim(X: Any, Y: Any) -> Any:
     out = helper.create_variable_for_type_inference(X.dtype)
     xnorm = helper.create_variable_for_type_inference(X.dtype)
     ynorm = helper.create_variable_for_type_inference(X.dtype)
-    helper.append_op("cos_sim", {"X": [X], "Y": [Y]}, {"Out": [out], "XNorm": [xnorm], "YNorm": [ynorm]})
+    helper.append_op(
+        "cos_sim", {"X": [X], "Y": [Y]}, {"Out": [out], "XNorm": [xnorm], "YNorm": [ynorm]}
+    )
     return out
 
 
-def label_smooth(label: Any, prior_dist: Any = None, epsilon: float = 0.1, dtype: Any = "float32",
-                 name: str | None = None) -> Any:
+def label_smooth(
+    label: Any,
+    prior_dist: Any = None,
+    epsilon: float = 0.1,
+    dtype: Any = "float32",
+    name: str | None = None,
+) -> Any:
     """(1 - epsilon) * label + epsilon * prior (uniform 1/C when no prior_dist)."""
     helper = LayerHelper("label_smooth", name=name)
     check_variable("label_smooth", "label", label)
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
+    if (
+        isinstance(epsilon, bool)
+        or not isinstance(epsilon, (int, float))
+        or not 0.0 <= epsilon <= 1.0
+    ):
         raise ValueError(f"label_smooth: epsilon must be a number in [0, 1], given {epsilon!r}")
     inputs = {"X": [label]}
     if prior_dist is not None:
@@ -55,7 +84,9 @@ def reverse(x: Any, axis: Any) -> Any:
     helper = LayerHelper("reverse")
     check_variable("reverse", "x", x)
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("reverse", {"X": [x]}, {"Out": [out]}, {"axis": _ints("reverse", "axis", axis)})
+    helper.append_op(
+        "reverse", {"X": [x]}, {"Out": [out]}, {"axis": _ints("reverse", "axis", axis)}
+    )
     return out
 
 
@@ -64,17 +95,27 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
     helper = LayerHelper("roll")
     check_variable("roll", "input", input)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("roll", {"X": [input]}, {"Out": [out]},
-                     {"shifts": _ints("roll", "shifts", shifts),
-                      "dims": [] if dims is None else _ints("roll", "dims", dims)})
+    helper.append_op(
+        "roll",
+        {"X": [input]},
+        {"Out": [out]},
+        {
+            "shifts": _ints("roll", "shifts", shifts),
+            "dims": [] if dims is None else _ints("roll", "dims", dims),
+        },
+    )
     return out
 
 
 def multiplex(inputs: Sequence, index: Any) -> Any:
     """Row i of the result is row i of ``inputs[index[i]]``."""
     helper = LayerHelper("multiplex")
-    check_variable("multiplex", "inputs", list(inputs) if isinstance(inputs, (list, tuple)) else inputs,
-                   allow_list=True)
+    check_variable(
+        "multiplex",
+        "inputs",
+        list(inputs) if isinstance(inputs, (list, tuple)) else inputs,
+        allow_list=True,
+    )
     if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
         raise ValueError("multiplex: inputs must be a list of at least 2 Variables")
     check_variable("multiplex", "index", index)
@@ -83,17 +124,28 @@ def multiplex(inputs: Sequence, index: Any) -> Any:
     return out
 
 
-def eye(num_rows: int, num_columns: int | None = None, batch_shape: Sequence | None = None,
-        dtype: Any = "float32") -> Any:
+def eye(
+    num_rows: int,
+    num_columns: int | None = None,
+    batch_shape: Sequence | None = None,
+    dtype: Any = "float32",
+) -> Any:
     """An identity matrix [num_rows, num_columns], optionally repeated over ``batch_shape``."""
     helper = LayerHelper("eye")
     for arg, v in (("num_rows", num_rows), ("num_columns", num_columns)):
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
             raise ValueError(f"eye: {arg} must be a non-negative int, given {v!r}")
     out = helper.create_variable_for_type_inference(convert_dtype(dtype))
-    helper.append_op("eye", {}, {"Out": [out]},
-                     {"num_rows": num_rows, "num_columns": -1 if num_columns is None else num_columns,
-                      "dtype": convert_dtype(dtype)})
+    helper.append_op(
+        "eye",
+        {},
+        {"Out": [out]},
+        {
+            "num_rows": num_rows,
+            "num_columns": -1 if num_columns is None else num_columns,
+            "dtype": convert_dtype(dtype),
+        },
+    )
     out.stop_gradient = True
     if batch_shape:
         from oar.layers.manip import expand
@@ -183,18 +235,33 @@ def unique_with_counts(x: Any, dtype: Any = "int32") -> tuple:
     out = helper.create_variable_for_type_inference(x.dtype)
     index = helper.create_variable_for_type_inference(dtype)
     count = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("unique_with_counts", {"X": [x]}, {"Out": [out], "Index": [index], "Count": [count]},
-                     {"dtype": dtype})
+    helper.append_op(
+        "unique_with_counts",
+        {"X": [x]},
+        {"Out": [out], "Index": [index], "Count": [count]},
+        {"dtype": dtype},
+    )
     return out, index, count
 
 
-def shard_index(input: Any, index_num: int, nshards: int, shard_id: int, ignore_value: int = -1) -> Any:
+def shard_index(
+    input: Any, index_num: int, nshards: int, shard_id: int, ignore_value: int = -1
+) -> Any:
     """Map global ids to ids local to shard ``shard_id`` (others become ``ignore_value``)."""
     helper = LayerHelper("shard_index")
     check_variable("shard_index", "input", input)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("shard_index", {"X": [input]}, {"Out": [out]},
-                     {"index_num": index_num, "nshards": nshards, "shard_id": shard_id, "ignore_value": ignore_value})
+    helper.append_op(
+        "shard_index",
+        {"X": [input]},
+        {"Out": [out]},
+        {
+            "index_num": index_num,
+            "nshards": nshards,
+            "shard_id": shard_id,
+            "ignore_value": ignore_value,
+        },
+    )
     out.stop_gradient = True
     return out
 

@@ -36,7 +36,10 @@ def same_as(slot: str = "X", out: str = "Out"):
 def check_same_dtype(ins, *slots: str) -> str:
     dts = {s: ins[s].dtype for s in slots if ins.get(s) is not None}
     if len(set(dts.values())) > 1:
-        raise TypeError("inputs must have the same dtype, given " + ", ".join(f"{k}: {v}" for k, v in dts.items()))
+        raise TypeError(
+            "inputs must have the same dtype, given "
+            + ", ".join(f"{k}: {v}" for k, v in dts.items())
+        )
     return next(iter(dts.values()))
 
 

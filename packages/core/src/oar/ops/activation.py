@@ -28,7 +28,11 @@ PARAMETRIC = {
     "swish": {"beta": Attr(float, 1.0)},
     "gelu": {"approximate": Attr(bool, False)},
     "hard_sigmoid": {"slope": Attr(float, 0.2), "offset": Attr(float, 0.5)},
-    "hard_swish": {"threshold": Attr(float, 6.0), "scale": Attr(float, 6.0), "offset": Attr(float, 3.0)},
+    "hard_swish": {
+        "threshold": Attr(float, 6.0),
+        "scale": Attr(float, 6.0),
+        "offset": Attr(float, 3.0),
+    },
     "selu": {"scale": Attr(float, 1.0507009873554805), "alpha": Attr(float, 1.6732632423543772)},
     "stanh": {"scale_a": Attr(float, 2.0 / 3.0), "scale_b": Attr(float, 1.7159)},
     "thresholded_relu": {"threshold": Attr(float, 1.0)},
@@ -55,20 +59,63 @@ def register(registry) -> None:
     lod = (("X", "Out"),)
     registry.register_op(OpDef("sign", ["X"], ["Out"], {}, infer_shape=same_as()))
     for name in FROM_OUT:
-        registry.register_op(OpDef(name, ["X"], ["Out"], {}, infer_shape=_infer_float,
-                                   grad=GradSpec(("Out", "Out@GRAD"), ("X@GRAD",)), share_lod=lod))
+        registry.register_op(
+            OpDef(
+                name,
+                ["X"],
+                ["Out"],
+                {},
+                infer_shape=_infer_float,
+                grad=GradSpec(("Out", "Out@GRAD"), ("X@GRAD",)),
+                share_lod=lod,
+            )
+        )
     for name in FROM_X:
-        registry.register_op(OpDef(name, ["X"], ["Out"], {},
-                                   infer_shape=same_as() if name == "abs" else _infer_float,
-                                   grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)), share_lod=lod))
+        registry.register_op(
+            OpDef(
+                name,
+                ["X"],
+                ["Out"],
+                {},
+                infer_shape=same_as() if name == "abs" else _infer_float,
+                grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+                share_lod=lod,
+            )
+        )
     for name in ZERO_GRAD:
-        registry.register_op(OpDef(name, ["X"], ["Out"], {}, infer_shape=_infer_float,
-                                   grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)), share_lod=lod))
+        registry.register_op(
+            OpDef(
+                name,
+                ["X"],
+                ["Out"],
+                {},
+                infer_shape=_infer_float,
+                grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+                share_lod=lod,
+            )
+        )
     for name, attrs in PARAMETRIC.items():
         inputs = ["X", "FactorTensor?"] if name == "pow" else ["X"]
         reads = ("X", "FactorTensor", "Out@GRAD") if name == "pow" else ("X", "Out", "Out@GRAD")
-        registry.register_op(OpDef(name, inputs, ["Out"], dict(attrs), infer_shape=_infer_float,
-                                   grad=GradSpec(reads, ("X@GRAD",)), share_lod=lod))
-    registry.register_op(OpDef("log_softmax", ["X"], ["Out"], {"axis": Attr(int, -1)},
-                               infer_shape=_infer_log_softmax,
-                               grad=GradSpec(("Out", "Out@GRAD"), ("X@GRAD",)), share_lod=lod))
+        registry.register_op(
+            OpDef(
+                name,
+                inputs,
+                ["Out"],
+                dict(attrs),
+                infer_shape=_infer_float,
+                grad=GradSpec(reads, ("X@GRAD",)),
+                share_lod=lod,
+            )
+        )
+    registry.register_op(
+        OpDef(
+            "log_softmax",
+            ["X"],
+            ["Out"],
+            {"axis": Attr(int, -1)},
+            infer_shape=_infer_log_softmax,
+            grad=GradSpec(("Out", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=lod,
+        )
+    )

@@ -26,22 +26,35 @@ def _infer(ins, attrs):
     for slot in ("Scale", "Bias", "Mean", "Variance"):
         shape = list(ins[slot].shape)
         if c >= 0 and shape != [c]:
-            raise ValueError(f"batch_norm: {slot} must have shape [{c}] (the channels of X {list(x.shape)} in "
-                             f"layout {attrs['data_layout']}), given {shape}")
+            raise ValueError(
+                f"batch_norm: {slot} must have shape [{c}] (the channels of X {list(x.shape)} in "
+                f"layout {attrs['data_layout']}), given {shape}"
+            )
     stat = meta([c], ins["Mean"].dtype)
     return {"Y": x, "MeanOut": stat, "VarianceOut": stat, "SavedMean": stat, "SavedVariance": stat}
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "batch_norm", ["X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor?"],
-        ["Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"],
-        {"momentum": Attr(float, 0.9), "epsilon": Attr(float, 1e-5), "is_test": Attr(bool, False),
-         "data_layout": Attr(str, "NCHW", one_of("NCHW", "NHWC", "AnyLayout")),
-         "use_global_stats": Attr(bool, False), "trainable_statistics": Attr(bool, False),
-         "fuse_with_relu": Attr(bool, False)},
-        infer_shape=_infer, kernel_dtype="X",
-        grad=GradSpec(("X", "Scale", "SavedMean", "SavedVariance", "Mean", "Variance", "Y@GRAD"),
-                      ("X@GRAD", "Scale@GRAD", "Bias@GRAD")),
-        doc="batch normalisation; moving statistics updated in place",
-    ))
+    registry.register_op(
+        OpDef(
+            "batch_norm",
+            ["X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor?"],
+            ["Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"],
+            {
+                "momentum": Attr(float, 0.9),
+                "epsilon": Attr(float, 1e-5),
+                "is_test": Attr(bool, False),
+                "data_layout": Attr(str, "NCHW", one_of("NCHW", "NHWC", "AnyLayout")),
+                "use_global_stats": Attr(bool, False),
+                "trainable_statistics": Attr(bool, False),
+                "fuse_with_relu": Attr(bool, False),
+            },
+            infer_shape=_infer,
+            kernel_dtype="X",
+            grad=GradSpec(
+                ("X", "Scale", "SavedMean", "SavedVariance", "Mean", "Variance", "Y@GRAD"),
+                ("X@GRAD", "Scale@GRAD", "Bias@GRAD"),
+            ),
+            doc="batch normalisation; moving statistics updated in place",
+        )
+    )

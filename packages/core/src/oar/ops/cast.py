@@ -15,11 +15,25 @@ def _infer(ins, attrs):
 
 
 def _grad(g):
-    return [GradOpDesc("cast", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")},
-                       {"in_dtype": g.attrs["out_dtype"], "out_dtype": g.attrs["in_dtype"]})]
+    return [
+        GradOpDesc(
+            "cast",
+            {"X": g.output_grad("Out")},
+            {"Out": g.input_grad("X")},
+            {"in_dtype": g.attrs["out_dtype"], "out_dtype": g.attrs["in_dtype"]},
+        )
+    ]
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef("cast", ["X"], ["Out"],
-                               {"in_dtype": Attr(str), "out_dtype": Attr(str)},
-                               infer_shape=_infer, grad=_grad, share_lod=(("X", "Out"),)))
+    registry.register_op(
+        OpDef(
+            "cast",
+            ["X"],
+            ["Out"],
+            {"in_dtype": Attr(str), "out_dtype": Attr(str)},
+            infer_shape=_infer,
+            grad=_grad,
+            share_lod=(("X", "Out"),),
+        )
+    )

@@ -31,17 +31,34 @@ def _infer_norm(ins, attrs):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "clip", ["X", "Min?", "Max?"], ["Out"], {"min": Attr(float, -3.4e38), "max": Attr(float, 3.4e38)},
-        infer_shape=_infer_clip, grad=GradSpec(("X", "Min", "Max", "Out@GRAD"), ("X@GRAD",)),
-        share_lod=(("X", "Out"),),
-    ))
-    registry.register_op(OpDef(
-        "clip_by_norm", ["X"], ["Out"], {"max_norm": Attr(float)},
-        infer_shape=_infer_clip_by_norm, grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "norm", ["X"], ["Out", "Norm"],
-        {"axis": Attr(int, 1), "epsilon": Attr(float, 1e-10), "is_test": Attr(bool, False)},
-        infer_shape=_infer_norm, grad=GradSpec(("X", "Norm", "Out@GRAD"), ("X@GRAD",)),
-    ))
+    registry.register_op(
+        OpDef(
+            "clip",
+            ["X", "Min?", "Max?"],
+            ["Out"],
+            {"min": Attr(float, -3.4e38), "max": Attr(float, 3.4e38)},
+            infer_shape=_infer_clip,
+            grad=GradSpec(("X", "Min", "Max", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "clip_by_norm",
+            ["X"],
+            ["Out"],
+            {"max_norm": Attr(float)},
+            infer_shape=_infer_clip_by_norm,
+            grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "norm",
+            ["X"],
+            ["Out", "Norm"],
+            {"axis": Attr(int, 1), "epsilon": Attr(float, 1e-10), "is_test": Attr(bool, False)},
+            infer_shape=_infer_norm,
+            grad=GradSpec(("X", "Norm", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )

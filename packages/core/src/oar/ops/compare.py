@@ -27,7 +27,11 @@ def _check_bool(ins, *slots):
 
 def _infer_logical(ins, attrs):
     _check_bool(ins, "X", "Y")
-    return {"Out": meta(broadcast_axis_shape(ins["X"].shape, ins["Y"].shape, -1), "bool", ins["X"].lod_level)}
+    return {
+        "Out": meta(
+            broadcast_axis_shape(ins["X"].shape, ins["Y"].shape, -1), "bool", ins["X"].lod_level
+        )
+    }
 
 
 def _infer_not(ins, attrs):
@@ -37,9 +41,16 @@ def _infer_not(ins, attrs):
 
 def register(registry) -> None:
     for name in COMPARE:
-        registry.register_op(OpDef(name, ["X", "Y"], ["Out"],
-                                   {"axis": Attr(int, -1), "force_cpu": Attr(bool, False)},
-                                   infer_shape=_infer_compare, kernel_dtype="X"))
+        registry.register_op(
+            OpDef(
+                name,
+                ["X", "Y"],
+                ["Out"],
+                {"axis": Attr(int, -1), "force_cpu": Attr(bool, False)},
+                infer_shape=_infer_compare,
+                kernel_dtype="X",
+            )
+        )
     for name in LOGICAL_BINARY:
         registry.register_op(OpDef(name, ["X", "Y"], ["Out"], {}, infer_shape=_infer_logical))
     registry.register_op(OpDef("logical_not", ["X"], ["Out"], {}, infer_shape=_infer_not))

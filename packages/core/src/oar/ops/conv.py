@@ -29,8 +29,14 @@ def _check_paddings(v):
     return None
 
 
-def resolve_paddings(paddings: Sequence[int], algorithm: str, in_hw: Sequence[int], k_hw: Sequence[int],
-                     strides: Sequence[int], dilations: Sequence[int]) -> tuple:
+def resolve_paddings(
+    paddings: Sequence[int],
+    algorithm: str,
+    in_hw: Sequence[int],
+    k_hw: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+) -> tuple:
     """``(top, bottom, left, right), dilations`` as Fluid computes them for the padding algorithm.
 
     SAME pads so that ``out = ceil(in / stride)`` and, as in Fluid, drops the
@@ -77,22 +83,34 @@ def _infer_conv(op_type):
         fmt = attrs["data_format"]
         n, c, h, wd = _nchw(x.shape, fmt, op_type, "Input")
         if len(w.shape) != 4:
-            raise ValueError(f"{op_type}: Filter must be 4-D [out_channels, in_channels/groups, kh, kw], "
-                             f"given shape {list(w.shape)}")
+            raise ValueError(
+                f"{op_type}: Filter must be 4-D [out_channels, in_channels/groups, kh, kw], "
+                f"given shape {list(w.shape)}"
+            )
         oc, cg, kh, kw = w.shape
         g = attrs["groups"]
         if c >= 0 and c % g:
-            raise ValueError(f"{op_type}: input channels {c} (Input shape {list(x.shape)}) are not divisible "
-                             f"by groups={g}")
+            raise ValueError(
+                f"{op_type}: input channels {c} (Input shape {list(x.shape)}) are not divisible "
+                f"by groups={g}"
+            )
         if oc % g:
-            raise ValueError(f"{op_type}: Filter's {oc} output channels are not divisible by groups={g}")
+            raise ValueError(
+                f"{op_type}: Filter's {oc} output channels are not divisible by groups={g}"
+            )
         if c >= 0 and c // g != cg:
             raise ValueError(
                 f"{op_type}: Input has {c} channels, so with groups={g} the Filter needs {c // g} input "
                 f"channels per group, but Filter shape {list(w.shape)} has {cg}"
             )
-        pads, dil = resolve_paddings(attrs["paddings"], attrs["padding_algorithm"], (h, wd), (kh, kw),
-                                     attrs["strides"], attrs["dilations"])
+        pads, dil = resolve_paddings(
+            attrs["paddings"],
+            attrs["padding_algorithm"],
+            (h, wd),
+            (kh, kw),
+            attrs["strides"],
+            attrs["dilations"],
+        )
         oh = conv_out_size(h, kh, pads[0], pads[1], attrs["strides"][0], dil[0])
         ow = conv_out_size(wd, kw, pads[2], pads[3], attrs["strides"][1], dil[1])
         if (h >= 0 and oh <= 0) or (wd >= 0 and ow <= 0):
@@ -106,7 +124,9 @@ def _infer_conv(op_type):
     return infer
 
 
-def transpose_out_size(size: int, k: int, before: int, after: int, stride: int, dilation: int) -> int:
+def transpose_out_size(
+    size: int, k: int, before: int, after: int, stride: int, dilation: int
+) -> int:
     if size < 0:
         return -1
     return (size - 1) * stride - before - after + dilation * (k - 1) + 1
@@ -119,29 +139,45 @@ def _infer_conv_transpose(ins, attrs):
     fmt = attrs["data_format"]
     n, c, h, wd = _nchw(x.shape, fmt, "conv2d_transpose", "Input")
     if len(w.shape) != 4:
-        raise ValueError(f"conv2d_transpose: Filter must be 4-D [in_channels, out_channels/groups, kh, kw], "
-                         f"given shape {list(w.shape)}")
+        raise ValueError(
+            f"conv2d_transpose: Filter must be 4-D [in_channels, out_channels/groups, kh, kw], "
+            f"given shape {list(w.shape)}"
+        )
     ci, og, kh, kw = w.shape
     g = attrs["groups"]
     if c >= 0 and c != ci:
-        raise ValueError(f"conv2d_transpose: Input has {c} channels but Filter shape {list(w.shape)} expects "
-                         f"{ci} input channels")
+        raise ValueError(
+            f"conv2d_transpose: Input has {c} channels but Filter shape {list(w.shape)} expects "
+            f"{ci} input channels"
+        )
     if ci % g:
         raise ValueError(f"conv2d_transpose: input channels {ci} are not divisible by groups={g}")
     strides = attrs["strides"]
-    pads, dil = resolve_paddings(attrs["paddings"], attrs["padding_algorithm"], (h, wd), (kh, kw), strides,
-                                 attrs["dilations"])
-    full = [transpose_out_size(h, kh, pads[0], pads[1], strides[0], dil[0]),
-            transpose_out_size(wd, kw, pads[2], pads[3], strides[1], dil[1])]
+    pads, dil = resolve_paddings(
+        attrs["paddings"],
+        attrs["padding_algorithm"],
+        (h, wd),
+        (kh, kw),
+        strides,
+        attrs["dilations"],
+    )
+    full = [
+        transpose_out_size(h, kh, pads[0], pads[1], strides[0], dil[0]),
+        transpose_out_size(wd, kw, pads[2], pads[3], strides[1], dil[1]),
+    ]
     size = list(attrs["output_size"])
     if size:
         for i, (mn, want) in enumerate(zip(full, size)):
             if mn >= 0 and not mn <= want < mn + strides[i]:
-                raise ValueError(f"conv2d_transpose: output_size {size} is not reachable: dim {i} must be in "
-                                 f"[{mn}, {mn + strides[i] - 1}] for this input, filter and stride")
+                raise ValueError(
+                    f"conv2d_transpose: output_size {size} is not reachable: dim {i} must be in "
+                    f"[{mn}, {mn + strides[i] - 1}] for this input, filter and stride"
+                )
         full = size
     if any(0 <= f <= 0 for f in full):
-        raise ValueError(f"conv2d_transpose: output would be {full} (paddings {list(pads)} too large)")
+        raise ValueError(
+            f"conv2d_transpose: output would be {full} (paddings {list(pads)} too large)"
+        )
     oc = og * g
     out = (n, full[0], full[1], oc) if fmt == "NHWC" else (n, oc, full[0], full[1])
     return {"Output": meta(out, dtype)}
@@ -169,10 +205,28 @@ def conv_attrs(transpose: bool = False) -> dict:
 def register(registry) -> None:
     grad = GradSpec(("Input", "Filter", "Output@GRAD"), ("Input@GRAD", "Filter@GRAD"))
     for name in ("conv2d", "depthwise_conv2d"):
-        registry.register_op(OpDef(name, ["Input", "Filter"], ["Output"], conv_attrs(),
-                                   infer_shape=_infer_conv(name), grad=grad, kernel_dtype="Input",
-                                   doc="2-D convolution (im2col + GEMM on the CPU)"))
+        registry.register_op(
+            OpDef(
+                name,
+                ["Input", "Filter"],
+                ["Output"],
+                conv_attrs(),
+                infer_shape=_infer_conv(name),
+                grad=grad,
+                kernel_dtype="Input",
+                doc="2-D convolution (im2col + GEMM on the CPU)",
+            )
+        )
     for name in ("conv2d_transpose", "depthwise_conv2d_transpose"):
-        registry.register_op(OpDef(name, ["Input", "Filter"], ["Output"], conv_attrs(True),
-                                   infer_shape=_infer_conv_transpose, grad=grad, kernel_dtype="Input",
-                                   doc="transposed 2-D convolution (the gradient of conv2d w.r.t. its input)"))
+        registry.register_op(
+            OpDef(
+                name,
+                ["Input", "Filter"],
+                ["Output"],
+                conv_attrs(True),
+                infer_shape=_infer_conv_transpose,
+                grad=grad,
+                kernel_dtype="Input",
+                doc="transposed 2-D convolution (the gradient of conv2d w.r.t. its input)",
+            )
+        )

@@ -27,12 +27,25 @@ def _grad_print(g):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "print", ["In"], ["Out"],
-        {"first_n": Attr(int, -1), "message": Attr(str, ""), "summarize": Attr(int, 20),
-         "print_tensor_name": Attr(bool, True), "print_tensor_type": Attr(bool, True),
-         "print_tensor_shape": Attr(bool, True), "print_tensor_lod": Attr(bool, True),
-         "print_phase": Attr(str, "BOTH", _phase), "is_forward": Attr(bool, True)},
-        infer_shape=lambda ins, a: {"Out": ins["In"]}, grad=_grad_print, share_lod=(("In", "Out"),),
-        doc="print In at run time (message, first elements, name/type/shape/lod) and pass it through",
-    ))
+    registry.register_op(
+        OpDef(
+            "print",
+            ["In"],
+            ["Out"],
+            {
+                "first_n": Attr(int, -1),
+                "message": Attr(str, ""),
+                "summarize": Attr(int, 20),
+                "print_tensor_name": Attr(bool, True),
+                "print_tensor_type": Attr(bool, True),
+                "print_tensor_shape": Attr(bool, True),
+                "print_tensor_lod": Attr(bool, True),
+                "print_phase": Attr(str, "BOTH", _phase),
+                "is_forward": Attr(bool, True),
+            },
+            infer_shape=lambda ins, a: {"Out": ins["In"]},
+            grad=_grad_print,
+            share_lod=(("In", "Out"),),
+            doc="print In at run time (message, first elements, name/type/shape/lod) and pass it through",
+        )
+    )

@@ -23,13 +23,24 @@ def _infer(ins, attrs):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "dropout", ["X", "Seed?"], ["Out", "Mask"],
-        {"dropout_prob": Attr(float, 0.5, _prob), "is_test": Attr(bool, False), "seed": Attr(int, 0),
-         "fix_seed": Attr(bool, False),
-         "dropout_implementation": Attr(str, "downgrade_in_infer",
-                                        one_of("downgrade_in_infer", "upscale_in_train"))},
-        infer_shape=_infer, kernel_dtype="X", share_lod=(("X", "Out"),),
-        grad=GradSpec(("Mask", "Out@GRAD"), ("X@GRAD",)),
-        doc="randomly zeroes elements in training",
-    ))
+    registry.register_op(
+        OpDef(
+            "dropout",
+            ["X", "Seed?"],
+            ["Out", "Mask"],
+            {
+                "dropout_prob": Attr(float, 0.5, _prob),
+                "is_test": Attr(bool, False),
+                "seed": Attr(int, 0),
+                "fix_seed": Attr(bool, False),
+                "dropout_implementation": Attr(
+                    str, "downgrade_in_infer", one_of("downgrade_in_infer", "upscale_in_train")
+                ),
+            },
+            infer_shape=_infer,
+            kernel_dtype="X",
+            share_lod=(("X", "Out"),),
+            grad=GradSpec(("Mask", "Out@GRAD"), ("X@GRAD",)),
+            doc="randomly zeroes elements in training",
+        )
+    )

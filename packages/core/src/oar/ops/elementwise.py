@@ -9,8 +9,15 @@ from __future__ import annotations
 from oar.ops._infer import broadcast_axis_shape, check_same_dtype, meta
 from oar.registry import Attr, GradSpec, OpDef
 
-DIFFERENTIABLE = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div",
-                  "elementwise_max", "elementwise_min", "elementwise_pow")
+DIFFERENTIABLE = (
+    "elementwise_add",
+    "elementwise_sub",
+    "elementwise_mul",
+    "elementwise_div",
+    "elementwise_max",
+    "elementwise_min",
+    "elementwise_pow",
+)
 NON_DIFFERENTIABLE = ("elementwise_mod", "elementwise_floordiv")
 
 
@@ -27,12 +34,28 @@ def _attrs():
 
 def register(registry) -> None:
     for name in DIFFERENTIABLE:
-        reads = ("X", "Y", "Out", "Out@GRAD") if name == "elementwise_pow" else ("X", "Y", "Out@GRAD")
-        registry.register_op(OpDef(
-            name, ["X", "Y"], ["Out"], _attrs(), infer_shape=infer_elementwise,
-            grad=GradSpec(reads, ("X@GRAD", "Y@GRAD")),
-            share_lod=(("X", "Out"),),
-        ))
+        reads = (
+            ("X", "Y", "Out", "Out@GRAD") if name == "elementwise_pow" else ("X", "Y", "Out@GRAD")
+        )
+        registry.register_op(
+            OpDef(
+                name,
+                ["X", "Y"],
+                ["Out"],
+                _attrs(),
+                infer_shape=infer_elementwise,
+                grad=GradSpec(reads, ("X@GRAD", "Y@GRAD")),
+                share_lod=(("X", "Out"),),
+            )
+        )
     for name in NON_DIFFERENTIABLE:
-        registry.register_op(OpDef(name, ["X", "Y"], ["Out"], _attrs(), infer_shape=infer_elementwise,
-                                   share_lod=(("X", "Out"),)))
+        registry.register_op(
+            OpDef(
+                name,
+                ["X", "Y"],
+                ["Out"],
+                _attrs(),
+                infer_shape=infer_elementwise,
+                share_lod=(("X", "Out"),),
+            )
+        )

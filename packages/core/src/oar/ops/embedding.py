@@ -24,10 +24,15 @@ def _dtype_check(v):
 
 def _table_attrs(v2: bool = False) -> dict:
     attrs = {
-        "is_sparse": Attr(bool, False), "is_distributed": Attr(bool, False),
-        "padding_idx": Attr(int, -1), "remote_prefetch": Attr(bool, False),
-        "grad_inplace": Attr(bool, False), "epmap": Attr(list, []), "table_names": Attr(list, []),
-        "trainer_id": Attr(int, 0), "height_sections": Attr(list, []),
+        "is_sparse": Attr(bool, False),
+        "is_distributed": Attr(bool, False),
+        "padding_idx": Attr(int, -1),
+        "remote_prefetch": Attr(bool, False),
+        "grad_inplace": Attr(bool, False),
+        "epmap": Attr(list, []),
+        "table_names": Attr(list, []),
+        "trainer_id": Attr(int, 0),
+        "height_sections": Attr(list, []),
     }
     if v2:
         del attrs["grad_inplace"]
@@ -78,27 +83,55 @@ def _infer_one_hot(ins, attrs, v2=False):
         shape = tuple(x.shape) + (depth,)
     else:
         if not x.shape or (x.shape[-1] != 1 and x.shape[-1] >= 0):
-            raise ValueError(f"X's last dim must be 1 (shape [..., 1]), given shape {list(x.shape)}")
+            raise ValueError(
+                f"X's last dim must be 1 (shape [..., 1]), given shape {list(x.shape)}"
+            )
         shape = tuple(x.shape[:-1]) + (depth,)
     return {"Out": meta(shape, convert_dtype(attrs["dtype"]), x.lod_level)}
 
 
 def register(registry) -> None:
-    for name, infer, v2 in (("lookup_table", _infer_lookup, False), ("lookup_table_v2", _infer_lookup_v2, True)):
+    for name, infer, v2 in (
+        ("lookup_table", _infer_lookup, False),
+        ("lookup_table_v2", _infer_lookup_v2, True),
+    ):
         # the grad op is registered first so it carries infer_var_type (sparse W@GRAD)
-        registry.register_op(OpDef(
-            name + "_grad", ["W?", "Ids?", "Out@GRAD?"], ["W@GRAD?"], _table_attrs(v2),
-            kernel_dtype="W", infer_var_type=_sparse_grad_type, doc=f"gradient of {name}",
-        ))
-        registry.register_op(OpDef(
-            name, ["W", "Ids"], ["Out"], _table_attrs(v2), infer_shape=infer, kernel_dtype="W",
-            grad=GradSpec(("W", "Ids", "Out@GRAD"), ("W@GRAD",)), share_lod=(("Ids", "Out"),),
-        ))
+        registry.register_op(
+            OpDef(
+                name + "_grad",
+                ["W?", "Ids?", "Out@GRAD?"],
+                ["W@GRAD?"],
+                _table_attrs(v2),
+                kernel_dtype="W",
+                infer_var_type=_sparse_grad_type,
+                doc=f"gradient of {name}",
+            )
+        )
+        registry.register_op(
+            OpDef(
+                name,
+                ["W", "Ids"],
+                ["Out"],
+                _table_attrs(v2),
+                infer_shape=infer,
+                kernel_dtype="W",
+                grad=GradSpec(("W", "Ids", "Out@GRAD"), ("W@GRAD",)),
+                share_lod=(("Ids", "Out"),),
+            )
+        )
     for name, v2 in (("one_hot", False), ("one_hot_v2", True)):
-        registry.register_op(OpDef(
-            name, ["X", "depth_tensor?"], ["Out"],
-            {"depth": Attr(int, -1), "dtype": Attr(str, "float32", _dtype_check),
-             "allow_out_of_range": Attr(bool, False)},
-            infer_shape=lambda ins, a, v2=v2: _infer_one_hot(ins, a, v2), kernel_dtype="X",
-            share_lod=(("X", "Out"),),
-        ))
+        registry.register_op(
+            OpDef(
+                name,
+                ["X", "depth_tensor?"],
+                ["Out"],
+                {
+                    "depth": Attr(int, -1),
+                    "dtype": Attr(str, "float32", _dtype_check),
+                    "allow_out_of_range": Attr(bool, False),
+                },
+                infer_shape=lambda ins, a, v2=v2: _infer_one_hot(ins, a, v2),
+                kernel_dtype="X",
+                share_lod=(("X", "Out"),),
+            )
+        )

@@ -50,7 +50,9 @@ def _decrease(shape, attrs):
     dec = attrs["decrease_axis"]
     for a in dec:
         if shape[a] != 1 and shape[a] >= 0:
-            raise ValueError(f"decrease_axis {list(dec)}: sliced dim {a} has size {shape[a]}, not 1")
+            raise ValueError(
+                f"decrease_axis {list(dec)}: sliced dim {a} has size {shape[a]}, not 1"
+            )
     out = [d for i, d in enumerate(shape) if i not in dec]
     return out or [1]
 
@@ -58,7 +60,9 @@ def _decrease(shape, attrs):
 def _infer_slice(ins, attrs):
     x = ins["Input"]
     _check_axes(attrs, len(x.shape))
-    tensors = any(ins.get(s) for s in ("StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"))
+    tensors = any(
+        ins.get(s) for s in ("StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList")
+    )
     shape = list(x.shape)
     for i, a in enumerate(attrs["axes"]):
         if tensors or shape[a] < 0 or attrs["starts"][i] == -1 and ins.get("StartsTensorList"):
@@ -73,8 +77,17 @@ def _infer_strided(ins, attrs):
     x = ins["Input"]
     _check_axes(attrs, len(x.shape), True)
     shape = list(x.shape)
-    tensors = any(ins.get(s) for s in ("StartsTensor", "EndsTensor", "StridesTensor", "StartsTensorList",
-                                       "EndsTensorList", "StridesTensorList"))
+    tensors = any(
+        ins.get(s)
+        for s in (
+            "StartsTensor",
+            "EndsTensor",
+            "StridesTensor",
+            "StartsTensorList",
+            "EndsTensorList",
+            "StridesTensorList",
+        )
+    )
     for i, a in enumerate(attrs["axes"]):
         if tensors or shape[a] < 0:
             shape[a] = -1
@@ -82,8 +95,10 @@ def _infer_strided(ins, attrs):
         sl = strided_bounds(attrs["starts"][i], attrs["ends"][i], attrs["strides"][i])
         shape[a] = len(range(*sl.indices(shape[a])))
         if shape[a] == 0:
-            raise ValueError(f"start {sl.start} and end {attrs['ends'][i]} select nothing with stride {sl.step} "
-                             f"on axis {a} of size {x.shape[a]}")
+            raise ValueError(
+                f"start {sl.start} and end {attrs['ends'][i]} select nothing with stride {sl.step} "
+                f"on axis {a} of size {x.shape[a]}"
+            )
     return {"Out": meta(_decrease(shape, attrs), x.dtype, x.lod_level)}
 
 
@@ -118,8 +133,12 @@ def _infer_scatter(ins, attrs):
         raise TypeError(f"Ids must be int32 or int64, given {ids.dtype}")
     if len(ids.shape) != 1 and not (len(ids.shape) == 2 and ids.shape[1] == 1):
         raise ValueError(f"Ids must be 1-D, given shape {list(ids.shape)}")
-    if len(up.shape) != len(x.shape) or not all(compatible(a, b) for a, b in zip(up.shape[1:], x.shape[1:])):
-        raise ValueError(f"Updates shape {list(up.shape)} must be [len(Ids)] + X.shape[1:] for X {list(x.shape)}")
+    if len(up.shape) != len(x.shape) or not all(
+        compatible(a, b) for a, b in zip(up.shape[1:], x.shape[1:])
+    ):
+        raise ValueError(
+            f"Updates shape {list(up.shape)} must be [len(Ids)] + X.shape[1:] for X {list(x.shape)}"
+        )
     if not compatible(up.shape[0], ids.shape[0]):
         raise ValueError(f"Updates has {up.shape[0]} rows but Ids has {ids.shape[0]} entries")
     return {"Out": x}
@@ -147,59 +166,139 @@ def _infer_pad2d(ins, attrs):
         return {"Out": meta(shape, x.dtype)}
     p = attrs["paddings"]
     if len(p) != 4 or any(v < 0 for v in p):
-        raise ValueError(f"paddings must be 4 non-negative ints [top, bottom, left, right], given {list(p)}")
+        raise ValueError(
+            f"paddings must be 4 non-negative ints [top, bottom, left, right], given {list(p)}"
+        )
     h, w = (2, 3) if attrs["data_format"] == "NCHW" else (1, 2)
     if attrs["mode"] == "reflect":
         for ax, (a, b) in ((h, p[:2]), (w, p[2:])):
             if shape[ax] >= 0 and max(a, b) >= shape[ax]:
-                raise ValueError(f"reflect padding {max(a, b)} must be smaller than the padded dim ({shape[ax]})")
+                raise ValueError(
+                    f"reflect padding {max(a, b)} must be smaller than the padded dim ({shape[ax]})"
+                )
     shape[h] = shape[h] + p[0] + p[1] if shape[h] >= 0 else -1
     shape[w] = shape[w] + p[2] + p[3] if shape[w] >= 0 else -1
     return {"Out": meta(shape, x.dtype)}
 
 
 def _slice_attrs(strided=False) -> dict:
-    a = {"axes": Attr(list), "starts": Attr(list, []), "ends": Attr(list, []),
-         "infer_flags": Attr(list, []), "decrease_axis": Attr(list, [])}
+    a = {
+        "axes": Attr(list),
+        "starts": Attr(list, []),
+        "ends": Attr(list, []),
+        "infer_flags": Attr(list, []),
+        "decrease_axis": Attr(list, []),
+    }
     if strided:
         a["strides"] = Attr(list, [])
     return a
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "slice", ["Input", "StartsTensor?", "EndsTensor?", "StartsTensorList*?", "EndsTensorList*?"], ["Out"],
-        _slice_attrs(), infer_shape=_infer_slice, kernel_dtype="Input",
-        grad=GradSpec(("Input", "StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList", "Out@GRAD"),
-                      ("Input@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "strided_slice",
-        ["Input", "StartsTensor?", "EndsTensor?", "StridesTensor?", "StartsTensorList*?", "EndsTensorList*?",
-         "StridesTensorList*?"], ["Out"],
-        _slice_attrs(True), infer_shape=_infer_strided, kernel_dtype="Input",
-        grad=GradSpec(("Input", "StartsTensor", "EndsTensor", "StridesTensor", "StartsTensorList",
-                       "EndsTensorList", "StridesTensorList", "Out@GRAD"), ("Input@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "gather", ["X", "Index"], ["Out"], {"overwrite": Attr(bool, True)}, infer_shape=_infer_gather,
-        grad=GradSpec(("X", "Index", "Out@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "gather_nd", ["X", "Index"], ["Out"], {}, infer_shape=_infer_gather_nd,
-        grad=GradSpec(("X", "Index", "Out@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "scatter", ["X", "Ids", "Updates"], ["Out"], {"overwrite": Attr(bool, True)}, infer_shape=_infer_scatter,
-        grad=GradSpec(("Updates", "Ids", "Out@GRAD"), ("X@GRAD", "Updates@GRAD")),
-    ))
-    registry.register_op(OpDef(
-        "pad", ["X"], ["Out"], {"paddings": Attr(list), "pad_value": Attr(float, 0.0)},
-        infer_shape=_infer_pad, grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "pad2d", ["X", "Paddings?"], ["Out"],
-        {"paddings": Attr(list, [0, 0, 0, 0]), "mode": Attr(str, "constant", one_of("constant", "reflect", "edge")),
-         "pad_value": Attr(float, 0.0), "data_format": Attr(str, "NCHW", one_of("NCHW", "NHWC"))},
-        infer_shape=_infer_pad2d, grad=GradSpec(("X", "Paddings", "Out@GRAD"), ("X@GRAD",)),
-    ))
+    registry.register_op(
+        OpDef(
+            "slice",
+            ["Input", "StartsTensor?", "EndsTensor?", "StartsTensorList*?", "EndsTensorList*?"],
+            ["Out"],
+            _slice_attrs(),
+            infer_shape=_infer_slice,
+            kernel_dtype="Input",
+            grad=GradSpec(
+                (
+                    "Input",
+                    "StartsTensor",
+                    "EndsTensor",
+                    "StartsTensorList",
+                    "EndsTensorList",
+                    "Out@GRAD",
+                ),
+                ("Input@GRAD",),
+            ),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "strided_slice",
+            [
+                "Input",
+                "StartsTensor?",
+                "EndsTensor?",
+                "StridesTensor?",
+                "StartsTensorList*?",
+                "EndsTensorList*?",
+                "StridesTensorList*?",
+            ],
+            ["Out"],
+            _slice_attrs(True),
+            infer_shape=_infer_strided,
+            kernel_dtype="Input",
+            grad=GradSpec(
+                (
+                    "Input",
+                    "StartsTensor",
+                    "EndsTensor",
+                    "StridesTensor",
+                    "StartsTensorList",
+                    "EndsTensorList",
+                    "StridesTensorList",
+                    "Out@GRAD",
+                ),
+                ("Input@GRAD",),
+            ),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "gather",
+            ["X", "Index"],
+            ["Out"],
+            {"overwrite": Attr(bool, True)},
+            infer_shape=_infer_gather,
+            grad=GradSpec(("X", "Index", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "gather_nd",
+            ["X", "Index"],
+            ["Out"],
+            {},
+            infer_shape=_infer_gather_nd,
+            grad=GradSpec(("X", "Index", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "scatter",
+            ["X", "Ids", "Updates"],
+            ["Out"],
+            {"overwrite": Attr(bool, True)},
+            infer_shape=_infer_scatter,
+            grad=GradSpec(("Updates", "Ids", "Out@GRAD"), ("X@GRAD", "Updates@GRAD")),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "pad",
+            ["X"],
+            ["Out"],
+            {"paddings": Attr(list), "pad_value": Attr(float, 0.0)},
+            infer_shape=_infer_pad,
+            grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "pad2d",
+            ["X", "Paddings?"],
+            ["Out"],
+            {
+                "paddings": Attr(list, [0, 0, 0, 0]),
+                "mode": Attr(str, "constant", one_of("constant", "reflect", "edge")),
+                "pad_value": Attr(float, 0.0),
+                "data_format": Attr(str, "NCHW", one_of("NCHW", "NHWC")),
+            },
+            infer_shape=_infer_pad2d,
+            grad=GradSpec(("X", "Paddings", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )

@@ -29,8 +29,10 @@ def _infer(op_type):
         else:
             oh, ow = attrs["out_h"], attrs["out_w"]
             if oh <= 0 or ow <= 0:
-                raise ValueError(f"{op_type}: out_h and out_w must be positive (or give scale / OutSize), "
-                                 f"given out_h={oh}, out_w={ow}")
+                raise ValueError(
+                    f"{op_type}: out_h and out_w must be positive (or give scale / OutSize), "
+                    f"given out_h={oh}, out_w={ow}"
+                )
         out = (n, oh, ow, c) if nhwc else (n, c, oh, ow)
         return {"Out": meta(out, x.dtype)}
 
@@ -39,13 +41,24 @@ def _infer(op_type):
 
 def register(registry) -> None:
     for name, method in (("bilinear_interp", "bilinear"), ("nearest_interp", "nearest")):
-        registry.register_op(OpDef(
-            name, ["X", "OutSize?", "SizeTensor*?", "Scale?"], ["Out"],
-            {"out_d": Attr(int, -1), "out_h": Attr(int, -1), "out_w": Attr(int, -1), "scale": Attr(float, 0.0),
-             "interp_method": Attr(str, method, one_of(method)), "align_corners": Attr(bool, True),
-             "align_mode": Attr(int, 1, one_of(0, 1)),
-             "data_layout": Attr(str, "NCHW", one_of("NCHW", "NHWC", "AnyLayout"))},
-            infer_shape=_infer(name), kernel_dtype="X",
-            grad=GradSpec(("X", "OutSize", "SizeTensor", "Scale", "Out@GRAD"), ("X@GRAD",)),
-            doc=f"{method} image resize",
-        ))
+        registry.register_op(
+            OpDef(
+                name,
+                ["X", "OutSize?", "SizeTensor*?", "Scale?"],
+                ["Out"],
+                {
+                    "out_d": Attr(int, -1),
+                    "out_h": Attr(int, -1),
+                    "out_w": Attr(int, -1),
+                    "scale": Attr(float, 0.0),
+                    "interp_method": Attr(str, method, one_of(method)),
+                    "align_corners": Attr(bool, True),
+                    "align_mode": Attr(int, 1, one_of(0, 1)),
+                    "data_layout": Attr(str, "NCHW", one_of("NCHW", "NHWC", "AnyLayout")),
+                },
+                infer_shape=_infer(name),
+                kernel_dtype="X",
+                grad=GradSpec(("X", "OutSize", "SizeTensor", "Scale", "Out@GRAD"), ("X@GRAD",)),
+                doc=f"{method} image resize",
+            )
+        )

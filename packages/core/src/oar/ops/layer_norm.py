@@ -16,22 +16,33 @@ def _infer(ins, attrs):
     check_float(ins, "X")
     axis = attrs["begin_norm_axis"]
     if not 0 < axis < len(x.shape):
-        raise ValueError(f"layer_norm: begin_norm_axis={axis} must be in [1, {len(x.shape) - 1}] for X of shape "
-                         f"{list(x.shape)}")
+        raise ValueError(
+            f"layer_norm: begin_norm_axis={axis} must be in [1, {len(x.shape) - 1}] for X of shape "
+            f"{list(x.shape)}"
+        )
     left, right = numel(x.shape[:axis]), numel(x.shape[axis:])
     for slot in ("Scale", "Bias"):
         v = ins.get(slot)
         if v is not None and right >= 0 and numel(v.shape) != right:
-            raise ValueError(f"layer_norm: {slot} must have {right} elements (X {list(x.shape)} from axis {axis}), "
-                             f"given shape {list(v.shape)}")
+            raise ValueError(
+                f"layer_norm: {slot} must have {right} elements (X {list(x.shape)} from axis {axis}), "
+                f"given shape {list(v.shape)}"
+            )
     return {"Y": x, "Mean": meta([left], x.dtype), "Variance": meta([left], x.dtype)}
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "layer_norm", ["X", "Scale?", "Bias?"], ["Y", "Mean", "Variance"],
-        {"begin_norm_axis": Attr(int, 1), "epsilon": Attr(float, 1e-5)},
-        infer_shape=_infer, kernel_dtype="X",
-        grad=GradSpec(("X", "Scale", "Mean", "Variance", "Y@GRAD"), ("X@GRAD", "Scale@GRAD", "Bias@GRAD")),
-        doc="layer normalisation",
-    ))
+    registry.register_op(
+        OpDef(
+            "layer_norm",
+            ["X", "Scale?", "Bias?"],
+            ["Y", "Mean", "Variance"],
+            {"begin_norm_axis": Attr(int, 1), "epsilon": Attr(float, 1e-5)},
+            infer_shape=_infer,
+            kernel_dtype="X",
+            grad=GradSpec(
+                ("X", "Scale", "Mean", "Variance", "Y@GRAD"), ("X@GRAD", "Scale@GRAD", "Bias@GRAD")
+            ),
+            doc="layer normalisation",
+        )
+    )

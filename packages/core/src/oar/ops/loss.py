@@ -16,12 +16,16 @@ def _infer_cross_entropy(ins, attrs):
         )
     for a, b in zip(x.shape[:-1], label.shape[:-1]):
         if not compatible(a, b):
-            raise ValueError(f"X {list(x.shape)} and Label {list(label.shape)} differ in the leading dims")
+            raise ValueError(
+                f"X {list(x.shape)} and Label {list(label.shape)} differ in the leading dims"
+            )
     if attrs["soft_label"]:
         if label.dtype != x.dtype:
             raise TypeError(f"soft Label must have X's dtype {x.dtype}, given {label.dtype}")
         if not compatible(label.shape[-1], x.shape[-1]):
-            raise ValueError(f"soft Label's last dim {label.shape[-1]} must equal X's {x.shape[-1]}")
+            raise ValueError(
+                f"soft Label's last dim {label.shape[-1]} must equal X's {x.shape[-1]}"
+            )
     else:
         # a float hard Label builds (as in Fluid, and the seed's 单机训练 sample builds one);
         # the kernel refuses it when the program runs
@@ -31,9 +35,14 @@ def _infer_cross_entropy(ins, attrs):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "cross_entropy", ["X", "Label"], ["Y"],
-        {"soft_label": Attr(bool, False), "ignore_index": Attr(int, -100)},
-        infer_shape=_infer_cross_entropy,
-        grad=GradSpec(("X", "Label", "Y@GRAD"), ("X@GRAD",)), share_lod=(("X", "Y"),),
-    ))
+    registry.register_op(
+        OpDef(
+            "cross_entropy",
+            ["X", "Label"],
+            ["Y"],
+            {"soft_label": Attr(bool, False), "ignore_index": Attr(int, -100)},
+            infer_shape=_infer_cross_entropy,
+            grad=GradSpec(("X", "Label", "Y@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Y"),),
+        )
+    )

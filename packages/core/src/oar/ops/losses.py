@@ -13,7 +13,9 @@ _INT = ("int64", "int32")
 def _same_shape(ins, a: str, b: str) -> None:
     x, y = ins[a], ins[b]
     if len(x.shape) != len(y.shape) or not all(compatible(p, q) for p, q in zip(x.shape, y.shape)):
-        raise ValueError(f"{a} and {b} must have the same shape, given {list(x.shape)} and {list(y.shape)}")
+        raise ValueError(
+            f"{a} and {b} must have the same shape, given {list(x.shape)} and {list(y.shape)}"
+        )
 
 
 def _infer_swce(ins, attrs):
@@ -36,7 +38,9 @@ def _infer_swce(ins, attrs):
             )
     if attrs["soft_label"]:
         if label.dtype != logits.dtype:
-            raise TypeError(f"soft Label must have Logits' dtype {logits.dtype}, given {label.dtype}")
+            raise TypeError(
+                f"soft Label must have Logits' dtype {logits.dtype}, given {label.dtype}"
+            )
         if not compatible(label.shape[axis], logits.shape[axis]):
             raise ValueError(
                 f"soft Label's dim {axis} ({label.shape[axis]}) must equal Logits' ({logits.shape[axis]})"
@@ -96,8 +100,12 @@ def _infer_bpr(ins, attrs):
     check_float(ins, "X")
     if label.dtype not in _INT:
         raise TypeError(f"Label must hold int64 item ids, given {label.dtype}")
-    if len(x.shape) != len(label.shape) or not all(compatible(a, b) for a, b in zip(x.shape[:-1], label.shape[:-1])):
-        raise ValueError(f"Label shape {list(label.shape)} does not fit X shape {list(x.shape)} (want [..., 1])")
+    if len(x.shape) != len(label.shape) or not all(
+        compatible(a, b) for a, b in zip(x.shape[:-1], label.shape[:-1])
+    ):
+        raise ValueError(
+            f"Label shape {list(label.shape)} does not fit X shape {list(x.shape)} (want [..., 1])"
+        )
     if label.shape[-1] != 1 and label.shape[-1] >= 0:
         raise ValueError(f"Label's last dim must be 1, given shape {list(label.shape)}")
     if 0 <= x.shape[-1] < 2:
@@ -129,61 +137,117 @@ def _infer_focal(ins, attrs):
     if label.dtype not in _INT or fg.dtype not in _INT:
         raise TypeError(f"Label and FgNum must be int32, given {label.dtype} and {fg.dtype}")
     if len(x.shape) != 2 or len(label.shape) != 2 or (label.shape[1] != 1 and label.shape[1] >= 0):
-        raise ValueError(f"X must be [N, C] and Label [N, 1], given {list(x.shape)} and {list(label.shape)}")
+        raise ValueError(
+            f"X must be [N, C] and Label [N, 1], given {list(x.shape)} and {list(label.shape)}"
+        )
     if not compatible(x.shape[0], label.shape[0]):
         raise ValueError(f"X has {x.shape[0]} rows but Label has {label.shape[0]}")
     if attrs["gamma"] < 0 or not 0 <= attrs["alpha"] <= 1:
-        raise ValueError(f"gamma must be >= 0 and alpha in [0, 1], given {attrs['gamma']} and {attrs['alpha']}")
+        raise ValueError(
+            f"gamma must be >= 0 and alpha in [0, 1], given {attrs['gamma']} and {attrs['alpha']}"
+        )
     return {"Out": x}
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "softmax_with_cross_entropy", ["Logits", "Label"], ["Softmax", "Loss"],
-        {"soft_label": Attr(bool, False), "ignore_index": Attr(int, -100),
-         "numeric_stable_mode": Attr(bool, True), "axis": Attr(int, -1)},
-        infer_shape=_infer_swce, kernel_dtype="Logits",
-        grad=GradSpec(("Softmax", "Label", "Loss@GRAD"), ("Logits@GRAD",)),
-        share_lod=(("Logits", "Loss"),),
-    ))
-    registry.register_op(OpDef(
-        "sigmoid_cross_entropy_with_logits", ["X", "Label"], ["Out"],
-        {"ignore_index": Attr(int, -100), "normalize": Attr(bool, False)},
-        infer_shape=_infer_sce, grad=GradSpec(("X", "Label", "Out@GRAD"), ("X@GRAD",)),
-        share_lod=(("X", "Out"),),
-    ))
-    registry.register_op(OpDef(
-        "log_loss", ["Predicted", "Labels"], ["Loss"], {"epsilon": Attr(float, 1e-4)},
-        infer_shape=_infer_log_loss,
-        grad=GradSpec(("Predicted", "Labels", "Loss@GRAD"), ("Predicted@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "huber_loss", ["X", "Y"], ["Residual", "Out"],
-        {"delta": Attr(float, 1.0, lambda v: None if v > 0 else "must be > 0")},
-        infer_shape=_infer_huber, grad=GradSpec(("Residual", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
-    ))
-    registry.register_op(OpDef(
-        "smooth_l1_loss", ["X", "Y", "InsideWeight?", "OutsideWeight?"], ["Diff", "Out"],
-        {"sigma": Attr(float, 1.0, lambda v: None if v > 0 else "must be > 0")},
-        infer_shape=_infer_smooth_l1,
-        grad=GradSpec(("InsideWeight", "OutsideWeight", "Diff", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
-    ))
-    registry.register_op(OpDef(
-        "bpr_loss", ["X", "Label"], ["Y"], {}, infer_shape=_infer_bpr,
-        grad=GradSpec(("X", "Label", "Y@GRAD"), ("X@GRAD",)), share_lod=(("X", "Y"),),
-    ))
-    registry.register_op(OpDef(
-        "kldiv_loss", ["X", "Target"], ["Loss"],
-        {"reduction": Attr(str, "mean", one_of("none", "batchmean", "mean", "sum"))},
-        infer_shape=_infer_kldiv, grad=GradSpec(("X", "Target", "Loss@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "teacher_student_sigmoid_loss", ["X", "Label"], ["Y"],
-        {"soft_max_up_bound": Attr(float, 15.0), "soft_max_lower_bound": Attr(float, -15.0)},
-        infer_shape=_infer_tss, grad=GradSpec(("X", "Label", "Y@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "sigmoid_focal_loss", ["X", "Label", "FgNum"], ["Out"],
-        {"gamma": Attr(float, 2.0), "alpha": Attr(float, 0.25)},
-        infer_shape=_infer_focal, grad=GradSpec(("X", "Label", "FgNum", "Out@GRAD"), ("X@GRAD",)),
-    ))
+    registry.register_op(
+        OpDef(
+            "softmax_with_cross_entropy",
+            ["Logits", "Label"],
+            ["Softmax", "Loss"],
+            {
+                "soft_label": Attr(bool, False),
+                "ignore_index": Attr(int, -100),
+                "numeric_stable_mode": Attr(bool, True),
+                "axis": Attr(int, -1),
+            },
+            infer_shape=_infer_swce,
+            kernel_dtype="Logits",
+            grad=GradSpec(("Softmax", "Label", "Loss@GRAD"), ("Logits@GRAD",)),
+            share_lod=(("Logits", "Loss"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "sigmoid_cross_entropy_with_logits",
+            ["X", "Label"],
+            ["Out"],
+            {"ignore_index": Attr(int, -100), "normalize": Attr(bool, False)},
+            infer_shape=_infer_sce,
+            grad=GradSpec(("X", "Label", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "log_loss",
+            ["Predicted", "Labels"],
+            ["Loss"],
+            {"epsilon": Attr(float, 1e-4)},
+            infer_shape=_infer_log_loss,
+            grad=GradSpec(("Predicted", "Labels", "Loss@GRAD"), ("Predicted@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "huber_loss",
+            ["X", "Y"],
+            ["Residual", "Out"],
+            {"delta": Attr(float, 1.0, lambda v: None if v > 0 else "must be > 0")},
+            infer_shape=_infer_huber,
+            grad=GradSpec(("Residual", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "smooth_l1_loss",
+            ["X", "Y", "InsideWeight?", "OutsideWeight?"],
+            ["Diff", "Out"],
+            {"sigma": Attr(float, 1.0, lambda v: None if v > 0 else "must be > 0")},
+            infer_shape=_infer_smooth_l1,
+            grad=GradSpec(
+                ("InsideWeight", "OutsideWeight", "Diff", "Out@GRAD"), ("X@GRAD", "Y@GRAD")
+            ),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "bpr_loss",
+            ["X", "Label"],
+            ["Y"],
+            {},
+            infer_shape=_infer_bpr,
+            grad=GradSpec(("X", "Label", "Y@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Y"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "kldiv_loss",
+            ["X", "Target"],
+            ["Loss"],
+            {"reduction": Attr(str, "mean", one_of("none", "batchmean", "mean", "sum"))},
+            infer_shape=_infer_kldiv,
+            grad=GradSpec(("X", "Target", "Loss@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "teacher_student_sigmoid_loss",
+            ["X", "Label"],
+            ["Y"],
+            {"soft_max_up_bound": Attr(float, 15.0), "soft_max_lower_bound": Attr(float, -15.0)},
+            infer_shape=_infer_tss,
+            grad=GradSpec(("X", "Label", "Y@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "sigmoid_focal_loss",
+            ["X", "Label", "FgNum"],
+            ["Out"],
+            {"gamma": Attr(float, 2.0), "alpha": Attr(float, 0.25)},
+            infer_shape=_infer_focal,
+            grad=GradSpec(("X", "Label", "FgNum", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )

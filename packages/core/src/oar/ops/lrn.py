@@ -24,11 +24,21 @@ def _infer(ins, attrs):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "lrn", ["X"], ["Out", "MidOut"],
-        {"n": Attr(int, 5, _odd), "k": Attr(float, 1.0), "alpha": Attr(float, 1e-4),
-         "beta": Attr(float, 0.75), "is_test": Attr(bool, False),
-         "data_format": Attr(str, "NCHW", one_of("NCHW", "NHWC", "AnyLayout"))},
-        infer_shape=_infer, grad=GradSpec(("X", "Out", "MidOut", "Out@GRAD"), ("X@GRAD",)),
-        doc="local response normalisation across channels",
-    ))
+    registry.register_op(
+        OpDef(
+            "lrn",
+            ["X"],
+            ["Out", "MidOut"],
+            {
+                "n": Attr(int, 5, _odd),
+                "k": Attr(float, 1.0),
+                "alpha": Attr(float, 1e-4),
+                "beta": Attr(float, 0.75),
+                "is_test": Attr(bool, False),
+                "data_format": Attr(str, "NCHW", one_of("NCHW", "NHWC", "AnyLayout")),
+            },
+            infer_shape=_infer,
+            grad=GradSpec(("X", "Out", "MidOut", "Out@GRAD"), ("X@GRAD",)),
+            doc="local response normalisation across channels",
+        )
+    )

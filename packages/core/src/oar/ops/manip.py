@@ -13,7 +13,9 @@ from oar.registry import Attr, GradOpDesc, GradSpec, OpDef
 
 def _axis(axis: int, rank: int, what: str = "X") -> int:
     if not -rank <= axis < rank:
-        raise ValueError(f"axis {axis} is out of range for {what} of rank {rank} (want [-{rank}, {rank}))")
+        raise ValueError(
+            f"axis {axis} is out of range for {what} of rank {rank} (want [-{rank}, {rank}))"
+        )
     return axis % rank
 
 
@@ -89,8 +91,14 @@ def _infer_split(ins, attrs):
 
 
 def _grad_split(g):
-    return [GradOpDesc("concat", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")},
-                       {"axis": g.attrs["axis"]})]
+    return [
+        GradOpDesc(
+            "concat",
+            {"X": g.output_grad("Out")},
+            {"Out": g.input_grad("X")},
+            {"axis": g.attrs["axis"]},
+        )
+    ]
 
 
 def _infer_stack(ins, attrs):
@@ -99,8 +107,12 @@ def _infer_stack(ins, attrs):
     for i, x in enumerate(xs):
         if x.dtype != first.dtype:
             raise TypeError(f"X[{i}] has dtype {x.dtype} but X[0] has {first.dtype}")
-        if len(x.shape) != len(first.shape) or not all(compatible(a, b) for a, b in zip(x.shape, first.shape)):
-            raise ValueError(f"X[{i}] has shape {list(x.shape)} but X[0] has {list(first.shape)}; stack needs equal shapes")
+        if len(x.shape) != len(first.shape) or not all(
+            compatible(a, b) for a, b in zip(x.shape, first.shape)
+        ):
+            raise ValueError(
+                f"X[{i}] has shape {list(x.shape)} but X[0] has {list(first.shape)}; stack needs equal shapes"
+            )
     rank = len(first.shape) + 1
     axis = _axis(attrs["axis"], rank, "the stacked result")
     shape = list(first.shape)
@@ -123,7 +135,9 @@ def _infer_transpose(ins, attrs):
     perm = attrs["axis"]
     rank = len(x.shape)
     if sorted(p % rank if -rank <= p < rank else p for p in perm) != list(range(rank)):
-        raise ValueError(f"axis {list(perm)} is not a permutation of the {rank} dims of X {list(x.shape)}")
+        raise ValueError(
+            f"axis {list(perm)} is not a permutation of the {rank} dims of X {list(x.shape)}"
+        )
     return {"Out": meta([x.shape[p] for p in perm], x.dtype, x.lod_level), "XShape": _xshape(x)}
 
 
@@ -137,7 +151,9 @@ def squeeze_shape(shape, axes) -> list:
             raise ValueError(f"axes {list(axes)}: {a} is out of range for X of rank {rank}")
         a %= rank
         if shape[a] != 1 and shape[a] >= 0:
-            raise ValueError(f"cannot squeeze dim {a} of X {list(shape)}: its size is {shape[a]}, not 1")
+            raise ValueError(
+                f"cannot squeeze dim {a} of X {list(shape)}: its size is {shape[a]}, not 1"
+            )
         drop.add(a)
     return [d for i, d in enumerate(shape) if i not in drop]
 
@@ -147,14 +163,19 @@ def unsqueeze_shape(shape, axes) -> list:
     for a in axes:
         rank = len(out) + 1
         if not -rank <= a < rank:
-            raise ValueError(f"axes {list(axes)}: {a} is out of range for inserting into rank {len(out)}")
+            raise ValueError(
+                f"axes {list(axes)}: {a} is out of range for inserting into rank {len(out)}"
+            )
         out.insert(a % rank, 1)
     return out
 
 
 def _infer_squeeze(ins, attrs):
     x = ins["X"]
-    return {"Out": meta(squeeze_shape(list(x.shape), attrs["axes"]), x.dtype, x.lod_level), "XShape": _xshape(x)}
+    return {
+        "Out": meta(squeeze_shape(list(x.shape), attrs["axes"]), x.dtype, x.lod_level),
+        "XShape": _xshape(x),
+    }
 
 
 def _infer_unsqueeze(ins, attrs):
@@ -163,15 +184,19 @@ def _infer_unsqueeze(ins, attrs):
         return {"XShape": _xshape(x)}
     if not attrs["axes"]:
         raise ValueError("axes must not be empty")
-    return {"Out": meta(unsqueeze_shape(list(x.shape), attrs["axes"]), x.dtype, x.lod_level),
-            "XShape": _xshape(x)}
+    return {
+        "Out": meta(unsqueeze_shape(list(x.shape), attrs["axes"]), x.dtype, x.lod_level),
+        "XShape": _xshape(x),
+    }
 
 
 def _infer_flatten(ins, attrs):
     x = ins["X"]
     axis = attrs["axis"]
     if not 0 <= axis <= len(x.shape):
-        raise ValueError(f"axis {axis} must be in [0, {len(x.shape)}] for X of shape {list(x.shape)}")
+        raise ValueError(
+            f"axis {axis} must be in [0, {len(x.shape)}] for X of shape {list(x.shape)}"
+        )
     shape = [numel(x.shape[:axis]), numel(x.shape[axis:])]
     return {"Out": meta(shape, x.dtype, x.lod_level), "XShape": _xshape(x)}
 
@@ -182,7 +207,9 @@ def _infer_expand(ins, attrs):
         return {"Out": meta([-1] * len(x.shape), x.dtype, x.lod_level)}
     times = attrs["expand_times"]
     if len(times) != len(x.shape):
-        raise ValueError(f"expand_times {list(times)} must have one entry per dim of X {list(x.shape)}")
+        raise ValueError(
+            f"expand_times {list(times)} must have one entry per dim of X {list(x.shape)}"
+        )
     if any(t < 1 and t != -1 for t in times):
         raise ValueError(f"expand_times must be positive, given {list(times)}")
     shape = [-1 if d < 0 or t < 0 else d * t for d, t in zip(x.shape, times)]
@@ -195,50 +222,119 @@ def _infer_expand_as(ins, attrs):
         raise ValueError(f"target_tensor rank {len(t.shape)} must equal X's rank {len(x.shape)}")
     for i, (a, b) in enumerate(zip(x.shape, t.shape)):
         if a > 0 and b >= 0 and b % a:
-            raise ValueError(f"target_tensor dim {i} ({b}) is not a multiple of X's ({a}); X {list(x.shape)}, "
-                             f"target {list(t.shape)}")
+            raise ValueError(
+                f"target_tensor dim {i} ({b}) is not a multiple of X's ({a}); X {list(x.shape)}, "
+                f"target {list(t.shape)}"
+            )
     return {"Out": meta(t.shape, x.dtype, x.lod_level)}
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "concat", ["X*", "AxisTensor?"], ["Out"], {"axis": Attr(int, 0), "use_quantizer": Attr(bool, False)},
-        infer_shape=_infer_concat, grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)), share_lod=(("X", "Out"),),
-    ))
-    registry.register_op(OpDef(
-        "split", ["X", "AxisTensor?", "SectionsTensorList*?"], ["Out*"],
-        {"axis": Attr(int, 0), "num": Attr(int, 0), "sections": Attr(list, [])},
-        infer_shape=_infer_split, grad=_grad_split,
-    ))
-    registry.register_op(OpDef("stack", ["X*"], ["Y"], {"axis": Attr(int, 0)}, infer_shape=_infer_stack,
-                               grad=GradSpec(("Y@GRAD",), ("X@GRAD",))))
-    registry.register_op(OpDef("unstack", ["X"], ["Y*"], {"axis": Attr(int, 0), "num": Attr(int)},
-                               infer_shape=_infer_unstack, grad=GradSpec(("Y@GRAD",), ("X@GRAD",))))
-    registry.register_op(OpDef(
-        "transpose2", ["X"], ["Out", "XShape?"],
-        {"axis": Attr(list), "data_format": Attr(str, "AnyLayout"), "use_quantizer": Attr(bool, False)},
-        infer_shape=_infer_transpose, grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "squeeze2", ["X"], ["Out", "XShape?"], {"axes": Attr(list, [])},
-        infer_shape=_infer_squeeze, grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
-        share_lod=(("X", "Out"),),
-    ))
-    registry.register_op(OpDef(
-        "unsqueeze2", ["X", "AxesTensor?", "AxesTensorList*?"], ["Out", "XShape?"], {"axes": Attr(list, [])},
-        infer_shape=_infer_unsqueeze, grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
-        share_lod=(("X", "Out"),),
-    ))
-    registry.register_op(OpDef(
-        "flatten2", ["X"], ["Out", "XShape?"], {"axis": Attr(int, 1)},
-        infer_shape=_infer_flatten, grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
-        share_lod=(("X", "Out"),),
-    ))
-    registry.register_op(OpDef(
-        "expand", ["X", "ExpandTimes?", "expand_times_tensor*?"], ["Out"], {"expand_times": Attr(list, [])},
-        infer_shape=_infer_expand, grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "expand_as", ["X", "target_tensor"], ["Out"], {},
-        infer_shape=_infer_expand_as, grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
-    ))
+    registry.register_op(
+        OpDef(
+            "concat",
+            ["X*", "AxisTensor?"],
+            ["Out"],
+            {"axis": Attr(int, 0), "use_quantizer": Attr(bool, False)},
+            infer_shape=_infer_concat,
+            grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "split",
+            ["X", "AxisTensor?", "SectionsTensorList*?"],
+            ["Out*"],
+            {"axis": Attr(int, 0), "num": Attr(int, 0), "sections": Attr(list, [])},
+            infer_shape=_infer_split,
+            grad=_grad_split,
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "stack",
+            ["X*"],
+            ["Y"],
+            {"axis": Attr(int, 0)},
+            infer_shape=_infer_stack,
+            grad=GradSpec(("Y@GRAD",), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "unstack",
+            ["X"],
+            ["Y*"],
+            {"axis": Attr(int, 0), "num": Attr(int)},
+            infer_shape=_infer_unstack,
+            grad=GradSpec(("Y@GRAD",), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "transpose2",
+            ["X"],
+            ["Out", "XShape?"],
+            {
+                "axis": Attr(list),
+                "data_format": Attr(str, "AnyLayout"),
+                "use_quantizer": Attr(bool, False),
+            },
+            infer_shape=_infer_transpose,
+            grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "squeeze2",
+            ["X"],
+            ["Out", "XShape?"],
+            {"axes": Attr(list, [])},
+            infer_shape=_infer_squeeze,
+            grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "unsqueeze2",
+            ["X", "AxesTensor?", "AxesTensorList*?"],
+            ["Out", "XShape?"],
+            {"axes": Attr(list, [])},
+            infer_shape=_infer_unsqueeze,
+            grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "flatten2",
+            ["X"],
+            ["Out", "XShape?"],
+            {"axis": Attr(int, 1)},
+            infer_shape=_infer_flatten,
+            grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "expand",
+            ["X", "ExpandTimes?", "expand_times_tensor*?"],
+            ["Out"],
+            {"expand_times": Attr(list, [])},
+            infer_shape=_infer_expand,
+            grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "expand_as",
+            ["X", "target_tensor"],
+            ["Out"],
+            {},
+            infer_shape=_infer_expand_as,
+            grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )

@@ -23,8 +23,14 @@ def _grad_sum(g):
     out = []
     for name in g.input_grad("X"):
         if name != "@EMPTY@":
-            out.append(GradOpDesc("scale", {"X": g.output_grad("Out")}, {"Out": [name]},
-                                  {"scale": 1.0, "bias": 0.0, "bias_after_scale": True}))
+            out.append(
+                GradOpDesc(
+                    "scale",
+                    {"X": g.output_grad("Out")},
+                    {"Out": [name]},
+                    {"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
+                )
+            )
     return out
 
 
@@ -33,8 +39,14 @@ def _grad_scale(g):
     ins = {"X": g.output_grad("Out")}
     if g.input("ScaleTensor"):
         ins["ScaleTensor"] = g.input("ScaleTensor")
-    return [GradOpDesc("scale", ins, {"Out": g.input_grad("X")},
-                       {"scale": g.attrs["scale"], "bias": 0.0, "bias_after_scale": True})]
+    return [
+        GradOpDesc(
+            "scale",
+            ins,
+            {"Out": g.input_grad("X")},
+            {"scale": g.attrs["scale"], "bias": 0.0, "bias_after_scale": True},
+        )
+    ]
 
 
 def _infer_mean(ins, attrs):
@@ -46,13 +58,40 @@ def _grad_assign(g):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef("assign", ["X"], ["Out"], {}, infer_shape=lambda ins, a: {"Out": ins["X"]},
-                               grad=_grad_assign, share_lod=(("X", "Out"),)))
-    registry.register_op(OpDef(
-        "scale", ["X", "ScaleTensor?"], ["Out"],
-        {"scale": Attr(float, 1.0), "bias": Attr(float, 0.0), "bias_after_scale": Attr(bool, True)},
-        infer_shape=lambda ins, a: {"Out": ins["X"]}, grad=_grad_scale, share_lod=(("X", "Out"),),
-    ))
+    registry.register_op(
+        OpDef(
+            "assign",
+            ["X"],
+            ["Out"],
+            {},
+            infer_shape=lambda ins, a: {"Out": ins["X"]},
+            grad=_grad_assign,
+            share_lod=(("X", "Out"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "scale",
+            ["X", "ScaleTensor?"],
+            ["Out"],
+            {
+                "scale": Attr(float, 1.0),
+                "bias": Attr(float, 0.0),
+                "bias_after_scale": Attr(bool, True),
+            },
+            infer_shape=lambda ins, a: {"Out": ins["X"]},
+            grad=_grad_scale,
+            share_lod=(("X", "Out"),),
+        )
+    )
     registry.register_op(OpDef("sum", ["X*"], ["Out"], {}, infer_shape=_infer_sum, grad=_grad_sum))
-    registry.register_op(OpDef("mean", ["X"], ["Out"], {}, infer_shape=_infer_mean,
-                               grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",))))
+    registry.register_op(
+        OpDef(
+            "mean",
+            ["X"],
+            ["Out"],
+            {},
+            infer_shape=_infer_mean,
+            grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )

@@ -52,7 +52,9 @@ def _infer_matmul(ins, attrs):
         if b == 1:
             batch[off + i] = d
         elif not (d == 1 or compatible(b, d)):
-            raise ValueError(f"batch dims of X {list(ins['X'].shape)} and Y {list(ins['Y'].shape)} do not broadcast")
+            raise ValueError(
+                f"batch dims of X {list(ins['X'].shape)} and Y {list(ins['Y'].shape)} do not broadcast"
+            )
     out = batch + ([] if x1 else [x[-2]]) + ([] if y1 else [y[-1]])
     if not out:
         out = [1]
@@ -60,14 +62,31 @@ def _infer_matmul(ins, attrs):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "mul", ["X", "Y"], ["Out"],
-        {"x_num_col_dims": Attr(int, 1, int_check(1)), "y_num_col_dims": Attr(int, 1, int_check(1))},
-        infer_shape=_infer_mul, grad=GradSpec(("X", "Y", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
-        share_lod=(("X", "Out"),),
-    ))
-    registry.register_op(OpDef(
-        "matmul", ["X", "Y"], ["Out"],
-        {"transpose_X": Attr(bool, False), "transpose_Y": Attr(bool, False), "alpha": Attr(float, 1.0)},
-        infer_shape=_infer_matmul, grad=GradSpec(("X", "Y", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
-    ))
+    registry.register_op(
+        OpDef(
+            "mul",
+            ["X", "Y"],
+            ["Out"],
+            {
+                "x_num_col_dims": Attr(int, 1, int_check(1)),
+                "y_num_col_dims": Attr(int, 1, int_check(1)),
+            },
+            infer_shape=_infer_mul,
+            grad=GradSpec(("X", "Y", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
+            share_lod=(("X", "Out"),),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "matmul",
+            ["X", "Y"],
+            ["Out"],
+            {
+                "transpose_X": Attr(bool, False),
+                "transpose_Y": Attr(bool, False),
+                "alpha": Attr(float, 1.0),
+            },
+            infer_shape=_infer_matmul,
+            grad=GradSpec(("X", "Y", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
+        )
+    )

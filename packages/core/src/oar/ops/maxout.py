@@ -16,14 +16,22 @@ def _infer(ins, attrs):
         raise ValueError(f"axis must be 1 (NCHW) or -1/3 (NHWC), given {axis}")
     c = x.shape[axis]
     if c >= 0 and c % groups:
-        raise ValueError(f"the channel dim ({c}) of X {list(x.shape)} is not divisible by groups={groups}")
+        raise ValueError(
+            f"the channel dim ({c}) of X {list(x.shape)} is not divisible by groups={groups}"
+        )
     shape = list(x.shape)
     shape[axis] = c // groups if c >= 0 else -1
     return {"Out": meta(shape, x.dtype)}
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "maxout", ["X"], ["Out"], {"groups": Attr(int, 1, int_check(1)), "axis": Attr(int, 1)},
-        infer_shape=_infer, grad=GradSpec(("X", "Out", "Out@GRAD"), ("X@GRAD",)),
-    ))
+    registry.register_op(
+        OpDef(
+            "maxout",
+            ["X"],
+            ["Out"],
+            {"groups": Attr(int, 1, int_check(1)), "axis": Attr(int, 1)},
+            infer_shape=_infer,
+            grad=GradSpec(("X", "Out", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )

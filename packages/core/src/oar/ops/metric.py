@@ -24,16 +24,34 @@ def _infer_accuracy(ins, attrs):
     if len(label.shape) != 2 or (label.shape[1] != 1 and label.shape[1] >= 0):
         raise ValueError(f"Label must have shape [N, 1], given {list(label.shape)}")
     if not compatible(idx.shape[0], label.shape[0]):
-        raise ValueError(f"Indices {list(idx.shape)} and Label {list(label.shape)} differ in batch size")
-    return {"Accuracy": meta([1], "float32"), "Correct": meta([1], "int32"), "Total": meta([1], "int32")}
+        raise ValueError(
+            f"Indices {list(idx.shape)} and Label {list(label.shape)} differ in batch size"
+        )
+    return {
+        "Accuracy": meta([1], "float32"),
+        "Correct": meta([1], "int32"),
+        "Total": meta([1], "int32"),
+    }
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "top_k", ["X", "K?"], ["Out", "Indices"], {"k": Attr(int, 1)},
-        infer_shape=_infer_topk, grad=GradSpec(("X", "Indices", "Out@GRAD"), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef(
-        "accuracy", ["Out", "Indices", "Label"], ["Accuracy", "Correct", "Total"], {},
-        infer_shape=_infer_accuracy, kernel_dtype="Out",
-    ))
+    registry.register_op(
+        OpDef(
+            "top_k",
+            ["X", "K?"],
+            ["Out", "Indices"],
+            {"k": Attr(int, 1)},
+            infer_shape=_infer_topk,
+            grad=GradSpec(("X", "Indices", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "accuracy",
+            ["Out", "Indices", "Label"],
+            ["Accuracy", "Correct", "Total"],
+            {},
+            infer_shape=_infer_accuracy,
+            kernel_dtype="Out",
+        )
+    )

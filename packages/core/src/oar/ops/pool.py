@@ -33,8 +33,9 @@ def pool_geometry(hw, attrs) -> tuple:
     if attrs.get("adaptive"):
         return ksize, (1, 1), (0, 0, 0, 0), ksize
     s = tuple(attrs["strides"])
-    pads, _ = resolve_paddings(attrs["paddings"], attrs.get("padding_algorithm", "EXPLICIT"), hw, ksize, s,
-                               (1, 1))
+    pads, _ = resolve_paddings(
+        attrs["paddings"], attrs.get("padding_algorithm", "EXPLICIT"), hw, ksize, s, (1, 1)
+    )
     out = []
     for size, k, st, (b, a) in zip(hw, ksize, s, (pads[:2], pads[2:])):
         if size < 0:
@@ -57,9 +58,13 @@ def _infer_pool(op_type):
         if not attrs["global_pooling"]:
             k = attrs["ksize"]
             if any(i <= 0 for i in k):
-                raise ValueError(f"{op_type}: ksize must be positive unless global_pooling, given {list(k)}")
+                raise ValueError(
+                    f"{op_type}: ksize must be positive unless global_pooling, given {list(k)}"
+                )
             if any(i <= 0 for i in attrs["strides"]):
-                raise ValueError(f"{op_type}: strides must be positive, given {list(attrs['strides'])}")
+                raise ValueError(
+                    f"{op_type}: strides must be positive, given {list(attrs['strides'])}"
+                )
         _, _, pads, (oh, ow) = pool_geometry((h, w), attrs)
         if (h >= 0 and oh <= 0) or (w >= 0 and ow <= 0):
             raise ValueError(
@@ -83,19 +88,34 @@ def register(registry) -> None:
         "paddings": Attr(list, [0, 0], _check_paddings),
         "adaptive": Attr(bool, False),
     }
-    registry.register_op(OpDef(
-        "pool2d", ["X"], ["Out"],
-        dict(common, pooling_type=Attr(str, "max", one_of("max", "avg")),
-             exclusive=Attr(bool, True), ceil_mode=Attr(bool, False),
-             padding_algorithm=Attr(str, "EXPLICIT", one_of("EXPLICIT", "SAME", "VALID")),
-             data_format=Attr(str, "NCHW", one_of("NCHW", "NHWC", "AnyLayout")),
-             use_quantizer=Attr(bool, False), is_test=Attr(bool, False)),
-        infer_shape=_infer_pool("pool2d"), grad=GradSpec(("X", "Out", "Out@GRAD"), ("X@GRAD",)),
-        doc="max or average pooling over 2-D windows",
-    ))
-    registry.register_op(OpDef(
-        "max_pool2d_with_index", ["X"], ["Out", "Mask"], common,
-        infer_shape=_infer_pool("max_pool2d_with_index"),
-        grad=GradSpec(("X", "Mask", "Out@GRAD"), ("X@GRAD",)),
-        doc="max pooling that also returns each maximum's flat index h*W+w in its input plane",
-    ))
+    registry.register_op(
+        OpDef(
+            "pool2d",
+            ["X"],
+            ["Out"],
+            dict(
+                common,
+                pooling_type=Attr(str, "max", one_of("max", "avg")),
+                exclusive=Attr(bool, True),
+                ceil_mode=Attr(bool, False),
+                padding_algorithm=Attr(str, "EXPLICIT", one_of("EXPLICIT", "SAME", "VALID")),
+                data_format=Attr(str, "NCHW", one_of("NCHW", "NHWC", "AnyLayout")),
+                use_quantizer=Attr(bool, False),
+                is_test=Attr(bool, False),
+            ),
+            infer_shape=_infer_pool("pool2d"),
+            grad=GradSpec(("X", "Out", "Out@GRAD"), ("X@GRAD",)),
+            doc="max or average pooling over 2-D windows",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "max_pool2d_with_index",
+            ["X"],
+            ["Out", "Mask"],
+            common,
+            infer_shape=_infer_pool("max_pool2d_with_index"),
+            grad=GradSpec(("X", "Mask", "Out@GRAD"), ("X@GRAD",)),
+            doc="max pooling that also returns each maximum's flat index h*W+w in its input plane",
+        )
+    )

@@ -29,13 +29,21 @@ def _infer(ins, attrs):
     for d in a.shape:
         got *= d
     if size >= 0 and got >= 0 and size != got:
-        raise ValueError(f"Alpha has {got} elements but mode '{mode}' needs shape {want} for X {list(x.shape)}")
+        raise ValueError(
+            f"Alpha has {got} elements but mode '{mode}' needs shape {want} for X {list(x.shape)}"
+        )
     return {"Out": x}
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "prelu", ["X", "Alpha"], ["Out"], {"mode": Attr(str, "all", one_of("all", "channel", "element"))},
-        infer_shape=_infer, grad=GradSpec(("X", "Alpha", "Out@GRAD"), ("X@GRAD", "Alpha@GRAD")),
-        share_lod=(("X", "Out"),),
-    ))
+    registry.register_op(
+        OpDef(
+            "prelu",
+            ["X", "Alpha"],
+            ["Out"],
+            {"mode": Attr(str, "all", one_of("all", "channel", "element"))},
+            infer_shape=_infer,
+            grad=GradSpec(("X", "Alpha", "Out@GRAD"), ("X@GRAD", "Alpha@GRAD")),
+            share_lod=(("X", "Out"),),
+        )
+    )

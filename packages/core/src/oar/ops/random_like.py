@@ -39,23 +39,49 @@ def _infer_sampling(ins, attrs):
 
 
 def _like_attrs() -> dict:
-    return {"shape": Attr(list), "input_dim_idx": Attr(int, 0), "output_dim_idx": Attr(int, 0),
-            "seed": Attr(int, 0), "dtype": Attr(str, "float32", _dtype_check)}
+    return {
+        "shape": Attr(list),
+        "input_dim_idx": Attr(int, 0),
+        "output_dim_idx": Attr(int, 0),
+        "seed": Attr(int, 0),
+        "dtype": Attr(str, "float32", _dtype_check),
+    }
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "uniform_random_batch_size_like", ["Input"], ["Out"],
-        {**_like_attrs(), "min": Attr(float, -1.0), "max": Attr(float, 1.0), "diag_num": Attr(int, 0),
-         "diag_step": Attr(int, 0), "diag_val": Attr(float, 1.0)},
-        infer_shape=_infer_like, kernel_dtype="attr:dtype",
-    ))
-    registry.register_op(OpDef(
-        "gaussian_random_batch_size_like", ["Input"], ["Out"],
-        {**_like_attrs(), "mean": Attr(float, 0.0), "std": Attr(float, 1.0)},
-        infer_shape=_infer_like, kernel_dtype="attr:dtype",
-    ))
-    registry.register_op(OpDef(
-        "sampling_id", ["X"], ["Out"], {"min": Attr(float, 0.0), "max": Attr(float, 1.0), "seed": Attr(int, 0)},
-        infer_shape=_infer_sampling,
-    ))
+    registry.register_op(
+        OpDef(
+            "uniform_random_batch_size_like",
+            ["Input"],
+            ["Out"],
+            {
+                **_like_attrs(),
+                "min": Attr(float, -1.0),
+                "max": Attr(float, 1.0),
+                "diag_num": Attr(int, 0),
+                "diag_step": Attr(int, 0),
+                "diag_val": Attr(float, 1.0),
+            },
+            infer_shape=_infer_like,
+            kernel_dtype="attr:dtype",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "gaussian_random_batch_size_like",
+            ["Input"],
+            ["Out"],
+            {**_like_attrs(), "mean": Attr(float, 0.0), "std": Attr(float, 1.0)},
+            infer_shape=_infer_like,
+            kernel_dtype="attr:dtype",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "sampling_id",
+            ["X"],
+            ["Out"],
+            {"min": Attr(float, 0.0), "max": Attr(float, 1.0), "seed": Attr(int, 0)},
+            infer_shape=_infer_sampling,
+        )
+    )

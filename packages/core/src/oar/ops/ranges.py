@@ -9,7 +9,9 @@ from oar.registry import Attr, OpDef
 def _one(ins, *slots) -> None:
     for s in slots:
         if numel(ins[s].shape) not in (1, -1):
-            raise ValueError(f"{s} must hold one value (shape [1]), given shape {list(ins[s].shape)}")
+            raise ValueError(
+                f"{s} must hold one value (shape [1]), given shape {list(ins[s].shape)}"
+            )
 
 
 def _infer_range(ins, attrs):
@@ -34,11 +36,35 @@ def _infer_increment(ins, attrs):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef("shape", ["Input"], ["Out"], {},
-                               infer_shape=lambda ins, a: {"Out": meta([len(ins["Input"].shape)], "int32")}))
-    registry.register_op(OpDef("range", ["Start", "End", "Step"], ["Out"], {}, infer_shape=_infer_range,
-                               kernel_dtype="Start"))
-    registry.register_op(OpDef("linspace", ["Start", "Stop", "Num"], ["Out"], {}, infer_shape=_infer_linspace,
-                               kernel_dtype="Start"))
-    registry.register_op(OpDef("increment", ["X"], ["Out"], {"step": Attr(float, 1.0)},
-                               infer_shape=_infer_increment))
+    registry.register_op(
+        OpDef(
+            "shape",
+            ["Input"],
+            ["Out"],
+            {},
+            infer_shape=lambda ins, a: {"Out": meta([len(ins["Input"].shape)], "int32")},
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "range",
+            ["Start", "End", "Step"],
+            ["Out"],
+            {},
+            infer_shape=_infer_range,
+            kernel_dtype="Start",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "linspace",
+            ["Start", "Stop", "Num"],
+            ["Out"],
+            {},
+            infer_shape=_infer_linspace,
+            kernel_dtype="Start",
+        )
+    )
+    registry.register_op(
+        OpDef("increment", ["X"], ["Out"], {"step": Attr(float, 1.0)}, infer_shape=_infer_increment)
+    )

@@ -23,7 +23,9 @@ def reduced_dims(shape, attrs) -> list:
     out = []
     for d in dims:
         if not -rank <= d < max(rank, 1):
-            raise ValueError(f"dim {d} is out of range for X of rank {rank} (want [-{rank}, {rank}))")
+            raise ValueError(
+                f"dim {d} is out of range for X of rank {rank} (want [-{rank}, {rank}))"
+            )
         d = d % rank if rank else 0
         if d in out:
             raise ValueError(f"dim {list(dims)} names dim {d} twice")
@@ -44,15 +46,31 @@ def _infer(ins, attrs, boolean=False):
 
 
 def _attrs() -> dict:
-    return {"dim": Attr(list, [0]), "keep_dim": Attr(bool, False), "reduce_all": Attr(bool, False),
-            "in_dtype": Attr(int, -1), "out_dtype": Attr(int, -1)}
+    return {
+        "dim": Attr(list, [0]),
+        "keep_dim": Attr(bool, False),
+        "reduce_all": Attr(bool, False),
+        "in_dtype": Attr(int, -1),
+        "out_dtype": Attr(int, -1),
+    }
 
 
 def register(registry) -> None:
     for name in DIFFERENTIABLE:
-        reads = ("X", "Out@GRAD") if name in ("reduce_sum", "reduce_mean") else ("X", "Out", "Out@GRAD")
-        registry.register_op(OpDef(name, ["X"], ["Out"], _attrs(), infer_shape=_infer,
-                                   grad=GradSpec(reads, ("X@GRAD",))))
+        reads = (
+            ("X", "Out@GRAD") if name in ("reduce_sum", "reduce_mean") else ("X", "Out", "Out@GRAD")
+        )
+        registry.register_op(
+            OpDef(
+                name,
+                ["X"],
+                ["Out"],
+                _attrs(),
+                infer_shape=_infer,
+                grad=GradSpec(reads, ("X@GRAD",)),
+            )
+        )
     for name in BOOLEAN:
-        registry.register_op(OpDef(name, ["X"], ["Out"], _attrs(),
-                                   infer_shape=lambda ins, a: _infer(ins, a, True)))
+        registry.register_op(
+            OpDef(name, ["X"], ["Out"], _attrs(), infer_shape=lambda ins, a: _infer(ins, a, True))
+        )

@@ -11,11 +11,15 @@ def resolve_shape(in_shape, shape) -> list:
     out = []
     for i, d in enumerate(shape):
         if d < -1:
-            raise ValueError(f"shape {list(shape)} holds {d} at dim {i}; each entry must be a positive size, "
-                             f"0 (copy X's dim) or one -1 (inferred)")
+            raise ValueError(
+                f"shape {list(shape)} holds {d} at dim {i}; each entry must be a positive size, "
+                f"0 (copy X's dim) or one -1 (inferred)"
+            )
         if d == 0:
             if i >= len(in_shape):
-                raise ValueError(f"shape {list(shape)} has 0 at dim {i} but X has rank {len(in_shape)}")
+                raise ValueError(
+                    f"shape {list(shape)} has 0 at dim {i} but X has rank {len(in_shape)}"
+                )
             out.append(in_shape[i])
         else:
             out.append(d)
@@ -26,10 +30,14 @@ def resolve_shape(in_shape, shape) -> list:
     if -1 in out:
         if total >= 0 and known > 0:
             if total % known:
-                raise ValueError(f"cannot reshape X of shape {list(in_shape)} ({total} elements) to {list(shape)}")
+                raise ValueError(
+                    f"cannot reshape X of shape {list(in_shape)} ({total} elements) to {list(shape)}"
+                )
             out[out.index(-1)] = total // known
     elif total >= 0 and known >= 0 and total != known:
-        raise ValueError(f"cannot reshape X of shape {list(in_shape)} ({total} elements) to {list(shape)} ({known})")
+        raise ValueError(
+            f"cannot reshape X of shape {list(in_shape)} ({total} elements) to {list(shape)} ({known})"
+        )
     return out
 
 
@@ -46,9 +54,14 @@ def _infer(ins, attrs):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "reshape2", ["X", "Shape?", "ShapeTensor*?"], ["Out", "XShape?"],
-        {"shape": Attr(list, [])},
-        infer_shape=_infer, grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
-        share_lod=(("X", "Out"),),
-    ))
+    registry.register_op(
+        OpDef(
+            "reshape2",
+            ["X", "Shape?", "ShapeTensor*?"],
+            ["Out", "XShape?"],
+            {"shape": Attr(list, [])},
+            infer_shape=_infer,
+            grad=GradSpec(("XShape", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"),),
+        )
+    )

@@ -9,7 +9,9 @@ from oar.registry import Attr, GradOpDesc, GradSpec, OpDef
 
 def _axis(axis: int, rank: int) -> int:
     if not -rank <= axis < max(rank, 1):
-        raise ValueError(f"axis {axis} is out of range for X of rank {rank} (want [-{rank}, {rank}))")
+        raise ValueError(
+            f"axis {axis} is out of range for X of rank {rank} (want [-{rank}, {rank}))"
+        )
     return axis % max(rank, 1)
 
 
@@ -63,18 +65,37 @@ def _grad_cumsum(g):
 
 def register(registry) -> None:
     for name in ("arg_max", "arg_min"):
-        registry.register_op(OpDef(
-            name, ["X"], ["Out"],
-            {"axis": Attr(int, 0), "keepdims": Attr(bool, False), "dtype": Attr(None, -1, _check_arg_dtype)},
-            infer_shape=_infer_arg,
-        ))
-    registry.register_op(OpDef(
-        "argsort", ["X"], ["Out", "Indices"], {"axis": Attr(int, -1), "descending": Attr(bool, False)},
-        infer_shape=_infer_argsort, grad=GradSpec(("X", "Indices", "Out@GRAD"), ("X@GRAD",)),
-    ))
+        registry.register_op(
+            OpDef(
+                name,
+                ["X"],
+                ["Out"],
+                {
+                    "axis": Attr(int, 0),
+                    "keepdims": Attr(bool, False),
+                    "dtype": Attr(None, -1, _check_arg_dtype),
+                },
+                infer_shape=_infer_arg,
+            )
+        )
+    registry.register_op(
+        OpDef(
+            "argsort",
+            ["X"],
+            ["Out", "Indices"],
+            {"axis": Attr(int, -1), "descending": Attr(bool, False)},
+            infer_shape=_infer_argsort,
+            grad=GradSpec(("X", "Indices", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
     registry.register_op(OpDef("where_index", ["Condition"], ["Out"], {}, infer_shape=_infer_where))
-    registry.register_op(OpDef(
-        "cumsum", ["X"], ["Out"],
-        {"axis": Attr(int, -1), "exclusive": Attr(bool, False), "reverse": Attr(bool, False)},
-        infer_shape=_infer_cumsum, grad=_grad_cumsum,
-    ))
+    registry.register_op(
+        OpDef(
+            "cumsum",
+            ["X"],
+            ["Out"],
+            {"axis": Attr(int, -1), "exclusive": Attr(bool, False), "reverse": Attr(bool, False)},
+            infer_shape=_infer_cumsum,
+            grad=_grad_cumsum,
+        )
+    )

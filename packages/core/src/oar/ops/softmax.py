@@ -15,9 +15,19 @@ def _infer(ins, attrs):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "softmax", ["X"], ["Out"],
-        {"axis": Attr(int, -1), "use_cudnn": Attr(bool, False), "data_format": Attr(str, "AnyLayout"),
-         "is_test": Attr(bool, False)},
-        infer_shape=_infer, grad=GradSpec(("Out", "Out@GRAD"), ("X@GRAD",)), share_lod=(("X", "Out"),),
-    ))
+    registry.register_op(
+        OpDef(
+            "softmax",
+            ["X"],
+            ["Out"],
+            {
+                "axis": Attr(int, -1),
+                "use_cudnn": Attr(bool, False),
+                "data_format": Attr(str, "AnyLayout"),
+                "is_test": Attr(bool, False),
+            },
+            infer_shape=_infer,
+            grad=GradSpec(("Out", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"),),
+        )
+    )

@@ -7,7 +7,14 @@ from oar.registry import GradSpec, OpDef
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "squared_l2_norm", ["X"], ["Out"], {}, infer_shape=lambda ins, a: {"Out": meta([1], ins["X"].dtype)},
-        grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)), doc="Out = sum(X*X)",
-    ))
+    registry.register_op(
+        OpDef(
+            "squared_l2_norm",
+            ["X"],
+            ["Out"],
+            {},
+            infer_shape=lambda ins, a: {"Out": meta([1], ins["X"].dtype)},
+            grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
+            doc="Out = sum(X*X)",
+        )
+    )

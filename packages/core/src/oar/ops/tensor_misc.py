@@ -13,13 +13,18 @@ def _infer_cos_sim(ins, attrs):
     check_float(ins, "X")
     check_same_dtype(ins, "X", "Y")
     if len(x.shape) < 2 or len(y.shape) != len(x.shape):
-        raise ValueError(f"X and Y must have the same rank >= 2, given {list(x.shape)} and {list(y.shape)}")
+        raise ValueError(
+            f"X and Y must have the same rank >= 2, given {list(x.shape)} and {list(y.shape)}"
+        )
     if not all(compatible(a, b) for a, b in zip(x.shape[1:], y.shape[1:])):
         raise ValueError(f"X {list(x.shape)} and Y {list(y.shape)} differ after the first dim")
     if y.shape[0] != 1 and not compatible(x.shape[0], y.shape[0]):
         raise ValueError(f"Y must have X's {x.shape[0]} rows or 1 row, given {y.shape[0]}")
-    return {"Out": meta([x.shape[0], 1], x.dtype, x.lod_level), "XNorm": meta([x.shape[0], 1], x.dtype),
-            "YNorm": meta([y.shape[0], 1], x.dtype)}
+    return {
+        "Out": meta([x.shape[0], 1], x.dtype, x.lod_level),
+        "XNorm": meta([x.shape[0], 1], x.dtype),
+        "YNorm": meta([y.shape[0], 1], x.dtype),
+    }
 
 
 def _infer_label_smooth(ins, attrs):
@@ -53,7 +58,9 @@ def _infer_roll(ins, attrs):
     if dims and len(dims) != len(shifts):
         raise ValueError(f"shifts {list(shifts)} and dims {list(dims)} must have the same length")
     if not dims and len(shifts) != 1:
-        raise ValueError(f"without dims, shifts must hold one value (a flat roll), given {list(shifts)}")
+        raise ValueError(
+            f"without dims, shifts must hold one value (a flat roll), given {list(shifts)}"
+        )
     _check_axes(dims, len(x.shape), "dims")
     return {"Out": x}
 
@@ -62,12 +69,21 @@ def _infer_multiplex(ins, attrs):
     xs, ids = ins["X"], ins["Ids"]
     first = xs[0]
     for i, x in enumerate(xs):
-        if x.dtype != first.dtype or len(x.shape) != len(first.shape) or not all(
-                compatible(a, b) for a, b in zip(x.shape, first.shape)):
-            raise ValueError(f"X[{i}] ({list(x.shape)}, {x.dtype}) differs from X[0] ({list(first.shape)}, {first.dtype})")
+        if (
+            x.dtype != first.dtype
+            or len(x.shape) != len(first.shape)
+            or not all(compatible(a, b) for a, b in zip(x.shape, first.shape))
+        ):
+            raise ValueError(
+                f"X[{i}] ({list(x.shape)}, {x.dtype}) differs from X[0] ({list(first.shape)}, {first.dtype})"
+            )
     if ids.dtype not in ("int32", "int64"):
         raise TypeError(f"Ids must be int32, given {ids.dtype}")
-    if len(ids.shape) != 2 or (ids.shape[1] != 1 and ids.shape[1] >= 0) or not compatible(ids.shape[0], first.shape[0]):
+    if (
+        len(ids.shape) != 2
+        or (ids.shape[1] != 1 and ids.shape[1] >= 0)
+        or not compatible(ids.shape[0], first.shape[0])
+    ):
         raise ValueError(f"Ids must have shape [{first.shape[0]}, 1], given {list(ids.shape)}")
     return {"Out": first}
 
@@ -106,7 +122,9 @@ def _infer_shard(ins, attrs):
     if len(x.shape) != 2 or (x.shape[1] != 1 and x.shape[1] >= 0):
         raise ValueError(f"X must have shape [N, 1], given {list(x.shape)}")
     if attrs["index_num"] < 1 or attrs["nshards"] < 1:
-        raise ValueError(f"index_num and nshards must be >= 1, given {attrs['index_num']} and {attrs['nshards']}")
+        raise ValueError(
+            f"index_num and nshards must be >= 1, given {attrs['index_num']} and {attrs['nshards']}"
+        )
     if not 0 <= attrs["shard_id"] < attrs["nshards"]:
         raise ValueError(f"shard_id {attrs['shard_id']} must be in [0, nshards={attrs['nshards']})")
     return {"Out": x}
@@ -117,7 +135,11 @@ def _infer_check(ins, attrs):
 
 
 def _grad_reverse(g):
-    return [GradOpDesc("reverse", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")}, dict(g.attrs))]
+    return [
+        GradOpDesc(
+            "reverse", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")}, dict(g.attrs)
+        )
+    ]
 
 
 def _grad_roll(g):
@@ -135,36 +157,107 @@ def _dtype_check(v):
 
 
 def register(registry) -> None:
-    registry.register_op(OpDef(
-        "cos_sim", ["X", "Y"], ["Out", "XNorm", "YNorm"], {}, infer_shape=_infer_cos_sim,
-        grad=GradSpec(("X", "Y", "Out", "XNorm", "YNorm", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
-    ))
-    registry.register_op(OpDef(
-        "label_smooth", ["X", "PriorDist?"], ["Out"], {"epsilon": Attr(float, 0.0)},
-        infer_shape=_infer_label_smooth, grad=GradSpec(("Out@GRAD",), ("X@GRAD",)),
-    ))
-    registry.register_op(OpDef("reverse", ["X"], ["Out"], {"axis": Attr(list)}, infer_shape=_infer_reverse,
-                               grad=_grad_reverse))
-    registry.register_op(OpDef("roll", ["X"], ["Out"], {"shifts": Attr(list), "dims": Attr(list, [])},
-                               infer_shape=_infer_roll, grad=_grad_roll))
-    registry.register_op(OpDef("multiplex", ["X*", "Ids"], ["Out"], {}, infer_shape=_infer_multiplex,
-                               grad=GradSpec(("X", "Ids", "Out@GRAD"), ("X@GRAD",))))
-    registry.register_op(OpDef(
-        "eye", [], ["Out"],
-        {"num_rows": Attr(int), "num_columns": Attr(int, -1), "dtype": Attr(str, "float32", _dtype_check)},
-        infer_shape=_infer_eye, kernel_dtype="attr:dtype",
-    ))
+    registry.register_op(
+        OpDef(
+            "cos_sim",
+            ["X", "Y"],
+            ["Out", "XNorm", "YNorm"],
+            {},
+            infer_shape=_infer_cos_sim,
+            grad=GradSpec(("X", "Y", "Out", "XNorm", "YNorm", "Out@GRAD"), ("X@GRAD", "Y@GRAD")),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "label_smooth",
+            ["X", "PriorDist?"],
+            ["Out"],
+            {"epsilon": Attr(float, 0.0)},
+            infer_shape=_infer_label_smooth,
+            grad=GradSpec(("Out@GRAD",), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "reverse",
+            ["X"],
+            ["Out"],
+            {"axis": Attr(list)},
+            infer_shape=_infer_reverse,
+            grad=_grad_reverse,
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "roll",
+            ["X"],
+            ["Out"],
+            {"shifts": Attr(list), "dims": Attr(list, [])},
+            infer_shape=_infer_roll,
+            grad=_grad_roll,
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "multiplex",
+            ["X*", "Ids"],
+            ["Out"],
+            {},
+            infer_shape=_infer_multiplex,
+            grad=GradSpec(("X", "Ids", "Out@GRAD"), ("X@GRAD",)),
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "eye",
+            [],
+            ["Out"],
+            {
+                "num_rows": Attr(int),
+                "num_columns": Attr(int, -1),
+                "dtype": Attr(str, "float32", _dtype_check),
+            },
+            infer_shape=_infer_eye,
+            kernel_dtype="attr:dtype",
+        )
+    )
     registry.register_op(OpDef("diag", ["Diagonal"], ["Out"], {}, infer_shape=_infer_diag))
-    registry.register_op(OpDef("unique", ["X"], ["Out", "Index"], {"dtype": Attr(str, "int32", _dtype_check)},
-                               infer_shape=_infer_unique))
-    registry.register_op(OpDef("unique_with_counts", ["X"], ["Out", "Index", "Count"],
-                               {"dtype": Attr(str, "int32", _dtype_check)}, infer_shape=_infer_unique_counts))
-    registry.register_op(OpDef(
-        "shard_index", ["X"], ["Out"],
-        {"index_num": Attr(int), "nshards": Attr(int), "shard_id": Attr(int), "ignore_value": Attr(int, -1)},
-        infer_shape=_infer_shard,
-    ))
-    registry.register_op(OpDef("size", ["Input"], ["Out"], {},
-                               infer_shape=lambda ins, a: {"Out": meta([1], "int64")}))
+    registry.register_op(
+        OpDef(
+            "unique",
+            ["X"],
+            ["Out", "Index"],
+            {"dtype": Attr(str, "int32", _dtype_check)},
+            infer_shape=_infer_unique,
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "unique_with_counts",
+            ["X"],
+            ["Out", "Index", "Count"],
+            {"dtype": Attr(str, "int32", _dtype_check)},
+            infer_shape=_infer_unique_counts,
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "shard_index",
+            ["X"],
+            ["Out"],
+            {
+                "index_num": Attr(int),
+                "nshards": Attr(int),
+                "shard_id": Attr(int),
+                "ignore_value": Attr(int, -1),
+            },
+            infer_shape=_infer_shard,
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "size", ["Input"], ["Out"], {}, infer_shape=lambda ins, a: {"Out": meta([1], "int64")}
+        )
+    )
     for name in ("isfinite", "isinf", "isnan"):
         registry.register_op(OpDef(name, ["X"], ["Out"], {}, infer_shape=_infer_check))

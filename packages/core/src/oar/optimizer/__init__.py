@@ -17,8 +17,30 @@ from oar.optimizer.momentum import LarsMomentum, LarsMomentumOptimizer, Momentum
 from oar.optimizer.rmsprop import RMSProp, RMSPropOptimizer
 from oar.optimizer.sgd import SGD, SGDOptimizer
 
-__all__ = ["Optimizer", "SGD", "SGDOptimizer", "Adam", "AdamOptimizer", "Momentum", "MomentumOptimizer",
-           "LarsMomentum", "LarsMomentumOptimizer", "Adagrad", "AdagradOptimizer", "DecayedAdagrad",
-           "DecayedAdagradOptimizer", "RMSProp", "RMSPropOptimizer", "Adamax", "AdamaxOptimizer",
-           "Adadelta", "AdadeltaOptimizer", "Ftrl", "FtrlOptimizer", "Lamb", "LambOptimizer",
-           "ExponentialMovingAverage", "ModelAverage"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "SGDOptimizer",
+    "Adam",
+    "AdamOptimizer",
+    "Momentum",
+    "MomentumOptimizer",
+    "LarsMomentum",
+    "LarsMomentumOptimizer",
+    "Adagrad",
+    "AdagradOptimizer",
+    "DecayedAdagrad",
+    "DecayedAdagradOptimizer",
+    "RMSProp",
+    "RMSPropOptimizer",
+    "Adamax",
+    "AdamaxOptimizer",
+    "Adadelta",
+    "AdadeltaOptimizer",
+    "Ftrl",
+    "FtrlOptimizer",
+    "Lamb",
+    "LambOptimizer",
+    "ExponentialMovingAverage",
+    "ModelAverage",
+]

@@ -13,8 +13,9 @@ def clone_var(block: Any, var: Any, persistable: bool = True) -> Any:
     """``var`` declared in ``block`` under the same name (values meet in the scope by name)."""
     if block.has_var(var.name):
         return block.var(var.name)
-    return block.create_var(name=var.name, shape=var.shape, dtype=var.dtype, persistable=persistable,
-                            stop_gradient=True)
+    return block.create_var(
+        name=var.name, shape=var.shape, dtype=var.dtype, persistable=persistable, stop_gradient=True
+    )
 
 
 class AveragingBase:

@@ -5,8 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 
-def check_float(opt: str, name: str, value: Any, low: float | None = None, high: float | None = None,
-                low_open: bool = False, high_open: bool = False) -> float:
+def check_float(
+    opt: str,
+    name: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """``value`` as a float within [low, high] (open ends where asked), else ValueError/TypeError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{opt}: {name} must be a float, given {type(value).__name__} {value!r}")

@@ -18,9 +18,16 @@ class Adadelta(Optimizer):
     _avg_squared_grad_acc_str = "_avg_squared_grad"
     _avg_squared_update_acc_str = "_avg_squared_update"
 
-    def __init__(self, learning_rate: Any, epsilon: float = 1.0e-6, rho: float = 0.95,
-                 parameter_list: Any = None, regularization: Any = None, grad_clip: Any = None,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        epsilon: float = 1.0e-6,
+        rho: float = 0.95,
+        parameter_list: Any = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ) -> None:
         if learning_rate is None or epsilon is None or rho is None:
             raise ValueError("Adadelta: learning_rate, epsilon and rho must not be None")
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)

@@ -16,24 +16,39 @@ class Adagrad(Optimizer):
     type = "adagrad"
     _moment_acc_str = "moment"
 
-    def __init__(self, learning_rate: Any, epsilon: float = 1.0e-6, parameter_list: Any = None,
-                 regularization: Any = None, grad_clip: Any = None, name: str | None = None,
-                 initial_accumulator_value: float = 0.0) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        epsilon: float = 1.0e-6,
+        parameter_list: Any = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+        initial_accumulator_value: float = 0.0,
+    ) -> None:
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
         self._epsilon = check_float("Adagrad", "epsilon", epsilon, 0.0)
-        self.initial_accumulator_value = check_float("Adagrad", "initial_accumulator_value",
-                                                     initial_accumulator_value, 0.0)
+        self.initial_accumulator_value = check_float(
+            "Adagrad", "initial_accumulator_value", initial_accumulator_value, 0.0
+        )
 
     def _create_accumulators(self, block, parameters):
         for p in parameters:
-            self._add_accumulator(self._moment_acc_str, p, fill_value=self.initial_accumulator_value)
+            self._add_accumulator(
+                self._moment_acc_str, p, fill_value=self.initial_accumulator_value
+            )
 
     def _append_optimize_op(self, block, param_and_grad):
         p, g = param_and_grad
         m = self._get_accumulator(self._moment_acc_str, p)
         return block.append_op(
             "adagrad",
-            {"Param": [p], "Grad": [g], "Moment": [m], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {
+                "Param": [p],
+                "Grad": [g],
+                "Moment": [m],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
             {"ParamOut": [p], "MomentOut": [m]},
             {"epsilon": self._epsilon},
         )
@@ -43,9 +58,16 @@ class DecayedAdagrad(Optimizer):
     type = "decayed_adagrad"
     _moment_acc_str = "moment"
 
-    def __init__(self, learning_rate: Any, decay: float = 0.95, epsilon: float = 1.0e-6,
-                 parameter_list: Any = None, regularization: Any = None, grad_clip: Any = None,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        decay: float = 0.95,
+        epsilon: float = 1.0e-6,
+        parameter_list: Any = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ) -> None:
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
         self._decay = check_float("DecayedAdagrad", "decay", decay, 0.0, 1.0)
         self._epsilon = check_float("DecayedAdagrad", "epsilon", epsilon, 0.0)
@@ -59,7 +81,12 @@ class DecayedAdagrad(Optimizer):
         m = self._get_accumulator(self._moment_acc_str, p)
         return block.append_op(
             "decayed_adagrad",
-            {"Param": [p], "Grad": [g], "Moment": [m], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {
+                "Param": [p],
+                "Grad": [g],
+                "Moment": [m],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
             {"ParamOut": [p], "MomentOut": [m]},
             {"decay": self._decay, "epsilon": self._epsilon},
         )

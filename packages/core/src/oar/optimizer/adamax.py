@@ -15,9 +15,17 @@ from oar.optimizer.base import Optimizer
 class Adamax(Optimizer):
     type = "adamax"
 
-    def __init__(self, learning_rate: Any = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8, parameter_list: Any = None, regularization: Any = None,
-                 grad_clip: Any = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-8,
+        parameter_list: Any = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ) -> None:
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
         self._beta1 = check_float("Adamax", "beta1", beta1, 0.0, 1.0, high_open=True)
         self._beta2 = check_float("Adamax", "beta2", beta2, 0.0, 1.0, high_open=True)
@@ -27,7 +35,9 @@ class Adamax(Optimizer):
         for p in parameters:
             self._add_accumulator("moment", p)
             self._add_accumulator("inf_norm", p)
-            self._add_accumulator("beta1_pow_acc", p, dtype="float32", fill_value=self._beta1, shape=[1])
+            self._add_accumulator(
+                "beta1_pow_acc", p, dtype="float32", fill_value=self._beta1, shape=[1]
+            )
 
     def _append_optimize_op(self, block, param_and_grad):
         p, g = param_and_grad
@@ -36,8 +46,14 @@ class Adamax(Optimizer):
         b1p = self._get_accumulator("beta1_pow_acc", p)
         return block.append_op(
             "adamax",
-            {"Param": [p], "Grad": [g], "LearningRate": [self._create_param_lr(param_and_grad)],
-             "Moment": [m], "InfNorm": [u], "Beta1Pow": [b1p]},
+            {
+                "Param": [p],
+                "Grad": [g],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+                "Moment": [m],
+                "InfNorm": [u],
+                "Beta1Pow": [b1p],
+            },
             {"ParamOut": [p], "MomentOut": [m], "InfNormOut": [u]},
             {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon},
         )
@@ -48,7 +64,9 @@ class Adamax(Optimizer):
             if g is None or not p.trainable:
                 continue
             b1p = self._get_accumulator("beta1_pow_acc", p)
-            ops.append(block.append_op("scale", {"X": [b1p]}, {"Out": [b1p]}, {"scale": self._beta1}))
+            ops.append(
+                block.append_op("scale", {"X": [b1p]}, {"Out": [b1p]}, {"scale": self._beta1})
+            )
         return ops
 
 

@@ -26,15 +26,25 @@ class Optimizer:
 
     type = "optimizer"
 
-    def __init__(self, learning_rate: float | Variable, parameter_list: Sequence | None = None,
-                 regularization: Any = None, grad_clip: Any = None, name: str | None = None) -> None:
-        if not isinstance(learning_rate, (int, float, Variable)) and not _is_lr_schedule(learning_rate):
+    def __init__(
+        self,
+        learning_rate: float | Variable,
+        parameter_list: Sequence | None = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(learning_rate, (int, float, Variable)) and not _is_lr_schedule(
+            learning_rate
+        ):
             raise TypeError(
                 f"{type(self).__name__}: learning_rate must be a float or a Variable, "
                 f"given {type(learning_rate).__name__}"
             )
         if isinstance(learning_rate, (int, float)) and learning_rate < 0:
-            raise ValueError(f"{type(self).__name__}: learning_rate must be >= 0, given {learning_rate}")
+            raise ValueError(
+                f"{type(self).__name__}: learning_rate must be >= 0, given {learning_rate}"
+            )
         self._learning_rate = learning_rate
         self._parameter_list = list(parameter_list) if parameter_list is not None else None
         self.regularization = regularization
@@ -53,8 +63,9 @@ class Optimizer:
             self._lr_vars[id(program)] = self._learning_rate
             return
         helper = LayerHelper("learning_rate")
-        var = helper.create_global_variable(name=unique_name.generate("learning_rate"), shape=[1],
-                                            dtype="float32", persistable=True)
+        var = helper.create_global_variable(
+            name=unique_name.generate("learning_rate"), shape=[1], dtype="float32", persistable=True
+        )
         helper.set_variable_initializer(var, Constant(float(self._learning_rate)))
         self._lr_vars[id(program)] = var
 
@@ -73,22 +84,34 @@ class Optimizer:
         if mult == 1.0:
             return lr
         block = default_main_program().global_block()
-        out = block.create_var(name=unique_name.generate(f"{param.name}_lr"), shape=[1], dtype=lr.dtype)
+        out = block.create_var(
+            name=unique_name.generate(f"{param.name}_lr"), shape=[1], dtype=lr.dtype
+        )
         block.append_op("scale", {"X": [lr]}, {"Out": [out]}, {"scale": mult})
         return out
 
     # --- accumulators ---------------------------------------------------------------------------
-    def _add_accumulator(self, name: str, param: Variable, dtype: Any = None, fill_value: float = 0.0,
-                         shape: Sequence | None = None) -> Variable:
+    def _add_accumulator(
+        self,
+        name: str,
+        param: Variable,
+        dtype: Any = None,
+        fill_value: float = 0.0,
+        shape: Sequence | None = None,
+    ) -> Variable:
         per = self._accumulators.setdefault(name, {})
         if param.name in per and _dygraph():
             return per[param.name]  # dygraph calls minimize every step
         if param.name in per:
-            raise ValueError(f"{type(self).__name__}: accumulator '{name}' for '{param.name}' exists already")
+            raise ValueError(
+                f"{type(self).__name__}: accumulator '{name}' for '{param.name}' exists already"
+            )
         helper = LayerHelper(self.type)
         var = helper.create_global_variable(
-            name=unique_name.generate(f"{param.name}_{name}"), persistable=True,
-            dtype=dtype or param.dtype, shape=list(shape) if shape is not None else list(param.shape),
+            name=unique_name.generate(f"{param.name}_{name}"),
+            persistable=True,
+            dtype=dtype or param.dtype,
+            shape=list(shape) if shape is not None else list(param.shape),
         )
         helper.set_variable_initializer(var, Constant(float(fill_value)))
         per[param.name] = var
@@ -102,7 +125,9 @@ class Optimizer:
         try:
             return self._accumulators[name][param.name]
         except KeyError:
-            raise KeyError(f"{type(self).__name__}: no accumulator '{name}' for '{param.name}'") from None
+            raise KeyError(
+                f"{type(self).__name__}: no accumulator '{name}' for '{param.name}'"
+            ) from None
 
     def _create_accumulators(self, block: Any, parameters: list) -> None:
         pass
@@ -114,9 +139,14 @@ class Optimizer:
         return []
 
     # --- the pipeline ---------------------------------------------------------------------------
-    def backward(self, loss: Variable, startup_program: Program | None = None,
-                 parameter_list: Sequence | None = None, no_grad_set: Any = None,
-                 callbacks: Any = None) -> list:
+    def backward(
+        self,
+        loss: Variable,
+        startup_program: Program | None = None,
+        parameter_list: Sequence | None = None,
+        no_grad_set: Any = None,
+        callbacks: Any = None,
+    ) -> list:
         plist = parameter_list if parameter_list is not None else self._parameter_list
         with _guard(loss, startup_program):
             return append_backward(loss, plist, no_grad_set, callbacks)
@@ -146,20 +176,29 @@ class Optimizer:
         self._finish_update(block, params_grads)
         return block.ops[start:]
 
-    def apply_optimize(self, loss: Variable, startup_program: Program | None, params_grads: list) -> list:
+    def apply_optimize(
+        self, loss: Variable, startup_program: Program | None, params_grads: list
+    ) -> list:
         with _guard(loss, startup_program):
             return self.apply_gradients(params_grads)
 
-    def minimize(self, loss: Variable, startup_program: Program | None = None,
-                 parameter_list: Sequence | None = None, no_grad_set: Any = None,
-                 grad_clip: Any = None) -> tuple:
+    def minimize(
+        self,
+        loss: Variable,
+        startup_program: Program | None = None,
+        parameter_list: Sequence | None = None,
+        no_grad_set: Any = None,
+        grad_clip: Any = None,
+    ) -> tuple:
         """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``."""
         from oar.framework.mode import in_dygraph_mode
 
         if in_dygraph_mode():
             return self._dygraph_minimize(loss, parameter_list, no_grad_set)
         if not isinstance(loss, Variable):
-            raise TypeError(f"{type(self).__name__}.minimize: loss must be a Variable, given {type(loss).__name__}")
+            raise TypeError(
+                f"{type(self).__name__}.minimize: loss must be a Variable, given {type(loss).__name__}"
+            )
         if grad_clip is not None:
             self._grad_clip = grad_clip
         params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)

@@ -27,14 +27,20 @@ _STEP_COUNTER = "@EMA_STEP_COUNTER@"
 
 def _op(block, type, inputs, attrs=None, out=None, dtype="float32", shape=None):
     if out is None:
-        out = block.create_var(name=unique_name.generate_with_ignorable_key("ema.tmp"), dtype=dtype,
-                               shape=shape, stop_gradient=True)
+        out = block.create_var(
+            name=unique_name.generate_with_ignorable_key("ema.tmp"),
+            dtype=dtype,
+            shape=shape,
+            stop_gradient=True,
+        )
     block.append_op(type, inputs, {"Out": [out]}, attrs or {})
     return out
 
 
 class ExponentialMovingAverage(AveragingBase):
-    def __init__(self, decay: float = 0.999, thres_steps: Variable | None = None, name: str | None = None) -> None:
+    def __init__(
+        self, decay: float = 0.999, thres_steps: Variable | None = None, name: str | None = None
+    ) -> None:
         self._decay = check_float("ExponentialMovingAverage", "decay", decay, 0.0, 1.0)
         if thres_steps is not None and not isinstance(thres_steps, Variable):
             raise TypeError(
@@ -50,30 +56,54 @@ class ExponentialMovingAverage(AveragingBase):
             if param.do_model_average is not False:
                 tmp = param.block.create_var(
                     name=unique_name.generate(".".join([self._name + param.name, "ema_tmp"])),
-                    shape=param.shape, dtype=param.dtype, persistable=False, stop_gradient=True)
+                    shape=param.shape,
+                    dtype=param.dtype,
+                    persistable=False,
+                    stop_gradient=True,
+                )
                 self._params_tmps.append((param, tmp))
         self._ema_vars = {}
         for param, _ in self._params_tmps:
             with main._optimized_guard(2), name_scope("moving_average"):
                 self._ema_vars[param.name] = create_global_var(
-                    shape=list(param.shape), value=0.0, dtype=param.dtype, persistable=True,
-                    name=unique_name.generate(self._name + param.name + "_ema"))
+                    shape=list(param.shape),
+                    value=0.0,
+                    dtype=param.dtype,
+                    persistable=True,
+                    name=unique_name.generate(self._name + param.name + "_ema"),
+                )
         self.apply_program = self._build_apply()
         self.restore_program = self._build_restore()
 
     def _get_ema_decay(self, main: Program) -> Variable:
         with main._lr_schedule_guard():
-            decay_var = create_global_var(shape=[1], value=self._decay, dtype="float32", persistable=True,
-                                          name=unique_name.generate("scheduled_ema_decay_rate"))
+            decay_var = create_global_var(
+                shape=[1],
+                value=self._decay,
+                dtype="float32",
+                persistable=True,
+                name=unique_name.generate("scheduled_ema_decay_rate"),
+            )
             if self._thres_steps is not None:
                 block = main.current_block()
                 t = self._thres_steps
                 if t.dtype != "float32":
-                    t = _op(block, "cast", {"X": [t]}, {"in_dtype": t.dtype, "out_dtype": "float32"}, shape=[1])
+                    t = _op(
+                        block,
+                        "cast",
+                        {"X": [t]},
+                        {"in_dtype": t.dtype, "out_dtype": "float32"},
+                        shape=[1],
+                    )
                 num = _op(block, "scale", {"X": [t]}, {"scale": 1.0, "bias": 1.0}, shape=[1])
                 den = _op(block, "scale", {"X": [t]}, {"scale": 1.0, "bias": 10.0}, shape=[1])
                 decay_t = _op(block, "elementwise_div", {"X": [num], "Y": [den]}, shape=[1])
-                cap = _op(block, "fill_constant", {}, {"shape": [1], "dtype": "float32", "value": self._decay})
+                cap = _op(
+                    block,
+                    "fill_constant",
+                    {},
+                    {"shape": [1], "dtype": "float32", "value": self._decay},
+                )
                 _op(block, "elementwise_min", {"X": [decay_t], "Y": [cap]}, out=decay_var)
         return decay_var
 
@@ -83,26 +113,48 @@ class ExponentialMovingAverage(AveragingBase):
         autoincreased_step_counter(counter_name=_STEP_COUNTER)
         block = main.global_block()
         with main._optimized_guard(2), name_scope("moving_average"):
-            one_minus = _op(block, "scale", {"X": [self._decay_var]}, {"scale": -1.0, "bias": 1.0}, shape=[1])
+            one_minus = _op(
+                block, "scale", {"X": [self._decay_var]}, {"scale": -1.0, "bias": 1.0}, shape=[1]
+            )
             for param, _ in self._params_tmps:
                 ema = self._ema_vars[param.name]
-                a = _op(block, "elementwise_mul", {"X": [ema], "Y": [self._decay_var]}, {"axis": -1},
-                        dtype=param.dtype)
-                b = _op(block, "elementwise_mul", {"X": [param], "Y": [one_minus]}, {"axis": -1},
-                        dtype=param.dtype)
+                a = _op(
+                    block,
+                    "elementwise_mul",
+                    {"X": [ema], "Y": [self._decay_var]},
+                    {"axis": -1},
+                    dtype=param.dtype,
+                )
+                b = _op(
+                    block,
+                    "elementwise_mul",
+                    {"X": [param], "Y": [one_minus]},
+                    {"axis": -1},
+                    dtype=param.dtype,
+                )
                 _op(block, "elementwise_add", {"X": [a], "Y": [b]}, {"axis": -1}, out=ema)
 
     def _build_apply(self) -> Program:
         prog = Program()
         block = prog.global_block()
         with program_guard(prog):
-            counter = block.create_var(name=_STEP_COUNTER, shape=[1], dtype="int64", persistable=True)
-            step = _op(block, "cast", {"X": [counter]}, {"in_dtype": "int64", "out_dtype": "float32"}, shape=[1])
+            counter = block.create_var(
+                name=_STEP_COUNTER, shape=[1], dtype="int64", persistable=True
+            )
+            step = _op(
+                block,
+                "cast",
+                {"X": [counter]},
+                {"in_dtype": "int64", "out_dtype": "float32"},
+                shape=[1],
+            )
             decay = clone_var(block, self._decay_var)
             decay_pow = _op(block, "elementwise_pow", {"X": [decay], "Y": [step]}, shape=[1])
             denom = _op(block, "scale", {"X": [decay_pow]}, {"scale": -1.0, "bias": 1.0}, shape=[1])
             # step 0: the average is still 0, and 0 / tiny == 0 == ema, which is Fluid's uncorrected branch
-            tiny = _op(block, "fill_constant", {}, {"shape": [1], "dtype": "float32", "value": 1e-30})
+            tiny = _op(
+                block, "fill_constant", {}, {"shape": [1], "dtype": "float32", "value": 1e-30}
+            )
             denom = _op(block, "elementwise_max", {"X": [denom], "Y": [tiny]}, shape=[1])
             for param, tmp in self._params_tmps:
                 p = clone_var(block, param)

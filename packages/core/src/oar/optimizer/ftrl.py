@@ -18,9 +18,17 @@ class Ftrl(Optimizer):
     _squared_acc_str = "squared"
     _linear_acc_str = "linear"
 
-    def __init__(self, learning_rate: Any, l1: float = 0.0, l2: float = 0.0, lr_power: float = -0.5,
-                 parameter_list: Any = None, regularization: Any = None, grad_clip: Any = None,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        lr_power: float = -0.5,
+        parameter_list: Any = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ) -> None:
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
         self._l1 = check_float("Ftrl", "l1", l1, 0.0)
         self._l2 = check_float("Ftrl", "l2", l2, 0.0)
@@ -37,8 +45,13 @@ class Ftrl(Optimizer):
         lin = self._get_accumulator(self._linear_acc_str, p)
         return block.append_op(
             "ftrl",
-            {"Param": [p], "Grad": [g], "SquaredAccumulator": [sq], "LinearAccumulator": [lin],
-             "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {
+                "Param": [p],
+                "Grad": [g],
+                "SquaredAccumulator": [sq],
+                "LinearAccumulator": [lin],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
             {"ParamOut": [p], "SquaredAccumOut": [sq], "LinearAccumOut": [lin]},
             {"l1": self._l1, "l2": self._l2, "lr_power": self._lr_power},
         )

@@ -17,11 +17,22 @@ from oar.optimizer.adam import Adam
 class Lamb(Adam):
     type = "lamb"
 
-    def __init__(self, learning_rate: Any = 0.001, lamb_weight_decay: float = 0.01, beta1: float = 0.9,
-                 beta2: float = 0.999, epsilon: float = 1e-6, parameter_list: Any = None,
-                 regularization: Any = None, grad_clip: Any = None, exclude_from_weight_decay_fn: Any = None,
-                 name: str | None = None) -> None:
-        super().__init__(learning_rate, beta1, beta2, epsilon, parameter_list, regularization, grad_clip, name)
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        lamb_weight_decay: float = 0.01,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-6,
+        parameter_list: Any = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        exclude_from_weight_decay_fn: Any = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(
+            learning_rate, beta1, beta2, epsilon, parameter_list, regularization, grad_clip, name
+        )
         self._weight_decay = check_float("Lamb", "lamb_weight_decay", lamb_weight_decay, 0.0)
         if exclude_from_weight_decay_fn is not None and not callable(exclude_from_weight_decay_fn):
             raise TypeError("Lamb: exclude_from_weight_decay_fn must be callable(param) -> bool")
@@ -34,13 +45,26 @@ class Lamb(Adam):
             wd = 0.0
         return block.append_op(
             "lamb",
-            {"Param": [p], "Grad": [g], "LearningRate": [self._create_param_lr(param_and_grad)],
-             "Moment1": [self._get_accumulator("moment1", p)], "Moment2": [self._get_accumulator("moment2", p)],
-             "Beta1Pow": [self._get_accumulator("beta1_pow_acc", p)],
-             "Beta2Pow": [self._get_accumulator("beta2_pow_acc", p)]},
-            {"ParamOut": [p], "Moment1Out": [self._get_accumulator("moment1", p)],
-             "Moment2Out": [self._get_accumulator("moment2", p)]},
-            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "weight_decay": wd},
+            {
+                "Param": [p],
+                "Grad": [g],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+                "Moment1": [self._get_accumulator("moment1", p)],
+                "Moment2": [self._get_accumulator("moment2", p)],
+                "Beta1Pow": [self._get_accumulator("beta1_pow_acc", p)],
+                "Beta2Pow": [self._get_accumulator("beta2_pow_acc", p)],
+            },
+            {
+                "ParamOut": [p],
+                "Moment1Out": [self._get_accumulator("moment1", p)],
+                "Moment2Out": [self._get_accumulator("moment2", p)],
+            },
+            {
+                "beta1": self._beta1,
+                "beta2": self._beta2,
+                "epsilon": self._epsilon,
+                "weight_decay": wd,
+            },
         )
 
 

@@ -16,9 +16,16 @@ class Momentum(Optimizer):
     type = "momentum"
     _velocity_acc_str = "velocity"
 
-    def __init__(self, learning_rate: Any, momentum: float, parameter_list: Any = None,
-                 use_nesterov: bool = False, regularization: Any = None, grad_clip: Any = None,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        momentum: float,
+        parameter_list: Any = None,
+        use_nesterov: bool = False,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ) -> None:
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
         self._momentum = check_float("Momentum", "momentum", momentum, 0.0)
         self._use_nesterov = bool(use_nesterov)
@@ -32,7 +39,12 @@ class Momentum(Optimizer):
         v = self._get_accumulator(self._velocity_acc_str, p)
         return block.append_op(
             "momentum",
-            {"Param": [p], "Grad": [g], "Velocity": [v], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {
+                "Param": [p],
+                "Grad": [g],
+                "Velocity": [v],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
             {"ParamOut": [p], "VelocityOut": [v]},
             {"mu": self._momentum, "use_nesterov": self._use_nesterov},
         )
@@ -42,13 +54,23 @@ class LarsMomentum(Optimizer):
     type = "lars_momentum"
     _velocity_acc_str = "velocity"
 
-    def __init__(self, learning_rate: Any, momentum: float, lars_coeff: float = 0.001,
-                 lars_weight_decay: float = 0.0005, parameter_list: Any = None, regularization: Any = None,
-                 grad_clip: Any = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        momentum: float,
+        lars_coeff: float = 0.001,
+        lars_weight_decay: float = 0.0005,
+        parameter_list: Any = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ) -> None:
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
         self._momentum = check_float("LarsMomentum", "momentum", momentum, 0.0)
         self._lars_coeff = check_float("LarsMomentum", "lars_coeff", lars_coeff, 0.0)
-        self._lars_weight_decay = check_float("LarsMomentum", "lars_weight_decay", lars_weight_decay, 0.0)
+        self._lars_weight_decay = check_float(
+            "LarsMomentum", "lars_weight_decay", lars_weight_decay, 0.0
+        )
 
     def _create_accumulators(self, block, parameters):
         for p in parameters:
@@ -59,9 +81,18 @@ class LarsMomentum(Optimizer):
         v = self._get_accumulator(self._velocity_acc_str, p)
         return block.append_op(
             "lars_momentum",
-            {"Param": [p], "Grad": [g], "Velocity": [v], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {
+                "Param": [p],
+                "Grad": [g],
+                "Velocity": [v],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
             {"ParamOut": [p], "VelocityOut": [v]},
-            {"mu": self._momentum, "lars_coeff": self._lars_coeff, "lars_weight_decay": self._lars_weight_decay},
+            {
+                "mu": self._momentum,
+                "lars_coeff": self._lars_coeff,
+                "lars_weight_decay": self._lars_weight_decay,
+            },
         )
 
 

@@ -16,9 +16,18 @@ from oar.optimizer.base import Optimizer
 class RMSProp(Optimizer):
     type = "rmsprop"
 
-    def __init__(self, learning_rate: Any, rho: float = 0.95, epsilon: float = 1.0e-6, momentum: float = 0.0,
-                 centered: bool = False, parameter_list: Any = None, regularization: Any = None,
-                 grad_clip: Any = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        rho: float = 0.95,
+        epsilon: float = 1.0e-6,
+        momentum: float = 0.0,
+        centered: bool = False,
+        parameter_list: Any = None,
+        regularization: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ) -> None:
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
         if rho is None or epsilon is None or momentum is None:
             raise ValueError("RMSProp: rho, epsilon and momentum must not be None")
@@ -40,11 +49,21 @@ class RMSProp(Optimizer):
         mg = self._get_accumulator("mean_grad", p)
         return block.append_op(
             "rmsprop",
-            {"Param": [p], "Grad": [g], "Moment": [mom], "MeanSquare": [ms], "MeanGrad": [mg],
-             "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {
+                "Param": [p],
+                "Grad": [g],
+                "Moment": [mom],
+                "MeanSquare": [ms],
+                "MeanGrad": [mg],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
             {"ParamOut": [p], "MomentOut": [mom], "MeanSquareOut": [ms], "MeanGradOut": [mg]},
-            {"epsilon": self._epsilon, "decay": self._rho, "momentum": self._momentum,
-             "centered": self._centered},
+            {
+                "epsilon": self._epsilon,
+                "decay": self._rho,
+                "momentum": self._momentum,
+                "centered": self._centered,
+            },
         )
 
 

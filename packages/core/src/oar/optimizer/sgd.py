@@ -12,7 +12,11 @@ class SGD(Optimizer):
         param, grad = param_and_grad
         return block.append_op(
             "sgd",
-            {"Param": [param], "Grad": [grad], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {
+                "Param": [param],
+                "Grad": [grad],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
             {"ParamOut": [param]},
         )
 

@@ -33,7 +33,9 @@ def reader_creator(filename: str, sub_name: str, cycle: bool = False):
             raise DatasetError(f"{filename}: a batch lacks 'data' or 'labels'")
         data = np.asarray(data)
         if len(data) != len(labels):
-            raise DatasetError(f"{filename}: a batch has {len(data)} images and {len(labels)} labels")
+            raise DatasetError(
+                f"{filename}: a batch has {len(data)} images and {len(labels)} labels"
+            )
         scaled = data.astype(np.float32) / 255.0
         for sample, label in zip(scaled, labels):
             yield sample, int(label)

@@ -48,9 +48,11 @@ def build_dict(pattern: re.Pattern, cutoff: int) -> dict:
 def reader_creator(pos_pattern: re.Pattern, neg_pattern: re.Pattern, word_idx: dict):
     """A reader of ``(ids, label)``; the archive is read once, when this is called."""
     unk = word_idx["<unk>"]
-    samples = [([word_idx.get(w, unk) for w in doc], label)
-               for pattern, label in ((pos_pattern, 0), (neg_pattern, 1))
-               for doc in tokenize(pattern)]
+    samples = [
+        ([word_idx.get(w, unk) for w in doc], label)
+        for pattern, label in ((pos_pattern, 0), (neg_pattern, 1))
+        for doc in tokenize(pattern)
+    ]
 
     def reader():
         yield from samples
@@ -59,13 +61,17 @@ def reader_creator(pos_pattern: re.Pattern, neg_pattern: re.Pattern, word_idx: d
 
 
 def train(word_idx: dict):
-    return reader_creator(re.compile(r"aclImdb/train/pos/.*\.txt$"), re.compile(r"aclImdb/train/neg/.*\.txt$"),
-                          word_idx)
+    return reader_creator(
+        re.compile(r"aclImdb/train/pos/.*\.txt$"),
+        re.compile(r"aclImdb/train/neg/.*\.txt$"),
+        word_idx,
+    )
 
 
 def test(word_idx: dict):
-    return reader_creator(re.compile(r"aclImdb/test/pos/.*\.txt$"), re.compile(r"aclImdb/test/neg/.*\.txt$"),
-                          word_idx)
+    return reader_creator(
+        re.compile(r"aclImdb/test/pos/.*\.txt$"), re.compile(r"aclImdb/test/neg/.*\.txt$"), word_idx
+    )
 
 
 def word_dict() -> dict:

@@ -36,10 +36,14 @@ def read_idx_images(path: str) -> np.ndarray:
             raise DatasetError(f"{path}: too short for an idx image file header")
         magic, n, rows, cols = struct.unpack(">IIII", head)
         if magic != IMAGE_MAGIC:
-            raise DatasetError(f"{path}: not an idx image file (magic {magic}, expected {IMAGE_MAGIC})")
+            raise DatasetError(
+                f"{path}: not an idx image file (magic {magic}, expected {IMAGE_MAGIC})"
+            )
         data = np.frombuffer(f.read(), dtype=np.uint8)
     if data.size != n * rows * cols:
-        raise DatasetError(f"{path}: header says {n} images of {rows}x{cols}, file holds {data.size} bytes")
+        raise DatasetError(
+            f"{path}: header says {n} images of {rows}x{cols}, file holds {data.size} bytes"
+        )
     return data.reshape(n, rows * cols)
 
 
@@ -51,7 +55,9 @@ def read_idx_labels(path: str) -> np.ndarray:
             raise DatasetError(f"{path}: too short for an idx label file header")
         magic, n = struct.unpack(">II", head)
         if magic != LABEL_MAGIC:
-            raise DatasetError(f"{path}: not an idx label file (magic {magic}, expected {LABEL_MAGIC})")
+            raise DatasetError(
+                f"{path}: not an idx label file (magic {magic}, expected {LABEL_MAGIC})"
+            )
         data = np.frombuffer(f.read(), dtype=np.uint8)
     if data.size != n:
         raise DatasetError(f"{path}: header says {n} labels, file holds {data.size}")
@@ -65,8 +71,10 @@ def reader_creator(image_filename: str, label_filename: str, buffer_size: int = 
         images = read_idx_images(image_filename)
         labels = read_idx_labels(label_filename)
         if len(images) != len(labels):
-            raise DatasetError(f"{image_filename} has {len(images)} images but {label_filename} "
-                               f"has {len(labels)} labels")
+            raise DatasetError(
+                f"{image_filename} has {len(images)} images but {label_filename} "
+                f"has {len(labels)} labels"
+            )
         scaled = images.astype(np.float32) / 255.0 * 2.0 - 1.0
         for i in range(len(labels)):
             yield scaled[i], int(labels[i])
@@ -76,18 +84,28 @@ def reader_creator(image_filename: str, label_filename: str, buffer_size: int = 
 
 def train():
     """Reader of the 60,000 training samples ``(784 float32 in [-1, 1], int label)``."""
-    return reader_creator(download(TRAIN_IMAGE_URL, "mnist", TRAIN_IMAGE_MD5),
-                          download(TRAIN_LABEL_URL, "mnist", TRAIN_LABEL_MD5), 100)
+    return reader_creator(
+        download(TRAIN_IMAGE_URL, "mnist", TRAIN_IMAGE_MD5),
+        download(TRAIN_LABEL_URL, "mnist", TRAIN_LABEL_MD5),
+        100,
+    )
 
 
 def test():
     """Reader of the 10,000 test samples ``(784 float32 in [-1, 1], int label)``."""
-    return reader_creator(download(TEST_IMAGE_URL, "mnist", TEST_IMAGE_MD5),
-                          download(TEST_LABEL_URL, "mnist", TEST_LABEL_MD5), 100)
+    return reader_creator(
+        download(TEST_IMAGE_URL, "mnist", TEST_IMAGE_MD5),
+        download(TEST_LABEL_URL, "mnist", TEST_LABEL_MD5),
+        100,
+    )
 
 
 def fetch() -> None:
     """Download all four files into the cache."""
-    for url, md5 in ((TRAIN_IMAGE_URL, TRAIN_IMAGE_MD5), (TRAIN_LABEL_URL, TRAIN_LABEL_MD5),
-                     (TEST_IMAGE_URL, TEST_IMAGE_MD5), (TEST_LABEL_URL, TEST_LABEL_MD5)):
+    for url, md5 in (
+        (TRAIN_IMAGE_URL, TRAIN_IMAGE_MD5),
+        (TRAIN_LABEL_URL, TRAIN_LABEL_MD5),
+        (TEST_IMAGE_URL, TEST_IMAGE_MD5),
+        (TEST_LABEL_URL, TEST_LABEL_MD5),
+    ):
         download(url, "mnist", md5)

@@ -15,8 +15,21 @@ from oar_data.dataset.common import DatasetError, download
 URL = "http://paddlemodels.bj.bcebos.com/uci_housing/housing.data"
 MD5 = "d4accdce7a25600298819f8e28e8d593"
 
-feature_names = ["CRIM", "ZN", "INDUS", "CHAS", "NOX", "RM", "AGE", "DIS", "RAD", "TAX", "PTRATIO", "B",
-                 "LSTAT"]
+feature_names = [
+    "CRIM",
+    "ZN",
+    "INDUS",
+    "CHAS",
+    "NOX",
+    "RM",
+    "AGE",
+    "DIS",
+    "RAD",
+    "TAX",
+    "PTRATIO",
+    "B",
+    "LSTAT",
+]
 
 UCI_TRAIN_DATA = None
 UCI_TEST_DATA = None
@@ -28,13 +41,15 @@ def load_data(filename: str, feature_num: int = 14, ratio: float = 0.8) -> None:
     raw = np.array(open(filename).read().split(), dtype=np.float64) if filename else None
     if raw is None or raw.size == 0 or raw.size % feature_num:
         size = 0 if raw is None else raw.size
-        raise DatasetError(f"{filename}: expected rows of {feature_num} numbers, found {size} numbers")
+        raise DatasetError(
+            f"{filename}: expected rows of {feature_num} numbers, found {size} numbers"
+        )
     data = raw.reshape(-1, feature_num)
     maximums, minimums = data.max(axis=0), data.min(axis=0)
     avgs = data.sum(axis=0) / data.shape[0]
-    span = maximums[:feature_num - 1] - minimums[:feature_num - 1]
+    span = maximums[: feature_num - 1] - minimums[: feature_num - 1]
     span = np.where(span == 0, 1.0, span)
-    data[:, :feature_num - 1] = (data[:, :feature_num - 1] - avgs[:feature_num - 1]) / span
+    data[:, : feature_num - 1] = (data[:, : feature_num - 1] - avgs[: feature_num - 1]) / span
     offset = int(data.shape[0] * ratio)
     UCI_TRAIN_DATA = data[:offset]
     UCI_TEST_DATA = data[offset:]

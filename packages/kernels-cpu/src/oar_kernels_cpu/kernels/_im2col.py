@@ -18,8 +18,10 @@ def pad_nchw(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
     top, bottom, left, right = pads
     if not (top or bottom or left or right):
         return x
-    out = np.full(x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right), value, dtype=x.dtype)
-    out[:, :, top:top + x.shape[2], left:left + x.shape[3]] = x
+    out = np.full(
+        x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right), value, dtype=x.dtype
+    )
+    out[:, :, top : top + x.shape[2], left : left + x.shape[3]] = x
     return out
 
 
@@ -27,8 +29,12 @@ def windows(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
     """Read-only view ``(N, C, KH, KW, OH, OW)`` of every filter tap over every output position."""
     n, c = xp.shape[:2]
     sn, sc, sh, sw = xp.strides
-    return as_strided(xp, (n, c, k[0], k[1], out_hw[0], out_hw[1]),
-                      (sn, sc, sh * d[0], sw * d[1], sh * s[0], sw * s[1]), writeable=False)
+    return as_strided(
+        xp,
+        (n, c, k[0], k[1], out_hw[0], out_hw[1]),
+        (sn, sc, sh * d[0], sw * d[1], sh * s[0], sw * s[1]),
+        writeable=False,
+    )
 
 
 def grid_windows(x: np.ndarray, pads, k, s, d, out_hw, full_width: bool = True):
@@ -47,9 +53,15 @@ def grid_windows(x: np.ndarray, pads, k, s, d, out_hw, full_width: bool = True):
     extra = d[1] * (k[1] - 1)  # the last tap of the last row reads this far past the plane
     flat = np.zeros((n, c, hp * wp + extra), x.dtype)
     sn, sc, se = flat.strides
-    as_strided(flat, (n, c, hp, wp), (sn, sc, wp * se, se))[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w] = x
-    return as_strided(flat, (n, c, k[0], k[1], out_hw[0], wp),
-                      (sn, sc, d[0] * wp * se, d[1] * se, s[0] * wp * se, se), writeable=False)
+    as_strided(flat, (n, c, hp, wp), (sn, sc, wp * se, se))[
+        :, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w
+    ] = x
+    return as_strided(
+        flat,
+        (n, c, k[0], k[1], out_hw[0], wp),
+        (sn, sc, d[0] * wp * se, d[1] * se, s[0] * wp * se, se),
+        writeable=False,
+    )
 
 
 def im2col(xp: np.ndarray, k, s, d, out_hw) -> np.ndarray:
@@ -64,5 +76,5 @@ def col2im_batched(cols: np.ndarray, padded_hw, s, d) -> np.ndarray:
     for i in range(kh):
         hs = slice(i * d[0], i * d[0] + s[0] * (oh - 1) + 1, s[0])
         for j in range(kw):
-            out[:, :, hs, j * d[1]:j * d[1] + s[1] * (ow - 1) + 1:s[1]] += cols[:, :, i, j]
+            out[:, :, hs, j * d[1] : j * d[1] + s[1] * (ow - 1) + 1 : s[1]] += cols[:, :, i, j]
     return out

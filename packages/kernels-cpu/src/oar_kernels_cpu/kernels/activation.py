@@ -68,8 +68,6 @@ def _grad_x(op_type, fn, dtypes=FLOATS):
     )
 
 
-
-
 @kernel("relu_grad", FLOATS, inplace=True)
 def relu_grad(inputs, attrs, donated=frozenset()):
     y, d = inputs["Out"], inputs["Out@GRAD"]
@@ -110,7 +108,9 @@ def erf(x: np.ndarray) -> np.ndarray:
     sign = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
     return (sign * (1.0 - poly * np.exp(-a * a))).astype(x.dtype, copy=False)
 
 
@@ -125,7 +125,9 @@ def _gelu_grad(x, out, d, a):
         inner = _SQRT_2_PI * (x + 0.044715 * x**3)
         t = np.tanh(inner)
         return d * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x * x))
-    return d * (0.5 * (1 + erf(x / math.sqrt(2))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))
+    return d * (
+        0.5 * (1 + erf(x / math.sqrt(2))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    )
 
 
 def _hard_swish(x, a):
@@ -134,7 +136,13 @@ def _hard_swish(x, a):
 
 def _hard_swish_grad(x, out, d, a):
     z = x + a["offset"]
-    g = np.where(z <= 0, 0.0, np.where(z >= a["threshold"], a["threshold"] / a["scale"], (2 * x + a["offset"]) / a["scale"]))
+    g = np.where(
+        z <= 0,
+        0.0,
+        np.where(
+            z >= a["threshold"], a["threshold"] / a["scale"], (2 * x + a["offset"]) / a["scale"]
+        ),
+    )
     return d * g.astype(x.dtype, copy=False)
 
 
@@ -144,43 +152,85 @@ def _soft_relu(x, a):
 
 
 _PARAMETRIC = {
-    "leaky_relu": (lambda x, a: np.where(x > 0, x, x * a["alpha"]),
-                   lambda x, o, d, a: d * np.where(x > 0, 1.0, a["alpha"]).astype(x.dtype)),
-    "elu": (lambda x, a: np.where(x > 0, x, a["alpha"] * np.expm1(np.minimum(x, 0))),
-            lambda x, o, d, a: d * np.where(x > 0, 1.0, a["alpha"] * np.exp(np.minimum(x, 0))).astype(x.dtype)),
-    "relu6": (lambda x, a: np.clip(x, 0, a["threshold"]),
-              lambda x, o, d, a: d * ((x > 0) & (x < a["threshold"]))),
-    "brelu": (lambda x, a: np.clip(x, a["t_min"], a["t_max"]),
-              lambda x, o, d, a: d * ((x > a["t_min"]) & (x < a["t_max"]))),
-    "soft_relu": (_soft_relu,
-                  lambda x, o, d, a: d * _sigmoid(np.clip(x, -a["threshold"], a["threshold"]))
-                  * (np.abs(x) < a["threshold"])),
-    "swish": (lambda x, a: x * _sigmoid(a["beta"] * x),
-              lambda x, o, d, a: d * (lambda s: s + a["beta"] * x * s * (1 - s))(_sigmoid(a["beta"] * x))),
+    "leaky_relu": (
+        lambda x, a: np.where(x > 0, x, x * a["alpha"]),
+        lambda x, o, d, a: d * np.where(x > 0, 1.0, a["alpha"]).astype(x.dtype),
+    ),
+    "elu": (
+        lambda x, a: np.where(x > 0, x, a["alpha"] * np.expm1(np.minimum(x, 0))),
+        lambda x, o, d, a: (
+            d * np.where(x > 0, 1.0, a["alpha"] * np.exp(np.minimum(x, 0))).astype(x.dtype)
+        ),
+    ),
+    "relu6": (
+        lambda x, a: np.clip(x, 0, a["threshold"]),
+        lambda x, o, d, a: d * ((x > 0) & (x < a["threshold"])),
+    ),
+    "brelu": (
+        lambda x, a: np.clip(x, a["t_min"], a["t_max"]),
+        lambda x, o, d, a: d * ((x > a["t_min"]) & (x < a["t_max"])),
+    ),
+    "soft_relu": (
+        _soft_relu,
+        lambda x, o, d, a: (
+            d * _sigmoid(np.clip(x, -a["threshold"], a["threshold"])) * (np.abs(x) < a["threshold"])
+        ),
+    ),
+    "swish": (
+        lambda x, a: x * _sigmoid(a["beta"] * x),
+        lambda x, o, d, a: d * (lambda s: s + a["beta"] * x * s * (1 - s))(_sigmoid(a["beta"] * x)),
+    ),
     "gelu": (_gelu, _gelu_grad),
-    "hard_sigmoid": (lambda x, a: np.clip(a["slope"] * x + a["offset"], 0, 1),
-                     lambda x, o, d, a: d * a["slope"] * ((a["slope"] * x + a["offset"] > 0)
-                                                          & (a["slope"] * x + a["offset"] < 1))),
+    "hard_sigmoid": (
+        lambda x, a: np.clip(a["slope"] * x + a["offset"], 0, 1),
+        lambda x, o, d, a: (
+            d
+            * a["slope"]
+            * ((a["slope"] * x + a["offset"] > 0) & (a["slope"] * x + a["offset"] < 1))
+        ),
+    ),
     "hard_swish": (_hard_swish, _hard_swish_grad),
-    "selu": (lambda x, a: a["scale"] * np.where(x > 0, x, a["alpha"] * np.expm1(np.minimum(x, 0))),
-             lambda x, o, d, a: d * a["scale"] * np.where(x > 0, 1.0, a["alpha"] * np.exp(np.minimum(x, 0))).astype(x.dtype)),
-    "stanh": (lambda x, a: a["scale_b"] * np.tanh(a["scale_a"] * x),
-              lambda x, o, d, a: d * a["scale_a"] * a["scale_b"] * (1 - np.square(np.tanh(a["scale_a"] * x)))),
-    "thresholded_relu": (lambda x, a: np.where(x > a["threshold"], x, 0).astype(x.dtype, copy=False),
-                         lambda x, o, d, a: d * (x > a["threshold"])),
-    "softshrink": (lambda x, a: np.where(x > a["lambda"], x - a["lambda"],
-                                         np.where(x < -a["lambda"], x + a["lambda"], 0)).astype(x.dtype, copy=False),
-                   lambda x, o, d, a: d * (np.abs(x) > a["lambda"])),
-    "hard_shrink": (lambda x, a: np.where(np.abs(x) > a["threshold"], x, 0).astype(x.dtype, copy=False),
-                    lambda x, o, d, a: d * (np.abs(x) > a["threshold"])),
+    "selu": (
+        lambda x, a: a["scale"] * np.where(x > 0, x, a["alpha"] * np.expm1(np.minimum(x, 0))),
+        lambda x, o, d, a: (
+            d
+            * a["scale"]
+            * np.where(x > 0, 1.0, a["alpha"] * np.exp(np.minimum(x, 0))).astype(x.dtype)
+        ),
+    ),
+    "stanh": (
+        lambda x, a: a["scale_b"] * np.tanh(a["scale_a"] * x),
+        lambda x, o, d, a: (
+            d * a["scale_a"] * a["scale_b"] * (1 - np.square(np.tanh(a["scale_a"] * x)))
+        ),
+    ),
+    "thresholded_relu": (
+        lambda x, a: np.where(x > a["threshold"], x, 0).astype(x.dtype, copy=False),
+        lambda x, o, d, a: d * (x > a["threshold"]),
+    ),
+    "softshrink": (
+        lambda x, a: np.where(
+            x > a["lambda"], x - a["lambda"], np.where(x < -a["lambda"], x + a["lambda"], 0)
+        ).astype(x.dtype, copy=False),
+        lambda x, o, d, a: d * (np.abs(x) > a["lambda"]),
+    ),
+    "hard_shrink": (
+        lambda x, a: np.where(np.abs(x) > a["threshold"], x, 0).astype(x.dtype, copy=False),
+        lambda x, o, d, a: d * (np.abs(x) > a["threshold"]),
+    ),
 }
 
 
 def _register_parametric(name, fwd, bwd):
-    kernel(name, FLOATS)(lambda inputs, attrs: {"Out": fwd(inputs["X"], attrs).astype(inputs["X"].dtype, copy=False)})
+    kernel(name, FLOATS)(
+        lambda inputs, attrs: {"Out": fwd(inputs["X"], attrs).astype(inputs["X"].dtype, copy=False)}
+    )
     kernel(name + "_grad", FLOATS)(
-        lambda inputs, attrs: {"X@GRAD": bwd(inputs["X"], inputs.get("Out"), inputs["Out@GRAD"], attrs)
-                               .astype(inputs["X"].dtype, copy=False)}
+        lambda inputs, attrs: {
+            "X@GRAD": bwd(inputs["X"], inputs.get("Out"), inputs["Out@GRAD"], attrs).astype(
+                inputs["X"].dtype, copy=False
+            )
+        }
     )
 
 

@@ -33,7 +33,11 @@ def batch_norm(inputs, attrs):
         centred = x - use_mean.reshape(bshape)
         batch_var = np.square(centred).mean(axis=axes)
         inv_std = 1.0 / np.sqrt(batch_var + np.asarray(eps, batch_var.dtype))
-        m = inputs["MomentumTensor"].reshape(-1)[0] if "MomentumTensor" in inputs else attrs["momentum"]
+        m = (
+            inputs["MomentumTensor"].reshape(-1)[0]
+            if "MomentumTensor" in inputs
+            else attrs["momentum"]
+        )
         m = np.asarray(m, mean.dtype)
         mean *= m
         mean += (1 - m) * use_mean.astype(mean.dtype)
@@ -43,8 +47,13 @@ def batch_norm(inputs, attrs):
     shift = (bias - use_mean * k).astype(x.dtype)
     y = x * k.reshape(bshape)
     y += shift.reshape(bshape)
-    return {"Y": y, "MeanOut": mean, "VarianceOut": var, "SavedMean": np.array(use_mean, dtype=mean.dtype),
-            "SavedVariance": inv_std.astype(mean.dtype)}
+    return {
+        "Y": y,
+        "MeanOut": mean,
+        "VarianceOut": var,
+        "SavedMean": np.array(use_mean, dtype=mean.dtype),
+        "SavedVariance": inv_std.astype(mean.dtype),
+    }
 
 
 @kernel("batch_norm_grad", FLOATS, wants_outputs=True)
@@ -69,7 +78,7 @@ def batch_norm_grad(inputs, attrs, wanted):
         if _global_stats(attrs):
             res["X@GRAD"] = dy * k
         else:
-            m = x.size // x.shape[channel_axis(x.ndim, attrs['data_layout'])]
+            m = x.size // x.shape[channel_axis(x.ndim, attrs["data_layout"])]
             dx = dy - (dbias / m).reshape(bshape).astype(x.dtype)
             dx -= xhat * (dscale / m).reshape(bshape).astype(x.dtype)
             dx *= k

@@ -8,8 +8,16 @@ from oar_kernels_cpu.kernels import FLOATS, kernel
 
 
 def _bounds(inputs, attrs):
-    lo = float(np.asarray(inputs["Min"]).reshape(-1)[0]) if inputs.get("Min") is not None else attrs["min"]
-    hi = float(np.asarray(inputs["Max"]).reshape(-1)[0]) if inputs.get("Max") is not None else attrs["max"]
+    lo = (
+        float(np.asarray(inputs["Min"]).reshape(-1)[0])
+        if inputs.get("Min") is not None
+        else attrs["min"]
+    )
+    hi = (
+        float(np.asarray(inputs["Max"]).reshape(-1)[0])
+        if inputs.get("Max") is not None
+        else attrs["max"]
+    )
     if lo > hi:
         raise ValueError(f"clip: min {lo} exceeds max {hi}")
     return lo, hi

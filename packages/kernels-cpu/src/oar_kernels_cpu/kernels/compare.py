@@ -7,9 +7,19 @@ import numpy as np
 from oar_kernels_cpu.kernels import kernel
 from oar_kernels_cpu.kernels._util import align_y
 
-_COMPARE = {"less_than": np.less, "less_equal": np.less_equal, "greater_than": np.greater,
-            "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal}
-_LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}
+_COMPARE = {
+    "less_than": np.less,
+    "less_equal": np.less_equal,
+    "greater_than": np.greater,
+    "greater_equal": np.greater_equal,
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+}
+_LOGICAL = {
+    "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+    "logical_xor": np.logical_xor,
+}
 
 
 def _binary(ufunc, with_axis):

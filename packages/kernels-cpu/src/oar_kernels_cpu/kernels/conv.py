@@ -21,13 +21,16 @@ def _geometry(x, w, attrs):
     """Paddings, dilations and output size of a forward convolution of ``x`` (NCHW) by ``w``."""
     k = w.shape[2:]
     s = attrs["strides"]
-    pads, d = resolve_paddings(attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], k, s,
-                               attrs["dilations"])
+    pads, d = resolve_paddings(
+        attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], k, s, attrs["dilations"]
+    )
     oh = (x.shape[2] + pads[0] + pads[1] - (d[0] * (k[0] - 1) + 1)) // s[0] + 1
     ow = (x.shape[3] + pads[2] + pads[3] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
     if oh <= 0 or ow <= 0:
-        raise ValueError(f"the filter ({k[0]}x{k[1]}, dilations {list(d)}) does not fit the padded input "
-                         f"({x.shape[2]}x{x.shape[3]}, paddings {list(pads)}): output would be {oh}x{ow}")
+        raise ValueError(
+            f"the filter ({k[0]}x{k[1]}, dilations {list(d)}) does not fit the padded input "
+            f"({x.shape[2]}x{x.shape[3]}, paddings {list(pads)}): output would be {oh}x{ow}"
+        )
     return pads, d, (oh, ow)
 
 
@@ -77,7 +80,9 @@ def _conv(inputs, attrs):
     x, w = _to_nchw(inputs["Input"], attrs), inputs["Filter"]
     g = attrs["groups"]
     pads, d, out_hw = _geometry(x, w, attrs)
-    y = conv_nchw(x, w.reshape(g, w.shape[0] // g, -1), w.shape[2:], attrs["strides"], d, pads, out_hw)
+    y = conv_nchw(
+        x, w.reshape(g, w.shape[0] // g, -1), w.shape[2:], attrs["strides"], d, pads, out_hw
+    )
     return {"Output": _from_nchw(y, attrs)}
 
 
@@ -88,7 +93,9 @@ def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
     n, oc = x.shape[0], w.shape[0]
     oh, ow = out_hw
     kg = w[0].size  # C/G * KH * KW
-    win = grid_windows(x, pads, w.shape[2:], s, d, out_hw, wide_grid(kg, oc // g)).transpose(1, 2, 3, 0, 4, 5)
+    win = grid_windows(x, pads, w.shape[2:], s, d, out_hw, wide_grid(kg, oc // g)).transpose(
+        1, 2, 3, 0, 4, 5
+    )
     gw = win.shape[5]
     dw = tmp = buf = dyb = None
     for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
@@ -99,8 +106,11 @@ def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
         np.copyto(buf, win[:, :, :, a:b])
         dyb[..., :ow] = dy[a:b].transpose(1, 0, 2, 3)
         # dW^T (kg, O/G) = cols @ dy^T: the tall-skinny orientation is the faster one for BLAS
-        prod = np.matmul(buf.reshape(g, kg, m * oh * gw), dyb.reshape(g, oc // g, m * oh * gw).transpose(0, 2, 1),
-                         out=tmp)
+        prod = np.matmul(
+            buf.reshape(g, kg, m * oh * gw),
+            dyb.reshape(g, oc // g, m * oh * gw).transpose(0, 2, 1),
+            out=tmp,
+        )
         if dw is None:
             dw, tmp = prod, np.empty_like(prod)
         else:
@@ -127,7 +137,7 @@ def _input_grad(x_shape, dy, w, g, s, d, pads):
     dcols = dcols.reshape(n, c, kh, kw, oh, ow)
     hp = (h + pads[0] + pads[1], wd + pads[2] + pads[3])
     dxp = col2im_batched(dcols, hp, s, d)
-    return dxp[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + wd]
+    return dxp[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + wd]
 
 
 def _conv_grad(inputs, attrs, wanted):
@@ -151,10 +161,13 @@ for _name in ("conv2d", "depthwise_conv2d"):
 def _transpose_geometry(x, w, attrs):
     k = w.shape[2:]
     s = attrs["strides"]
-    pads, d = resolve_paddings(attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], k, s,
-                               attrs["dilations"])
-    full = [(x.shape[2] - 1) * s[0] - pads[0] - pads[1] + d[0] * (k[0] - 1) + 1,
-            (x.shape[3] - 1) * s[1] - pads[2] - pads[3] + d[1] * (k[1] - 1) + 1]
+    pads, d = resolve_paddings(
+        attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], k, s, attrs["dilations"]
+    )
+    full = [
+        (x.shape[2] - 1) * s[0] - pads[0] - pads[1] + d[0] * (k[0] - 1) + 1,
+        (x.shape[3] - 1) * s[1] - pads[2] - pads[3] + d[1] * (k[1] - 1) + 1,
+    ]
     if attrs["output_size"]:
         full = list(attrs["output_size"])
     padded = (full[0] + pads[0] + pads[1], full[1] + pads[2] + pads[3])
@@ -169,10 +182,16 @@ def conv2d_transpose(inputs, attrs):
     n, ci, h, wd = x.shape
     pads, d, full, padded = _transpose_geometry(x, w, attrs)
     w_g = w.reshape(g, ci // g, -1)
-    cols = np.matmul(w_g.transpose(0, 2, 1), x.reshape(n, g, ci // g, h * wd))  # (N, G, Og*KH*KW, H*W)
+    cols = np.matmul(
+        w_g.transpose(0, 2, 1), x.reshape(n, g, ci // g, h * wd)
+    )  # (N, G, Og*KH*KW, H*W)
     cols = cols.reshape((n, w.shape[1] * g) + w.shape[2:] + (h, wd))
     y = col2im_batched(cols, padded, attrs["strides"], d)
-    return {"Output": _from_nchw(y[:, :, pads[0]:pads[0] + full[0], pads[2]:pads[2] + full[1]], attrs)}
+    return {
+        "Output": _from_nchw(
+            y[:, :, pads[0] : pads[0] + full[0], pads[2] : pads[2] + full[1]], attrs
+        )
+    }
 
 
 @kernel("depthwise_conv2d_transpose_grad", FLOATS, wants_outputs=True)

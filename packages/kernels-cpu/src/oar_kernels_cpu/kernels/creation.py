@@ -80,9 +80,17 @@ def truncated_gaussian_random(inputs, attrs):
     return {"Out": out.astype(attrs["dtype"])}
 
 
-_VALUE_ATTR = {"float32": "fp32_values", "float64": "fp64_values", "float16": "fp32_values",
-               "int32": "int32_values", "int64": "int64_values", "bool": "bool_values",
-               "int16": "int32_values", "int8": "int32_values", "uint8": "int32_values"}
+_VALUE_ATTR = {
+    "float32": "fp32_values",
+    "float64": "fp64_values",
+    "float16": "fp32_values",
+    "int32": "int32_values",
+    "int64": "int64_values",
+    "bool": "bool_values",
+    "int16": "int32_values",
+    "int8": "int32_values",
+    "uint8": "int32_values",
+}
 
 
 @kernel("assign_value")

@@ -11,8 +11,17 @@ from oar.lod_tensor import LoDTensor
 from oar_kernels_cpu.kernels import kernel
 
 # Fluid prints the C++ type id's short name
-_TYPE_CODES = {"float32": "f", "float64": "d", "float16": "float16", "int32": "i", "int64": "l", "bool": "b",
-               "int8": "a", "uint8": "h", "int16": "s"}
+_TYPE_CODES = {
+    "float32": "f",
+    "float64": "d",
+    "float16": "float16",
+    "int32": "i",
+    "int64": "l",
+    "bool": "b",
+    "int8": "a",
+    "uint8": "h",
+    "int16": "s",
+}
 _COUNT = "@printed@"  # times this op printed, kept in the plan's own copy of the attrs
 
 
@@ -28,7 +37,11 @@ def format_tensor(arr: np.ndarray, attrs, name: str, lod=None) -> str:
     if attrs["print_tensor_name"]:
         lines.append(f"Tensor[{name}]")
     if attrs["print_tensor_lod"] and lod:
-        lines.append("\tlod: {" + "".join("{" + ",".join(str(o) for o in level) + ",}" for level in lod) + "}")
+        lines.append(
+            "\tlod: {"
+            + "".join("{" + ",".join(str(o) for o in level) + ",}" for level in lod)
+            + "}"
+        )
     if attrs["print_tensor_shape"]:
         lines.append("\tshape: [" + "".join(f"{d}," for d in arr.shape) + "]")
     if attrs["print_tensor_type"]:
@@ -36,7 +49,9 @@ def format_tensor(arr: np.ndarray, attrs, name: str, lod=None) -> str:
     flat = arr.reshape(-1)
     n = flat.size if attrs["summarize"] < 0 else min(flat.size, attrs["summarize"])
     values = flat[:n].tolist()
-    lines.append("\tdata: " + "".join(f"{v:g}," if isinstance(v, float) else f"{v}," for v in values))
+    lines.append(
+        "\tdata: " + "".join(f"{v:g}," if isinstance(v, float) else f"{v}," for v in values)
+    )
     return "\n".join(lines)
 
 
@@ -49,5 +64,9 @@ def print_(inputs, attrs):
             attrs[_COUNT] = count + 1
             arr = np.asarray(x._array if isinstance(x, LoDTensor) else x)
             lod = x._lod if isinstance(x, LoDTensor) else None
-            print(format_tensor(arr, attrs, attrs.get("op_print_var", "?"), lod), file=sys.stdout, flush=True)
+            print(
+                format_tensor(arr, attrs, attrs.get("op_print_var", "?"), lod),
+                file=sys.stdout,
+                flush=True,
+            )
     return {"Out": x}

@@ -59,8 +59,10 @@ def _mismatch(inputs, attrs):
     x, y = inputs["X"], inputs["Y"]
     if x.shape == y.shape:
         return
-    raise ValueError(f"X of shape {list(x.shape)} and Y of shape {list(y.shape)} do not broadcast (axis="
-                     f"{attrs['axis']}): each dim of Y, aligned at axis, must equal X's or be 1") from None
+    raise ValueError(
+        f"X of shape {list(x.shape)} and Y of shape {list(y.shape)} do not broadcast (axis="
+        f"{attrs['axis']}): each dim of Y, aligned at axis, must equal X's or be 1"
+    ) from None
 
 
 for _name, _ufunc in _FORWARD.items():
@@ -131,13 +133,23 @@ def _min(x, y, out, d, wx, wy):
 
 def _pow(x, y, out, d, wx, wy):
     dx = d * y * np.power(x, y - 1) if wx else None
-    dy = d * (out if out is not None else np.power(x, y)) * np.log(np.where(x > 0, x, 1)) if wy else None
+    dy = (
+        d * (out if out is not None else np.power(x, y)) * np.log(np.where(x > 0, x, 1))
+        if wy
+        else None
+    )
     return dx, dy
 
 
-for _name, _local in {"elementwise_add": _add, "elementwise_sub": _sub, "elementwise_mul": _mul,
-                      "elementwise_div": _div, "elementwise_max": _max, "elementwise_min": _min,
-                      "elementwise_pow": _pow}.items():
+for _name, _local in {
+    "elementwise_add": _add,
+    "elementwise_sub": _sub,
+    "elementwise_mul": _mul,
+    "elementwise_div": _div,
+    "elementwise_max": _max,
+    "elementwise_min": _min,
+    "elementwise_pow": _pow,
+}.items():
     # add and sub gradients read only the shapes of X and Y: their buffers may be freed early
     _nnb = ("X", "Y") if _local in (_add, _sub) else ()
     kernel(_name + "_grad", wants_outputs=True, no_need_buffer=_nnb)(_grad(_local))

@@ -12,7 +12,9 @@ def _ids(ids: np.ndarray, height: int, op: str) -> np.ndarray:
     flat = ids.reshape(-1).astype(np.int64, copy=False)
     if flat.size and (flat.min() < 0 or flat.max() >= height):
         bad = flat[(flat < 0) | (flat >= height)]
-        raise ValueError(f"{op}: Ids hold {bad[:5].tolist()} outside the table's rows [0, {height})")
+        raise ValueError(
+            f"{op}: Ids hold {bad[:5].tolist()} outside the table's rows [0, {height})"
+        )
     return flat
 
 

@@ -13,12 +13,17 @@ def _sigmoid(z):
 
 _ACT = {0: lambda z: z, 1: _sigmoid, 2: np.tanh, 3: lambda z: np.maximum(z, 0)}
 # derivative expressed through the activation's output y
-_DACT = {0: lambda y: 1.0, 1: lambda y: y * (1 - y), 2: lambda y: 1 - y * y, 3: lambda y: (y > 0).astype(y.dtype)}
+_DACT = {
+    0: lambda y: 1.0,
+    1: lambda y: y * (1 - y),
+    2: lambda y: 1 - y * y,
+    3: lambda y: (y > 0).astype(y.dtype),
+}
 
 
 def _split_weight(w, d):
     flat = w.reshape(-1)
-    return flat[: 2 * d * d].reshape(d, 2 * d), flat[2 * d * d:].reshape(d, d)
+    return flat[: 2 * d * d].reshape(d, 2 * d), flat[2 * d * d :].reshape(d, d)
 
 
 @kernel("gru_unit", FLOATS)
@@ -31,19 +36,28 @@ def gru_unit(inputs, attrs):
     ur = _ACT[attrs["gate_activation"]](g[:, : 2 * d] + hp @ wg)
     u, r = ur[:, :d], ur[:, d:]
     rhp = r * hp
-    c = _ACT[attrs["activation"]](g[:, 2 * d:] + rhp @ ws)
+    c = _ACT[attrs["activation"]](g[:, 2 * d :] + rhp @ ws)
     h = u * hp + (1 - u) * c if attrs["origin_mode"] else (1 - u) * hp + u * c
     gate = np.concatenate([ur, c], axis=1).astype(x.dtype, copy=False)
-    return {"Gate": gate, "ResetHiddenPrev": rhp.astype(x.dtype, copy=False), "Hidden": h.astype(x.dtype, copy=False)}
+    return {
+        "Gate": gate,
+        "ResetHiddenPrev": rhp.astype(x.dtype, copy=False),
+        "Hidden": h.astype(x.dtype, copy=False),
+    }
 
 
 @kernel("gru_unit_grad", FLOATS, wants_outputs=True)
 def gru_unit_grad(inputs, attrs, wanted):
-    hp, w, gate, rhp = inputs["HiddenPrev"], inputs["Weight"], inputs["Gate"], inputs["ResetHiddenPrev"]
+    hp, w, gate, rhp = (
+        inputs["HiddenPrev"],
+        inputs["Weight"],
+        inputs["Gate"],
+        inputs["ResetHiddenPrev"],
+    )
     dh = inputs["Hidden@GRAD"]
     d = hp.shape[1]
     wg, ws = _split_weight(w, d)
-    u, r, c = gate[:, :d], gate[:, d: 2 * d], gate[:, 2 * d:]
+    u, r, c = gate[:, :d], gate[:, d : 2 * d], gate[:, 2 * d :]
     if attrs["origin_mode"]:
         du, dc, dhp = dh * (hp - c), dh * (1 - u), dh * u
     else:

@@ -63,8 +63,10 @@ for _op, _strided in (("slice", False), ("strided_slice", True)):
 def _index(idx, n, op):
     flat = idx.reshape(-1).astype(np.int64, copy=False)
     if flat.size and (flat.min() < -n or flat.max() >= n):
-        raise ValueError(f"{op}: index values {flat[(flat < -n) | (flat >= n)][:5].tolist()} are out of range for "
-                         f"a dim of size {n}")
+        raise ValueError(
+            f"{op}: index values {flat[(flat < -n) | (flat >= n)][:5].tolist()} are out of range for "
+            f"a dim of size {n}"
+        )
     return flat
 
 
@@ -102,7 +104,7 @@ def gather_nd(inputs, attrs):
 def gather_nd_grad(inputs, attrs):
     x, idx, d = inputs["X"], inputs["Index"], inputs["Out@GRAD"]
     dx = np.zeros_like(x)
-    target = idx.shape[:-1] + x.shape[idx.shape[-1]:]
+    target = idx.shape[:-1] + x.shape[idx.shape[-1] :]
     np.add.at(dx, _nd(x, idx), d.reshape(target))
     return {"X@GRAD": dx}
 

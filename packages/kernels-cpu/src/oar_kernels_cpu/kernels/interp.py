@@ -18,12 +18,18 @@ def _out_size(inputs, attrs, h, w):
     elif "SizeTensor" in inputs:
         oh, ow = (int(np.asarray(v).reshape(-1)[0]) for v in inputs["SizeTensor"][:2])
     elif "Scale" in inputs or attrs["scale"] > 0:
-        s = float(np.asarray(inputs["Scale"]).reshape(-1)[0]) if "Scale" in inputs else attrs["scale"]
+        s = (
+            float(np.asarray(inputs["Scale"]).reshape(-1)[0])
+            if "Scale" in inputs
+            else attrs["scale"]
+        )
         oh, ow = int(h * s), int(w * s)
     else:
         oh, ow = attrs["out_h"], attrs["out_w"]
     if oh <= 0 or ow <= 0:
-        raise ValueError(f"{attrs['interp_method']}_interp: output size must be positive, got {[oh, ow]}")
+        raise ValueError(
+            f"{attrs['interp_method']}_interp: output size must be positive, got {[oh, ow]}"
+        )
     return oh, ow
 
 
@@ -66,8 +72,14 @@ def _back(y, attrs):
 
 def _matrices(x_hw, out_hw, attrs, dtype):
     if attrs["interp_method"] == "bilinear":
-        return (_bilinear_matrix(x_hw[0], out_hw[0], attrs["align_corners"], attrs["align_mode"], dtype),
-                _bilinear_matrix(x_hw[1], out_hw[1], attrs["align_corners"], attrs["align_mode"], dtype))
+        return (
+            _bilinear_matrix(
+                x_hw[0], out_hw[0], attrs["align_corners"], attrs["align_mode"], dtype
+            ),
+            _bilinear_matrix(
+                x_hw[1], out_hw[1], attrs["align_corners"], attrs["align_mode"], dtype
+            ),
+        )
     mats = []
     for size, out in zip(x_hw, out_hw):
         m = np.zeros((out, size), dtype)

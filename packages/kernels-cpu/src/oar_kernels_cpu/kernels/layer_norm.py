@@ -38,7 +38,9 @@ def layer_norm_grad(inputs, attrs, wanted):
     res = {}
     scale = inputs.get("Scale")
     if "Bias@GRAD" in wanted:
-        res["Bias@GRAD"] = dy.sum(axis=0).reshape(inputs["Scale"].shape if scale is not None else (-1,))
+        res["Bias@GRAD"] = dy.sum(axis=0).reshape(
+            inputs["Scale"].shape if scale is not None else (-1,)
+        )
     if "Scale@GRAD" in wanted:
         res["Scale@GRAD"] = (dy * xhat).sum(axis=0).reshape(scale.shape)
     if "X@GRAD" in wanted:

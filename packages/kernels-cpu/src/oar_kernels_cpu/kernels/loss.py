@@ -13,8 +13,10 @@ def _hard_index(x, label):
     c = x.shape[-1]
     n = x.size // c if c else 0
     if label.size != n:
-        raise ValueError(f"cross_entropy: hard Label of shape {list(label.shape)} must hold one class id per row "
-                         f"of X {list(x.shape)}, i.e. have shape {list(x.shape[:-1]) + [1]}")
+        raise ValueError(
+            f"cross_entropy: hard Label of shape {list(label.shape)} must hold one class id per row "
+            f"of X {list(x.shape)}, i.e. have shape {list(x.shape[:-1]) + [1]}"
+        )
     return x.reshape(n, c), label.reshape(n).astype(np.int64, copy=False)
 
 
@@ -31,7 +33,9 @@ def _picked(x2, lab, ignore_index):
             ignore = None
         bad = (lab < 0) | (lab >= c)
         if np.count_nonzero(bad):
-            raise ValueError(f"cross_entropy: Label holds class ids {lab[bad][:5].tolist()} outside [0, {c})")
+            raise ValueError(
+                f"cross_entropy: Label holds class ids {lab[bad][:5].tolist()} outside [0, {c})"
+            )
     rows = np.arange(n)
     return x2[rows, lab], rows, lab, ignore
 

@@ -28,8 +28,10 @@ def softmax_with_cross_entropy(inputs, attrs):
     else:
         lab = np.moveaxis(label, axis, -1).astype(np.int64, copy=False)
         if lab.shape[:-1] != xl.shape[:-1] or lab.shape[-1] != 1:
-            raise ValueError(f"softmax_with_cross_entropy: hard Label of shape {list(label.shape)} must match "
-                             f"Logits {list(x.shape)} with 1 at axis {axis}")
+            raise ValueError(
+                f"softmax_with_cross_entropy: hard Label of shape {list(label.shape)} must match "
+                f"Logits {list(x.shape)} with 1 at axis {axis}"
+            )
         ignore = attrs["ignore_index"]
         _check_ids(lab, xl.shape[-1], ignore, "softmax_with_cross_entropy")
         keep = lab != ignore
@@ -184,8 +186,12 @@ def bpr_loss_grad(inputs, attrs):
 
 
 def _kl_scale(x, reduction):
-    return {"none": 1.0, "sum": 1.0, "mean": 1.0 / max(x.size, 1),
-            "batchmean": 1.0 / max(x.shape[0] if x.ndim else 1, 1)}[reduction]
+    return {
+        "none": 1.0,
+        "sum": 1.0,
+        "mean": 1.0 / max(x.size, 1),
+        "batchmean": 1.0 / max(x.shape[0] if x.ndim else 1, 1),
+    }[reduction]
 
 
 @kernel("kldiv_loss", FLOATS)

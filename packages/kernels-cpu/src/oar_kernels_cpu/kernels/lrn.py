@@ -45,5 +45,8 @@ def lrn_grad(inputs, attrs):
     pre = (n - 1) // 2
     # channel i appears in the windows of channels i - (n-1-pre) .. i + pre
     t = _window_sum(dy * out / mid, n - 1 - pre, pre)
-    dx = dy * np.power(mid, np.asarray(-beta, x.dtype)) - np.asarray(2 * attrs["alpha"] * beta, x.dtype) * x * t
+    dx = (
+        dy * np.power(mid, np.asarray(-beta, x.dtype))
+        - np.asarray(2 * attrs["alpha"] * beta, x.dtype) * x * t
+    )
     return {"X@GRAD": _back(dx, attrs)}

@@ -25,8 +25,10 @@ def concat(inputs, attrs):
     try:
         return {"Out": np.concatenate(xs, axis=axis)}
     except ValueError:
-        raise ValueError(f"concat: inputs of shapes {[list(x.shape) for x in xs]} must match except at "
-                         f"axis {axis}") from None
+        raise ValueError(
+            f"concat: inputs of shapes {[list(x.shape) for x in xs]} must match except at "
+            f"axis {axis}"
+        ) from None
 
 
 @kernel("concat_grad", wants_outputs=True)
@@ -54,7 +56,9 @@ def stack(inputs, attrs):
     try:
         return {"Y": np.stack(xs, axis=attrs["axis"] % (xs[0].ndim + 1))}
     except ValueError:
-        raise ValueError(f"stack: inputs must all have the same shape, given {[list(x.shape) for x in xs]}") from None
+        raise ValueError(
+            f"stack: inputs must all have the same shape, given {[list(x.shape) for x in xs]}"
+        ) from None
 
 
 @kernel("stack_grad")
@@ -115,8 +119,10 @@ def flatten2(inputs, attrs):
     x = inputs["X"]
     a = attrs["axis"]
     rows = int(np.prod(x.shape[:a], dtype=np.int64))
-    return {"Out": x.reshape(rows, -1) if x.size else x.reshape(rows, int(np.prod(x.shape[a:]))),
-            "XShape": _xshape(x)}
+    return {
+        "Out": x.reshape(rows, -1) if x.size else x.reshape(rows, int(np.prod(x.shape[a:]))),
+        "XShape": _xshape(x),
+    }
 
 
 def _back_to_xshape(inputs, attrs):
@@ -158,7 +164,9 @@ def expand_as(inputs, attrs):
     x, t = inputs["X"], inputs["target_tensor"]
     bad = [i for i, (a, b) in enumerate(zip(x.shape, t.shape)) if b % a]
     if x.ndim != t.ndim or bad:
-        raise ValueError(f"expand_as: target_tensor shape {list(t.shape)} is not a multiple of X's {list(x.shape)}")
+        raise ValueError(
+            f"expand_as: target_tensor shape {list(t.shape)} is not a multiple of X's {list(x.shape)}"
+        )
     return {"Out": np.tile(x, [b // a for a, b in zip(x.shape, t.shape)])}
 
 

@@ -31,8 +31,10 @@ def sum_(inputs, attrs):
         return {"Out": SelectedRows(rows, sparse[0].height(), value)}
     for i, x in enumerate(dense[1:], 1):
         if x.shape != dense[0].shape:
-            raise ValueError(f"sum: X[{i}] has shape {list(x.shape)}, X[0] has {list(dense[0].shape)}; "
-                             f"all inputs must have the same shape (nothing is broadcast)")
+            raise ValueError(
+                f"sum: X[{i}] has shape {list(x.shape)}, X[0] has {list(dense[0].shape)}; "
+                f"all inputs must have the same shape (nothing is broadcast)"
+            )
     out = dense[0].copy() if len(dense) == 1 else np.add(dense[0], dense[1])
     for x in dense[2:]:
         out += x

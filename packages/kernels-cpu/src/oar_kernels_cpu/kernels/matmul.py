@@ -22,9 +22,11 @@ def mul(inputs, attrs):
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     x2, y2 = _flat(x, xn), _flat(y, yn)
     if x2.shape[1] != y2.shape[0]:
-        raise ValueError(f"mul: X {list(x.shape)} flattened to {list(x2.shape)} (x_num_col_dims={xn}) and Y "
-                         f"{list(y.shape)} flattened to {list(y2.shape)} (y_num_col_dims={yn}) do not multiply: "
-                         f"{x2.shape[1]} columns vs {y2.shape[0]} rows")
+        raise ValueError(
+            f"mul: X {list(x.shape)} flattened to {list(x2.shape)} (x_num_col_dims={xn}) and Y "
+            f"{list(y.shape)} flattened to {list(y2.shape)} (y_num_col_dims={yn}) do not multiply: "
+            f"{x2.shape[1]} columns vs {y2.shape[0]} rows"
+        )
     out = x2 @ y2
     if x.ndim != 2 or y.ndim != 2:
         out = out.reshape(x.shape[:xn] + y.shape[yn:])
@@ -65,12 +67,17 @@ def matmul(inputs, attrs):
         out = np.matmul(x, y)
     except ValueError:
         k_y = y.shape[0 if y.ndim == 1 else -2]
-        why = (f"X's last dim {x.shape[-1]} must equal Y's {'first' if y.ndim == 1 else 'second-to-last'} "
-               f"dim {k_y}" if x.shape[-1] != k_y else
-               f"the batch dims {list(x.shape[:-2])} and {list(y.shape[:-2])} do not broadcast")
-        raise ValueError(f"matmul: X {list(inputs['X'].shape)} (transpose_X={attrs['transpose_X']}) and Y "
-                         f"{list(inputs['Y'].shape)} (transpose_Y={attrs['transpose_Y']}) do not multiply: "
-                         f"{why}") from None
+        why = (
+            f"X's last dim {x.shape[-1]} must equal Y's {'first' if y.ndim == 1 else 'second-to-last'} "
+            f"dim {k_y}"
+            if x.shape[-1] != k_y
+            else f"the batch dims {list(x.shape[:-2])} and {list(y.shape[:-2])} do not broadcast"
+        )
+        raise ValueError(
+            f"matmul: X {list(inputs['X'].shape)} (transpose_X={attrs['transpose_X']}) and Y "
+            f"{list(inputs['Y'].shape)} (transpose_Y={attrs['transpose_Y']}) do not multiply: "
+            f"{why}"
+        ) from None
     if attrs["alpha"] != 1.0:
         out = out * np.asarray(attrs["alpha"], out.dtype)
     if out.ndim == 0:

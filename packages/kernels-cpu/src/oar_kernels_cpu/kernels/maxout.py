@@ -9,7 +9,7 @@ from oar_kernels_cpu.kernels import FLOATS, kernel
 
 def _grouped(x, groups, axis):
     axis = axis % x.ndim
-    shape = x.shape[:axis] + (x.shape[axis] // groups, groups) + x.shape[axis + 1:]
+    shape = x.shape[:axis] + (x.shape[axis] // groups, groups) + x.shape[axis + 1 :]
     return x.reshape(shape), axis + 1
 
 

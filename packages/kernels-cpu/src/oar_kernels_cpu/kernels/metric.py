@@ -12,7 +12,9 @@ def top_k(inputs, attrs):
     x = inputs["X"]
     k = int(np.asarray(inputs["K"]).reshape(-1)[0]) if inputs.get("K") is not None else attrs["k"]
     if not 1 <= k <= x.shape[-1]:
-        raise ValueError(f"top_k: k={k} must be in [1, {x.shape[-1]}] (X's last dim), X has shape {list(x.shape)}")
+        raise ValueError(
+            f"top_k: k={k} must be in [1, {x.shape[-1]}] (X's last dim), X has shape {list(x.shape)}"
+        )
     idx = np.argsort(-x, axis=-1, kind="stable")[..., :k]
     return {"Out": np.take_along_axis(x, idx, -1), "Indices": idx.astype(np.int64)}
 
@@ -30,8 +32,10 @@ def accuracy(inputs, attrs):
     idx, label = inputs["Indices"], inputs["Label"]
     total = idx.shape[0]
     if label.size != total:
-        raise ValueError(f"accuracy: Label of shape {list(label.shape)} must hold one class id per row of "
-                         f"Indices {list(idx.shape)} ({total} rows)")
+        raise ValueError(
+            f"accuracy: Label of shape {list(label.shape)} must hold one class id per row of "
+            f"Indices {list(idx.shape)} ({total} rows)"
+        )
     correct = int((idx == label.reshape(-1, 1)).any(axis=1).sum())
     acc = correct / total if total else 0.0
     return {

@@ -29,8 +29,16 @@ def adam(inputs, attrs):
     p, g = inputs["Param"], inputs["Grad"]
     m1, m2 = inputs["Moment1"], inputs["Moment2"]
     b1p, b2p = inputs["Beta1Pow"], inputs["Beta2Pow"]
-    b1 = float(inputs["Beta1Tensor"].reshape(-1)[0]) if inputs.get("Beta1Tensor") is not None else attrs["beta1"]
-    b2 = float(inputs["Beta2Tensor"].reshape(-1)[0]) if inputs.get("Beta2Tensor") is not None else attrs["beta2"]
+    b1 = (
+        float(inputs["Beta1Tensor"].reshape(-1)[0])
+        if inputs.get("Beta1Tensor") is not None
+        else attrs["beta1"]
+    )
+    b2 = (
+        float(inputs["Beta2Tensor"].reshape(-1)[0])
+        if inputs.get("Beta2Tensor") is not None
+        else attrs["beta2"]
+    )
     # Fluid keeps float attrs in float32: (1 - 0.999f) differs from 0.001 in the 5th digit
     b1, b2 = float(np.float32(b1)), float(np.float32(b2))
     eps = attrs["epsilon"]
@@ -61,7 +69,13 @@ def adam(inputs, attrs):
         p -= s
     b1p *= b1
     b2p *= b2
-    return {"ParamOut": p, "Moment1Out": m1, "Moment2Out": m2, "Beta1PowOut": b1p, "Beta2PowOut": b2p}
+    return {
+        "ParamOut": p,
+        "Moment1Out": m1,
+        "Moment2Out": m2,
+        "Beta1PowOut": b1p,
+        "Beta2PowOut": b2p,
+    }
 
 
 def _merge_rows(g: SelectedRows):

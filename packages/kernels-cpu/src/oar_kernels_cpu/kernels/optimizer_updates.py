@@ -182,8 +182,11 @@ def average_accumulates(inputs, attrs):
     """ModelAverage's sums: sum_1 collects params, spills to sum_2, and restarts into sum_3 per window."""
     p = inputs["param"]
     s1, s2, s3 = inputs["in_sum_1"], inputs["in_sum_2"], inputs["in_sum_3"]
-    num_acc, old_num_acc, num_upd = (inputs["in_num_accumulates"], inputs["in_old_num_accumulates"],
-                                     inputs["in_num_updates"])
+    num_acc, old_num_acc, num_upd = (
+        inputs["in_num_accumulates"],
+        inputs["in_old_num_accumulates"],
+        inputs["in_num_updates"],
+    )
     num_upd += 1
     num_acc += 1
     s1 += p
@@ -198,5 +201,11 @@ def average_accumulates(inputs, attrs):
         s2[...] = 0
         old_num_acc[...] = n_acc
         num_acc[...] = 0
-    return {"out_sum_1": s1, "out_sum_2": s2, "out_sum_3": s3, "out_num_accumulates": num_acc,
-            "out_old_num_accumulates": old_num_acc, "out_num_updates": num_upd}
+    return {
+        "out_sum_1": s1,
+        "out_sum_2": s2,
+        "out_sum_3": s3,
+        "out_num_accumulates": num_acc,
+        "out_old_num_accumulates": old_num_acc,
+        "out_num_updates": num_upd,
+    }

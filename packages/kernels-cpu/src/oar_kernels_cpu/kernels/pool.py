@@ -23,15 +23,19 @@ def _nchw(x, attrs):
 
 
 def _back(y, attrs):
-    return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs.get("data_format") == "NHWC" else y
+    return (
+        np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs.get("data_format") == "NHWC" else y
+    )
 
 
 def _regular(hw, attrs):
     """Geometry as a regular strided pool: (k, s, pads incl. ceil-mode overhang, out_hw), or None."""
     k, s, pads, out = pool_geometry(hw, attrs)
     if min(out) <= 0:
-        raise ValueError(f"pool2d: the window {list(k)} (paddings {list(pads)}) does not fit the input "
-                         f"({hw[0]}x{hw[1]}): output would be {out[0]}x{out[1]}")
+        raise ValueError(
+            f"pool2d: the window {list(k)} (paddings {list(pads)}) does not fit the input "
+            f"({hw[0]}x{hw[1]}): output would be {out[0]}x{out[1]}"
+        )
     if attrs.get("adaptive") and not attrs.get("global_pooling"):
         if hw[0] % out[0] or hw[1] % out[1]:
             return None
@@ -49,8 +53,12 @@ def _taps(k):
 
 
 def _tap_slice(i, j, s, out):
-    return (slice(None), slice(None), slice(i, i + s[0] * (out[0] - 1) + 1, s[0]),
-            slice(j, j + s[1] * (out[1] - 1) + 1, s[1]))
+    return (
+        slice(None),
+        slice(None),
+        slice(i, i + s[0] * (out[0] - 1) + 1, s[0]),
+        slice(j, j + s[1] * (out[1] - 1) + 1, s[1]),
+    )
 
 
 def _count(hw, k, s, pads, out, exclusive, dtype):
@@ -99,10 +107,14 @@ def _adaptive_first_max(x, out):
     hs, he = _adaptive_bounds(x.shape[2], out[0])
     ws, we = _adaptive_bounds(x.shape[3], out[1])
     # per row, per output column: the max over the window's columns and where it first occurs
-    colmax = np.stack([x[:, :, :, ws[b]:we[b]].max(axis=3) for b in range(out[1])], axis=3)
-    firstcol = np.stack([x[:, :, :, ws[b]:we[b]].argmax(axis=3) + ws[b] for b in range(out[1])], axis=3)
+    colmax = np.stack([x[:, :, :, ws[b] : we[b]].max(axis=3) for b in range(out[1])], axis=3)
+    firstcol = np.stack(
+        [x[:, :, :, ws[b] : we[b]].argmax(axis=3) + ws[b] for b in range(out[1])], axis=3
+    )
     # per output row: the first row of the window holding the max, then that row's first column
-    rows = np.stack([colmax[:, :, hs[a]:he[a]].argmax(axis=2) + hs[a] for a in range(out[0])], axis=2)
+    rows = np.stack(
+        [colmax[:, :, hs[a] : he[a]].argmax(axis=2) + hs[a] for a in range(out[0])], axis=2
+    )
     y = np.take_along_axis(colmax, rows, axis=2)
     cols = np.take_along_axis(firstcol, rows, axis=2)
     return y, rows, cols
@@ -112,7 +124,10 @@ def _pool_adaptive(x, attrs):
     out = tuple(attrs["ksize"])
     if attrs.get("pooling_type", "max") == "max":
         return _adaptive_first_max(x, out)[0]
-    ah, aw = _window_matrix(x.shape[2], out[0], x.dtype), _window_matrix(x.shape[3], out[1], x.dtype)
+    ah, aw = (
+        _window_matrix(x.shape[2], out[0], x.dtype),
+        _window_matrix(x.shape[3], out[1], x.dtype),
+    )
     return np.matmul(np.matmul(ah, x), aw.T) / np.outer(ah.sum(1), aw.sum(1))
 
 
@@ -187,7 +202,10 @@ def _grad_adaptive(x, dy, attrs):
     if attrs.get("pooling_type", "max") == "max":
         _, rows, cols = _adaptive_first_max(x, out)
         return _scatter_to(x, rows, cols, dy)
-    ah, aw = _window_matrix(x.shape[2], out[0], x.dtype), _window_matrix(x.shape[3], out[1], x.dtype)
+    ah, aw = (
+        _window_matrix(x.shape[2], out[0], x.dtype),
+        _window_matrix(x.shape[3], out[1], x.dtype),
+    )
     share = dy / np.outer(ah.sum(1), aw.sum(1))
     return np.matmul(np.matmul(ah.T, share), aw)
 
@@ -202,12 +220,16 @@ def pool2d_grad(inputs, attrs):
     if attrs.get("pooling_type", "max") == "max":
         y = _nchw(inputs["Out"], attrs)
         k, s = geo[0], geo[1]
-        if tuple(k) == tuple(s) and not any(pads) and x.shape[2:] == (y.shape[2] * k[0], y.shape[3] * k[1]):
+        if (
+            tuple(k) == tuple(s)
+            and not any(pads)
+            and x.shape[2:] == (y.shape[2] * k[0], y.shape[3] * k[1])
+        ):
             return {"X@GRAD": _back(_max_grad_tiled(x, y, dy, k), attrs)}
         dxp = _max_grad_regular(x, y, dy, geo)
     else:
         dxp = _avg_grad_regular(x, dy, attrs, geo)
-    dx = dxp[:, :, pads[0]:pads[0] + x.shape[2], pads[2]:pads[2] + x.shape[3]]
+    dx = dxp[:, :, pads[0] : pads[0] + x.shape[2], pads[2] : pads[2] + x.shape[3]]
     return {"X@GRAD": _back(np.ascontiguousarray(dx), attrs)}
 
 

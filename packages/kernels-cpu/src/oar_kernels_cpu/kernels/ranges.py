@@ -26,7 +26,11 @@ def range_(inputs, attrs):
 
 @kernel("linspace")
 def linspace(inputs, attrs):
-    start, stop, num = _scalar(inputs["Start"]), _scalar(inputs["Stop"]), int(_scalar(inputs["Num"]))
+    start, stop, num = (
+        _scalar(inputs["Start"]),
+        _scalar(inputs["Stop"]),
+        int(_scalar(inputs["Num"])),
+    )
     if num < 1:
         raise ValueError(f"linspace: Num must be >= 1, given {num}")
     return {"Out": np.linspace(start, stop, num, dtype=np.asarray(inputs["Start"]).dtype)}

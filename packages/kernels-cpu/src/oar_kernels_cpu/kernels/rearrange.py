@@ -58,7 +58,9 @@ def _crop_index(inputs, attrs, shape):
     for d, s, o in zip(shape, sizes, offsets):
         s = d - o if s == -1 else s
         if o < 0 or o + s > d:
-            raise ValueError(f"crop_tensor: a crop of size {s} at offset {o} does not fit a dim of size {d}")
+            raise ValueError(
+                f"crop_tensor: a crop of size {s} at offset {o} does not fit a dim of size {d}"
+            )
         idx.append(slice(o, o + s))
     return tuple(idx)
 
@@ -81,7 +83,11 @@ def crop_tensor_grad(inputs, attrs):
 @kernel("pad_constant_like")
 def pad_constant_like(inputs, attrs):
     x, y = inputs["X"], inputs["Y"]
-    return {"Out": np.pad(y, [(0, a - b) for a, b in zip(x.shape, y.shape)], constant_values=attrs["pad_value"])}
+    return {
+        "Out": np.pad(
+            y, [(0, a - b) for a, b in zip(x.shape, y.shape)], constant_values=attrs["pad_value"]
+        )
+    }
 
 
 @kernel("pad_constant_like_grad")
@@ -93,7 +99,11 @@ def pad_constant_like_grad(inputs, attrs):
 def _tri_mask(shape, attrs):
     rows, cols = shape[-2:]
     k = attrs["diagonal"]
-    return np.tri(rows, cols, k, dtype=bool) if attrs["lower"] else ~np.tri(rows, cols, k - 1, dtype=bool)
+    return (
+        np.tri(rows, cols, k, dtype=bool)
+        if attrs["lower"]
+        else ~np.tri(rows, cols, k - 1, dtype=bool)
+    )
 
 
 @kernel("tril_triu")
@@ -113,8 +123,10 @@ def _nd(idx, x_shape):
     flat = idx.reshape(-1, k).astype(np.int64, copy=False)
     bad = (flat < 0) | (flat >= np.asarray(x_shape[:k]))
     if bad.any():
-        raise ValueError(f"scatter_nd_add: Index rows {flat[bad.any(1)][:3].tolist()} fall outside X's dims "
-                         f"{list(x_shape[:k])}")
+        raise ValueError(
+            f"scatter_nd_add: Index rows {flat[bad.any(1)][:3].tolist()} fall outside X's dims "
+            f"{list(x_shape[:k])}"
+        )
     return tuple(np.moveaxis(idx.astype(np.int64, copy=False), -1, 0))
 
 

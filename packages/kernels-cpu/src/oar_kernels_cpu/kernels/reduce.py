@@ -27,8 +27,13 @@ def _reducer(fn):
     return forward
 
 
-for _name, _fn in {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max,
-                   "reduce_min": np.min, "reduce_prod": np.prod}.items():
+for _name, _fn in {
+    "reduce_sum": np.sum,
+    "reduce_mean": np.mean,
+    "reduce_max": np.max,
+    "reduce_min": np.min,
+    "reduce_prod": np.prod,
+}.items():
     kernel(_name, NUMERIC)(_reducer(_fn))
 for _name, _fn in {"reduce_all": np.all, "reduce_any": np.any}.items():
     kernel(_name, ("bool",))(_reducer(_fn))

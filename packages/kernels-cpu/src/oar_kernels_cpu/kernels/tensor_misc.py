@@ -17,8 +17,10 @@ def _rows(a):
 def cos_sim(inputs, attrs):
     x, y = _rows(inputs["X"]), _rows(inputs["Y"])
     if x.shape[1] != y.shape[1] or y.shape[0] not in (1, x.shape[0]):
-        raise ValueError(f"cos_sim: Y of shape {list(inputs['Y'].shape)} must have X's shape "
-                         f"{list(inputs['X'].shape)} or a single row of it")
+        raise ValueError(
+            f"cos_sim: Y of shape {list(inputs['Y'].shape)} must have X's shape "
+            f"{list(inputs['X'].shape)} or a single row of it"
+        )
     xn = np.sqrt((x * x).sum(1, keepdims=True))
     yn = np.sqrt((y * y).sum(1, keepdims=True))
     return {"Out": (x * y).sum(1, keepdims=True) / (xn * yn), "XNorm": xn, "YNorm": yn}
@@ -28,7 +30,12 @@ def cos_sim(inputs, attrs):
 def cos_sim_grad(inputs, attrs, wanted):
     x0, y0 = inputs["X"], inputs["Y"]
     x, y = _rows(x0), _rows(y0)
-    out, xn, yn, d = inputs["Out"], inputs["XNorm"], inputs["YNorm"], inputs["Out@GRAD"].reshape(-1, 1)
+    out, xn, yn, d = (
+        inputs["Out"],
+        inputs["XNorm"],
+        inputs["YNorm"],
+        inputs["Out@GRAD"].reshape(-1, 1),
+    )
     res = {}
     if "X@GRAD" in wanted:
         res["X@GRAD"] = (d * (y / (xn * yn) - out * x / (xn * xn))).reshape(x0.shape)
@@ -46,8 +53,10 @@ def label_smooth(inputs, attrs):
     if prior is None:
         return {"Out": (1 - eps) * x + eps / x.shape[-1]}
     if prior.size != x.shape[-1]:
-        raise ValueError(f"label_smooth: PriorDist of shape {list(prior.shape)} must hold one probability per "
-                         f"class of X {list(x.shape)} ({x.shape[-1]})")
+        raise ValueError(
+            f"label_smooth: PriorDist of shape {list(prior.shape)} must hold one probability per "
+            f"class of X {list(x.shape)} ({x.shape[-1]})"
+        )
     return {"Out": (1 - eps) * x + eps * prior.reshape(-1)}
 
 
@@ -75,7 +84,9 @@ def roll(inputs, attrs):
 def multiplex(inputs, attrs):
     xs, ids = inputs["X"], inputs["Ids"].reshape(-1)
     if ids.size and (ids.min() < 0 or ids.max() >= len(xs)):
-        raise ValueError(f"multiplex: Ids hold {ids[(ids < 0) | (ids >= len(xs))][:5].tolist()}, outside [0, {len(xs)})")
+        raise ValueError(
+            f"multiplex: Ids hold {ids[(ids < 0) | (ids >= len(xs))][:5].tolist()}, outside [0, {len(xs)})"
+        )
     stacked = np.stack(xs)  # [k, N, ...]
     return {"Out": stacked[ids, np.arange(len(ids))]}
 
@@ -84,8 +95,12 @@ def multiplex(inputs, attrs):
 def multiplex_grad(inputs, attrs):
     xs, ids, d = inputs["X"], inputs["Ids"].reshape(-1), inputs["Out@GRAD"]
     mask_shape = (-1,) + (1,) * (d.ndim - 1)
-    return {"X@GRAD": [np.where((ids == k).reshape(mask_shape), d, 0).astype(d.dtype, copy=False)
-                       for k in range(len(xs))]}
+    return {
+        "X@GRAD": [
+            np.where((ids == k).reshape(mask_shape), d, 0).astype(d.dtype, copy=False)
+            for k in range(len(xs))
+        ]
+    }
 
 
 @kernel("eye")
