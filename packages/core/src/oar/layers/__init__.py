@@ -14,23 +14,23 @@ from oar.layers.compare import *  # noqa: F401,F403
 from oar.layers.conv import *  # noqa: F401,F403
 from oar.layers.debug import *  # noqa: F401,F403
 from oar.layers.dropout import *  # noqa: F401,F403
+from oar.layers.elementwise import *  # noqa: F401,F403
 from oar.layers.embedding import *  # noqa: F401,F403
 from oar.layers.fc import *  # noqa: F401,F403
 from oar.layers.indexing import *  # noqa: F401,F403
+from oar.layers.interp import *  # noqa: F401,F403
 from oar.layers.io import *  # noqa: F401,F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
-from oar.layers.loss import *  # noqa: F401,F403
-from oar.layers.losses import *  # noqa: F401,F403
+from oar.layers.losses import *  # noqa: F401,F403  # noqa: F401,F403
 from oar.layers.manip import *  # noqa: F401,F403
 from oar.layers.math import *  # noqa: F401,F403
 from oar.layers.metric import *  # noqa: F401,F403
 from oar.layers.norm import *  # noqa: F401,F403
-from oar.layers.pooling import *  # noqa: F401,F403
+from oar.layers.pool import *  # noqa: F401,F403
 from oar.layers.ranges import *  # noqa: F401,F403
 from oar.layers.rearrange import *  # noqa: F401,F403
 from oar.layers.reduce import *  # noqa: F401,F403
 from oar.layers.reshape import *  # noqa: F401,F403
-from oar.layers.resize import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403

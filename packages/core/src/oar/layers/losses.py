@@ -1,4 +1,5 @@
-"""Loss layers on logits and regression targets (Fluid 1.5-1.8 signatures)."""
+"""Loss layers: cross_entropy and square_error_cost on probabilities, and the losses on
+logits and regression targets (Fluid 1.5-1.8 signatures)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Any
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = [
+    "cross_entropy",
+    "square_error_cost",
     "softmax_with_cross_entropy",
     "sigmoid_cross_entropy_with_logits",
     "log_loss",
@@ -27,6 +30,35 @@ __all__ = [
 def _vars(layer: str, **named: Any) -> None:
     for arg, v in named.items():
         check_variable(layer, arg, v)
+
+
+def cross_entropy(
+    input: Any, label: Any, soft_label: bool = False, ignore_index: int = -100
+) -> Any:
+    """-log(input[label]) per sample; ``input`` holds probabilities (e.g. a softmax)."""
+    helper = LayerHelper("cross_entropy")
+    check_variable("cross_entropy", "input", input)
+    check_variable("cross_entropy", "label", label)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(
+        "cross_entropy",
+        {"X": [input], "Label": [label]},
+        {"Y": [out]},
+        {"soft_label": soft_label, "ignore_index": ignore_index},
+    )
+    return out
+
+
+def square_error_cost(input: Any, label: Any) -> Any:
+    """(input - label)^2, elementwise."""
+    helper = LayerHelper("square_error_cost")
+    check_variable("square_error_cost", "input", input)
+    check_variable("square_error_cost", "label", label)
+    minus = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("elementwise_sub", {"X": [input], "Y": [label]}, {"Out": [minus]})
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("square", {"X": [minus]}, {"Out": [out]})
+    return out
 
 
 def softmax_with_cross_entropy(
@@ -150,7 +182,6 @@ def bpr_loss(input: Any, label: Any, name: str | None = None) -> Any:
 
 def mse_loss(input: Any, label: Any) -> Any:
     """mean((input - label)^2) as a [1] tensor (square_error_cost, then reduce_mean)."""
-    from oar.layers.loss import square_error_cost
     from oar.layers.reduce import reduce_mean
 
     _vars("mse_loss", input=input, label=label)
@@ -202,8 +233,9 @@ def rank_loss(label: Any, left: Any, right: Any, name: str | None = None) -> Any
 
 def dice_loss(input: Any, label: Any, epsilon: float = 1e-5, name: str | None = None) -> Any:
     """Mean of 1 - 2|X n Y| / (|X| + |Y| + epsilon) with one-hot labels (class ids [..., 1])."""
+    from oar.layers.elementwise import elementwise_add, elementwise_div, elementwise_mul
     from oar.layers.embedding import one_hot
-    from oar.layers.math import elementwise_add, elementwise_div, elementwise_mul, scale
+    from oar.layers.math import scale
     from oar.layers.reduce import reduce_mean, reduce_sum
 
     _vars("dice_loss", input=input, label=label)
@@ -223,8 +255,9 @@ def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -
     """N-pair loss: softmax cross entropy of anchor-positive similarities against same-label targets,
     plus ``l2_reg`` on the embeddings."""
     from oar.layers.compare import equal
+    from oar.layers.elementwise import elementwise_add, elementwise_div, elementwise_mul
     from oar.layers.manip import expand, transpose
-    from oar.layers.math import elementwise_add, elementwise_div, elementwise_mul, matmul, scale
+    from oar.layers.math import matmul, scale
     from oar.layers.reduce import reduce_mean, reduce_sum
     from oar.layers.reshape import reshape
     from oar.layers.tensor import cast

@@ -51,7 +51,7 @@ def concat(input: Any, axis: Any = 0, name: str | None = None) -> Any:
     check_variable("concat", "input", xs, allow_list=True)
     if not xs:
         raise ValueError("concat: input must hold at least one Variable")
-    from oar.layers.math import check_same_dtype
+    from oar.layers.elementwise import check_same_dtype
 
     check_same_dtype("concat", {f"input[{i}]": x for i, x in enumerate(xs)})
     inputs: dict = {"X": xs}

@@ -1,95 +1,13 @@
-"""Arithmetic layers: elementwise_*, mul, matmul, mean, scale."""
+"""Arithmetic layers: mul, matmul, mean, scale."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from oar.layer_helper import LayerHelper, check_variable
+from oar.layers.elementwise import check_same_dtype
 
-__all__ = [
-    "elementwise_add",
-    "elementwise_sub",
-    "elementwise_mul",
-    "elementwise_div",
-    "elementwise_max",
-    "elementwise_min",
-    "elementwise_pow",
-    "elementwise_mod",
-    "elementwise_floordiv",
-    "mul",
-    "matmul",
-    "mean",
-    "scale",
-]
-
-
-def check_same_dtype(layer: str, args: dict) -> None:
-    """Dygraph only: raise DtypeError if the named Variables differ in dtype.
-
-    Static programs get this from the ops' shape inference; eager kernels would let
-    numpy upcast silently, which Fluid 1.8 rejects ("Tensor holds the wrong type").
-    """
-    from oar.framework.mode import _dygraph_tracer
-
-    if _dygraph_tracer() is None or len(args) < 2:
-        return
-    dtypes = {k: str(v.dtype) for k, v in args.items()}
-    if len(set(dtypes.values())) > 1:
-        from oar.errors import DtypeError
-
-        given = ", ".join(f"{k} {d}" for k, d in dtypes.items())
-        raise DtypeError(
-            f"{layer}: inputs must have the same dtype (nothing is cast), given {given}"
-        )
-
-
-def _elementwise(
-    op_type: str, x: Any, y: Any, axis: int = -1, act: Any = None, name: str | None = None
-) -> Any:
-    helper = LayerHelper(op_type, act=act, name=name)
-    check_variable(op_type, "x", x)
-    check_variable(op_type, "y", y)
-    check_same_dtype(op_type, {"x": x, "y": y})
-    out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(op_type, {"X": [x], "Y": [y]}, {"Out": [out]}, {"axis": axis})
-    return helper.append_activation(out)
-
-
-def elementwise_add(x, y, axis=-1, act=None, name=None):
-    """x + y, with ``y`` broadcast from dim ``axis`` of ``x`` (Fluid's rule)."""
-    return _elementwise("elementwise_add", x, y, axis, act, name)
-
-
-def elementwise_sub(x, y, axis=-1, act=None, name=None):
-    return _elementwise("elementwise_sub", x, y, axis, act, name)
-
-
-def elementwise_mul(x, y, axis=-1, act=None, name=None):
-    return _elementwise("elementwise_mul", x, y, axis, act, name)
-
-
-def elementwise_div(x, y, axis=-1, act=None, name=None):
-    return _elementwise("elementwise_div", x, y, axis, act, name)
-
-
-def elementwise_max(x, y, axis=-1, act=None, name=None):
-    return _elementwise("elementwise_max", x, y, axis, act, name)
-
-
-def elementwise_min(x, y, axis=-1, act=None, name=None):
-    return _elementwise("elementwise_min", x, y, axis, act, name)
-
-
-def elementwise_pow(x, y, axis=-1, act=None, name=None):
-    return _elementwise("elementwise_pow", x, y, axis, act, name)
-
-
-def elementwise_mod(x, y, axis=-1, act=None, name=None):
-    return _elementwise("elementwise_mod", x, y, axis, act, name)
-
-
-def elementwise_floordiv(x, y, axis=-1, act=None, name=None):
-    return _elementwise("elementwise_floordiv", x, y, axis, act, name)
+__all__ = ["mul", "matmul", "mean", "scale"]
 
 
 def mul(

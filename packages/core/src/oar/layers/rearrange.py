@@ -209,7 +209,7 @@ def logsumexp(
 ) -> Any:
     """log(sum(exp(x))) over ``dim`` (all dims when None), computed stably around the maximum."""
     from oar.layers.activation import exp, log
-    from oar.layers.math import elementwise_add, elementwise_sub
+    from oar.layers.elementwise import elementwise_add, elementwise_sub
     from oar.layers.reduce import reduce_max, reduce_sum
 
     check_variable("logsumexp", "x", x)

@@ -171,7 +171,7 @@ def sums(input: Sequence, out: Any = None) -> Any:
     """Elementwise sum of a list of Variables of one shape."""
     helper = LayerHelper("sums")
     check_variable("sums", "input", list(input), allow_list=True)
-    from oar.layers.math import check_same_dtype
+    from oar.layers.elementwise import check_same_dtype
 
     check_same_dtype("sums", {f"input[{i}]": x for i, x in enumerate(input)})
     out = out or helper.create_variable_for_type_inference(input[0].dtype)

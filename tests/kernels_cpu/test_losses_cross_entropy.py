@@ -115,4 +115,4 @@ def test_hard_label_must_be_int():
             feed={"x": probs(2, 3).astype("float32"), "label": np.zeros((2, 1), "float32")},
             fetch_list=[loss],
         )
-    assert "test_loss.py" in str(info.value)
+    assert "test_losses_cross_entropy.py" in str(info.value)

@@ -1,0 +1,183 @@
+"""numpy kernels of the normalisation ops: batch_norm, layer_norm, lrn."""
+
+from __future__ import annotations
+
+import numpy as np
+from oar.ops.norm import channel_axis
+
+from oar_kernels_cpu.kernels import FLOATS, kernel
+
+# --- batch_norm ---
+
+
+def _axes(x, attrs):
+    """(reduction axes, broadcast shape of a per-channel vector)."""
+    c = channel_axis(x.ndim, attrs["data_layout"])
+    shape = [1] * x.ndim
+    shape[c] = x.shape[c]
+    return tuple(i for i in range(x.ndim) if i != c), tuple(shape)
+
+
+def _global_stats(attrs) -> bool:
+    return (attrs["is_test"] and not attrs["trainable_statistics"]) or attrs["use_global_stats"]
+
+
+@kernel("batch_norm", FLOATS)
+def batch_norm(inputs, attrs):
+    x, scale, bias = inputs["X"], inputs["Scale"], inputs["Bias"]
+    mean, var = inputs["Mean"], inputs["Variance"]
+    axes, bshape = _axes(x, attrs)
+    eps = attrs["epsilon"]
+    if _global_stats(attrs):
+        use_mean, inv_std = mean, 1.0 / np.sqrt(var + np.asarray(eps, var.dtype))
+    else:
+        use_mean = x.mean(axis=axes)
+        centred = x - use_mean.reshape(bshape)
+        batch_var = np.square(centred).mean(axis=axes)
+        inv_std = 1.0 / np.sqrt(batch_var + np.asarray(eps, batch_var.dtype))
+        m = (
+            inputs["MomentumTensor"].reshape(-1)[0]
+            if "MomentumTensor" in inputs
+            else attrs["momentum"]
+        )
+        m = np.asarray(m, mean.dtype)
+        mean *= m
+        mean += (1 - m) * use_mean.astype(mean.dtype)
+        var *= m
+        var += (1 - m) * batch_var.astype(var.dtype)
+    k = (scale * inv_std).astype(x.dtype)
+    shift = (bias - use_mean * k).astype(x.dtype)
+    y = x * k.reshape(bshape)
+    y += shift.reshape(bshape)
+    return {
+        "Y": y,
+        "MeanOut": mean,
+        "VarianceOut": var,
+        "SavedMean": np.array(use_mean, dtype=mean.dtype),
+        "SavedVariance": inv_std.astype(mean.dtype),
+    }
+
+
+@kernel("batch_norm_grad", FLOATS, wants_outputs=True)
+def batch_norm_grad(inputs, attrs, wanted):
+    x, scale, dy = inputs["X"], inputs["Scale"], inputs["Y@GRAD"]
+    axes, bshape = _axes(x, attrs)
+    if _global_stats(attrs):
+        mean = inputs["Mean"]
+        inv_std = 1.0 / np.sqrt(inputs["Variance"] + np.asarray(attrs["epsilon"], x.dtype))
+    else:
+        mean, inv_std = inputs["SavedMean"], inputs["SavedVariance"]
+    xhat = (x - mean.reshape(bshape).astype(x.dtype)) * inv_std.reshape(bshape).astype(x.dtype)
+    dbias = dy.sum(axis=axes)
+    dscale = (dy * xhat).sum(axis=axes)
+    res = {}
+    if "Bias@GRAD" in wanted:
+        res["Bias@GRAD"] = dbias.astype(scale.dtype)
+    if "Scale@GRAD" in wanted:
+        res["Scale@GRAD"] = dscale.astype(scale.dtype)
+    if "X@GRAD" in wanted:
+        k = (scale * inv_std).astype(x.dtype).reshape(bshape)
+        if _global_stats(attrs):
+            res["X@GRAD"] = dy * k
+        else:
+            m = x.size // x.shape[channel_axis(x.ndim, attrs["data_layout"])]
+            dx = dy - (dbias / m).reshape(bshape).astype(x.dtype)
+            dx -= xhat * (dscale / m).reshape(bshape).astype(x.dtype)
+            dx *= k
+            res["X@GRAD"] = dx
+    return res
+
+
+# --- layer_norm ---
+
+
+def _rows(x, attrs):
+    axis = attrs["begin_norm_axis"]
+    left = int(np.prod(x.shape[:axis], dtype=np.int64))
+    return x.reshape(left, -1)
+
+
+@kernel("layer_norm", FLOATS)
+def layer_norm(inputs, attrs):
+    x = inputs["X"]
+    x2 = _rows(x, attrs)
+    mean = x2.mean(axis=1)
+    centred = x2 - mean[:, None]
+    var = np.square(centred).mean(axis=1)
+    y = centred * (1.0 / np.sqrt(var + np.asarray(attrs["epsilon"], var.dtype)))[:, None]
+    if "Scale" in inputs:
+        y *= inputs["Scale"].reshape(1, -1)
+    if "Bias" in inputs:
+        y += inputs["Bias"].reshape(1, -1)
+    return {"Y": y.reshape(x.shape), "Mean": mean, "Variance": var}
+
+
+@kernel("layer_norm_grad", FLOATS, wants_outputs=True)
+def layer_norm_grad(inputs, attrs, wanted):
+    x, mean, var = inputs["X"], inputs["Mean"], inputs["Variance"]
+    x2 = _rows(x, attrs)
+    dy = inputs["Y@GRAD"].reshape(x2.shape)
+    inv_std = (1.0 / np.sqrt(var + np.asarray(attrs["epsilon"], var.dtype)))[:, None]
+    xhat = (x2 - mean[:, None]) * inv_std
+    res = {}
+    scale = inputs.get("Scale")
+    if "Bias@GRAD" in wanted:
+        res["Bias@GRAD"] = dy.sum(axis=0).reshape(
+            inputs["Scale"].shape if scale is not None else (-1,)
+        )
+    if "Scale@GRAD" in wanted:
+        res["Scale@GRAD"] = (dy * xhat).sum(axis=0).reshape(scale.shape)
+    if "X@GRAD" in wanted:
+        g = dy * scale.reshape(1, -1) if scale is not None else dy
+        dx = g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True)
+        dx *= inv_std
+        res["X@GRAD"] = dx.reshape(x.shape)
+    return res
+
+
+# --- lrn ---
+
+
+def _nchw(x, attrs):
+    return x.transpose(0, 3, 1, 2) if attrs["data_format"] == "NHWC" else x
+
+
+def _back(y, attrs):
+    return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs["data_format"] == "NHWC" else y
+
+
+def _window_sum(a, before, after):
+    """out[:, c] = sum of a[:, c - before : c + after + 1] (clipped to the channel range)."""
+    c = a.shape[1]
+    cs = np.zeros((a.shape[0], c + 1) + a.shape[2:], a.dtype)
+    np.cumsum(a, axis=1, out=cs[:, 1:])
+    hi = np.minimum(np.arange(c) + after + 1, c)
+    lo = np.maximum(np.arange(c) - before, 0)
+    return cs[:, hi] - cs[:, lo]
+
+
+@kernel("lrn", FLOATS)
+def lrn(inputs, attrs):
+    x = _nchw(inputs["X"], attrs)
+    n = attrs["n"]
+    pre = (n - 1) // 2
+    mid = _window_sum(np.square(x), pre, n - 1 - pre)
+    mid *= np.asarray(attrs["alpha"], x.dtype)
+    mid += np.asarray(attrs["k"], x.dtype)
+    out = x * np.power(mid, np.asarray(-attrs["beta"], x.dtype))
+    return {"Out": _back(out, attrs), "MidOut": _back(mid, attrs)}
+
+
+@kernel("lrn_grad", FLOATS)
+def lrn_grad(inputs, attrs):
+    x, out, mid = (_nchw(inputs[s], attrs) for s in ("X", "Out", "MidOut"))
+    dy = _nchw(inputs["Out@GRAD"], attrs)
+    n, beta = attrs["n"], attrs["beta"]
+    pre = (n - 1) // 2
+    # channel i appears in the windows of channels i - (n-1-pre) .. i + pre
+    t = _window_sum(dy * out / mid, n - 1 - pre, pre)
+    dx = (
+        dy * np.power(mid, np.asarray(-beta, x.dtype))
+        - np.asarray(2 * attrs["alpha"] * beta, x.dtype) * x * t
+    )
+    return {"X@GRAD": _back(dx, attrs)}
