@@ -7,7 +7,7 @@ from oar.registry import Attr, GradSpec, OpDef
 
 
 def _infer_expand(ins, attrs):
-    x, y = ins["X"], ins["Y"]
+    x = ins["X"]
     return {"Out": meta((-1,) + tuple(x.shape[1:]), x.dtype, x.lod_level)}
 
 
