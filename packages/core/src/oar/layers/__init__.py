@@ -33,6 +33,7 @@ from oar.layers.reduce import *  # noqa: F401,F403
 from oar.layers.reshape import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403
 from oar.layers.sequence_expand import *  # noqa: F401,F403
+from oar.layers.sequence_pad import *  # noqa: F401,F403
 from oar.layers.sequence_pool import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403
