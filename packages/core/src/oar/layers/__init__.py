@@ -21,6 +21,7 @@ from oar.layers.indexing import *  # noqa: F401,F403
 from oar.layers.interp import *  # noqa: F401,F403
 from oar.layers.io import *  # noqa: F401,F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
+from oar.layers.lod_reset import *  # noqa: F401,F403
 from oar.layers.losses import *  # noqa: F401,F403  # noqa: F401,F403
 from oar.layers.manip import *  # noqa: F401,F403
 from oar.layers.math import *  # noqa: F401,F403
@@ -33,6 +34,7 @@ from oar.layers.reduce import *  # noqa: F401,F403
 from oar.layers.reshape import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403
 from oar.layers.sequence_expand import *  # noqa: F401,F403
+from oar.layers.sequence_manip import *  # noqa: F401,F403
 from oar.layers.sequence_pad import *  # noqa: F401,F403
 from oar.layers.sequence_pool import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
