@@ -33,6 +33,7 @@ from oar.layers.rearrange import *  # noqa: F401,F403
 from oar.layers.reduce import *  # noqa: F401,F403
 from oar.layers.reshape import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403
+from oar.layers.sequence_conv import *  # noqa: F401,F403
 from oar.layers.sequence_expand import *  # noqa: F401,F403
 from oar.layers.sequence_manip import *  # noqa: F401,F403
 from oar.layers.sequence_pad import *  # noqa: F401,F403
