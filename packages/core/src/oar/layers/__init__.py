@@ -30,6 +30,7 @@ from oar.layers.norm import *  # noqa: F401,F403
 from oar.layers.pool import *  # noqa: F401,F403
 from oar.layers.ranges import *  # noqa: F401,F403
 from oar.layers.rearrange import *  # noqa: F401,F403
+from oar.layers.recurrent import *  # noqa: F401,F403
 from oar.layers.reduce import *  # noqa: F401,F403
 from oar.layers.reshape import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403
