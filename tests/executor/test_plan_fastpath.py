@@ -388,12 +388,12 @@ def test_bias_add_input_is_replaced_by_a_shape_stand_in_until_its_grad():
     xs = np.random.default_rng(4).standard_normal((32, 128)).astype("float32")
     exe.run(main, feed={"x": xs}, fetch_list=[loss], scope=scope)
     plan = next(p for _, p in exe._plans.values() if p.program is main)
-    types = [s[7].type for s in plan.steps]
+    types = [s.op.type for s in plan.steps]
     add = types.index("elementwise_add")
-    pre_bias = plan.steps[add][1][0][1]  # the mul output the bias add reads
-    assert plan.steps[add][10] == (pre_bias,)  # shrunk after the add ...
+    pre_bias = dict(plan.steps[add].call.singles)["X"]  # the mul output the bias add reads
+    assert plan.steps[add].shrink == (pre_bias,)  # shrunk after the add ...
     grad = types.index("elementwise_add_grad")
-    assert pre_bias in plan.steps[grad][5]  # ... and freed after its grad
+    assert pre_bias in plan.steps[grad].frees  # ... and freed after its grad
     env = {"x": xs}
     for name in plan.scope_inputs:
         env[name] = np.array(scope.find_var(name).get_tensor())

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from oar.errors import AttrError, RegistryError
+from oar.kernel_entry import EMPTY_VAR, KernelEntry
 
 
 class _Required:
@@ -22,7 +23,6 @@ class _Required:
 
 REQUIRED = _Required()
 GRAD_SUFFIX = "@GRAD"
-EMPTY_VAR = "@EMPTY@"
 
 
 @attrs.frozen
@@ -377,39 +377,6 @@ class DeviceRegistry:
         return iter(self._devices.values())
 
 
-@attrs.define
-class KernelEntry:
-    """A registered kernel and how it wants to be called.
-
-    ``lod``: receives :class:`oar.LoDTensor` objects for inputs that carry LoD
-    (and may return LoDTensors). ``selected_rows``: receives
-    :class:`oar.SelectedRows` values as they are instead of densified arrays.
-    ``wants_outputs``: called as ``kernel(inputs, attrs, wanted)`` where
-    ``wanted`` is the frozenset of output slots the program uses, so a grad
-    kernel can skip gradients nobody reads.
-    ``inplace``: also called with ``donated=frozenset(input slots)`` naming inputs
-    whose arrays nothing else references after this op (the executor checks);
-    the kernel may overwrite them, e.g. return ``np.maximum(x, 0, out=x)``.
-    Callers that pass no ``donated`` (dygraph, tests) donate nothing.
-    ``no_need_buffer``: input slots whose values the kernel never reads, only
-    their shape and dtype (Fluid's NoNeedBufferVars, e.g. ``X`` and ``Y`` of
-    ``elementwise_add_grad``). Such a read does not keep the array alive: the
-    executor may pass a zero-strided read-only stand-in of the same shape.
-    """
-
-    op_type: str
-    device: str
-    dtype: str | None
-    kernel: Callable
-    priority: int = 0
-    plugin: str = "?"
-    lod: bool = False
-    selected_rows: bool = False
-    wants_outputs: bool = False
-    inplace: bool = False
-    no_need_buffer: tuple = ()
-
-
 class KernelRegistry:
     """(op type, device, dtype) -> kernel, highest priority first."""
 
@@ -432,10 +399,14 @@ class KernelRegistry:
         wants_outputs: bool = False,
         inplace: bool = False,
         no_need_buffer: Sequence[str] = (),
+        generic: bool = False,
     ) -> None:
         """Register ``kernel(inputs, attrs) -> {slot: array}`` for an op on a device.
 
         ``dtypes`` is a dtype name, a sequence of them, or ``None`` for any dtype.
+        The keyword flags change how the kernel is called (see
+        :class:`oar.kernel_entry.KernelEntry`); ``generic`` records that it was
+        instantiated from array-generic code (``oar.kernel_family``).
         """
         if op_type not in self._ops:
             raise RegistryError(
@@ -462,11 +433,12 @@ class KernelRegistry:
                     kernel,
                     priority,
                     self.current_plugin,
-                    lod,
-                    selected_rows,
-                    wants_outputs,
-                    inplace,
-                    tuple(no_need_buffer),
+                    lod=lod,
+                    selected_rows=selected_rows,
+                    wants_outputs=wants_outputs,
+                    inplace=inplace,
+                    no_need_buffer=tuple(no_need_buffer),
+                    generic=generic,
                 )
             )
             bucket.sort(key=lambda e: -e.priority)

@@ -197,6 +197,8 @@ class Tracer:
                 return v.dtype
             if isinstance(v, SelectedRows):
                 return np.asarray(v.value).dtype
+            if isinstance(v, LoDTensor):
+                return v._array.dtype
             dt = getattr(v, "dtype", None)
             if dt is not None:
                 return dt
@@ -204,21 +206,11 @@ class Tracer:
         return d if isinstance(d, str) else "float32"
 
     def _call(self, info: _OpInfo, values: dict, attrs: dict, wanted: Any) -> dict:
+        """The general eager call (any input values); ``wanted``: a frozenset of output slots,
+        or ``{slot: variables}`` where the slots given variables are wanted."""
         entry = self._kernel(info, self._dtype_of(info, values, attrs))
-        if not entry.lod or not entry.selected_rows:
-            for slot, v in values.items():
-                if v.__class__ is not np.ndarray:
-                    values[slot] = _adapt(v, entry)
         try:
-            if entry.wants_outputs:
-                return entry.kernel(
-                    values,
-                    attrs,
-                    wanted
-                    if wanted.__class__ is frozenset
-                    else frozenset(s for s, vs in wanted.items() if vs),
-                )
-            return entry.kernel(values, attrs)
+            return entry.call_eager(values, attrs, wanted)
         except OarError:
             raise
         except Exception as exc:
@@ -260,12 +252,10 @@ class Tracer:
         if plain and first is not None and info.kernel_dtype is None:
             entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
             try:
-                if entry.wants_outputs:
-                    res = entry.kernel(
-                        values, attrs, frozenset(s for s, vs in outputs.items() if vs)
-                    )
-                else:
+                if entry.direct:
                     res = entry.kernel(values, attrs)
+                else:
+                    res = entry.call(values, attrs, frozenset(s for s, vs in outputs.items() if vs))
             except OarError:
                 raise
             except Exception as exc:
@@ -323,11 +313,7 @@ class Tracer:
                 needs_grad = True
         entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
         try:
-            res = (
-                entry.kernel(values, attrs, _OUT)
-                if entry.wants_outputs
-                else entry.kernel(values, attrs)
-            )
+            res = entry.kernel(values, attrs) if entry.direct else entry.call(values, attrs, _OUT)
         except OarError:
             raise
         except Exception as exc:
@@ -374,17 +360,6 @@ def _plain(v: Any) -> Any:
         return v._array
     if isinstance(v, SelectedRows):
         return v.value
-    return v
-
-
-def _adapt(v: Any, entry: Any) -> Any:
-    """LoDTensors to arrays for kernels without ``lod``; SelectedRows densified unless wanted."""
-    if isinstance(v, list):
-        return [_adapt(x, entry) for x in v]
-    if isinstance(v, LoDTensor) and not entry.lod:
-        return v._array
-    if isinstance(v, SelectedRows) and not entry.selected_rows:
-        return v.to_dense()
     return v
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,17 +26,25 @@ from oar.errors import (
 )
 from oar.executor.stepgen import (
     MIN_DONATED_BYTES,
+    GenStep,
     StepFailed,
     make_run_fns,
     make_step_fn,
     shape_stand_in,
 )
 from oar.framework.dtypes import VarType
+from oar.kernel_entry import EMPTY_VAR, KernelCall
 from oar.lod_tensor import LoDTensor, SelectedRows
-from oar.registry import EMPTY_VAR
 
-# step tuple fields
-FN, INS, DUPS, ATTRS, OUTS, FREES, WANTED, OP, LOD, FLAGS, SHRINK = range(11)
+
+class Step(NamedTuple):
+    """One op of a plan: its kernel call, the op (for errors), and what happens around the call."""
+
+    call: KernelCall
+    op: Any
+    lod_pairs: tuple  # (input var, output var) whose LoD passes on (the op's share_lod)
+    frees: tuple = ()  # temporaries that die after this op
+    shrink: tuple = ()  # arrays later read only for their shape: swapped for stand-ins
 
 
 class Plan:
@@ -65,7 +73,7 @@ class Plan:
         for i, op in enumerate(ops):
             opdef = reg.ops.get(op.type)
             step = self._compile_op(op, opdef, reg)
-            shape_only = _shape_only_names(step)
+            shape_only = step.call.shape_only_names()
             for n in op.input_arg_names:
                 if n not in produced and n not in feed_names and n not in seen_scope:
                     seen_scope.add(n)
@@ -95,11 +103,11 @@ class Plan:
                 shrinks.setdefault(real, []).append(n)
             frees.setdefault(max(real, shape), []).append(n)
         for i, names in frees.items():
-            steps[i][FREES] = tuple(sorted(names))
+            steps[i] = steps[i]._replace(frees=tuple(sorted(names)))
         for i, names in shrinks.items():
-            steps[i][SHRINK] = tuple(sorted(names))
+            steps[i] = steps[i]._replace(shrink=tuple(sorted(names)))
         self.free_after = {ops[i].type + f"#{i}": tuple(sorted(v)) for i, v in frees.items()}
-        self.steps = [tuple(s) for s in steps]
+        self.steps = steps
         # persistables written by ops go back to the scope after the run
         self.write_back = tuple(sorted(n for n in produced if n in persistable))
         self.fetch_from_scope = tuple(
@@ -107,9 +115,9 @@ class Plan:
         )
         self.persistable = persistable
         # LoD kernels need the generic loop (LoD wrapping and propagation)
-        self.has_lod_ops = any(s[FLAGS][0] for s in self.steps)
+        self.has_lod_ops = any(s.call.takes_lod for s in self.steps)
         # runs without LoD go through generated straight-line code (see stepgen)
-        self.run_fns = make_run_fns([_step_args(s, block) for s in self.steps])
+        self.run_fns = make_run_fns([_gen_step(s, block) for s in self.steps])
 
     def _all_vars(self) -> dict:
         out: dict = {}
@@ -130,7 +138,7 @@ class Plan:
                     return v.dtype
         return op.attrs.get("dtype") if isinstance(op.attrs.get("dtype"), str) else "float32"
 
-    def _compile_op(self, op, opdef, reg) -> list:
+    def _compile_op(self, op, opdef, reg) -> Step:
         dtype = self._kernel_dtype(op, opdef)
         entry = reg.kernels.lookup(op.type, self.device.name, dtype)
         if entry is None:
@@ -156,42 +164,24 @@ class Plan:
             else:
                 singles.append((s.name, names[0]))
         outs = []
-        wanted = set()
         for s in opdef.outputs:
             names = op.outputs.get(s.name, ())
             if not names or all(n == EMPTY_VAR for n in names):
                 continue
-            wanted.add(s.name)
             outs.append((s.name, tuple(names) if s.duplicable else names[0], s.duplicable))
         lod_pairs = []
         for src, dst in opdef.share_lod:
             for a in op.inputs.get(src, ())[:1]:
                 for b in op.outputs.get(dst, ())[:1]:
                     lod_pairs.append((a, b))
-        densify = (
-            tuple(
-                n
-                for _, n in singles
-                if (v := self.block._find_var_recursive(n)) is not None
-                and v.type == VarType.SELECTED_ROWS
-            )
-            if not entry.selected_rows
-            else ()
+        sparse = tuple(
+            n
+            for _, n in singles
+            if (v := self.block._find_var_recursive(n)) is not None
+            and v.type == VarType.SELECTED_ROWS
         )
-        flags = (entry.lod, entry.wants_outputs, densify, entry.inplace, entry.no_need_buffer)
-        return [
-            entry.kernel,
-            tuple(singles),
-            tuple(dups),
-            dict(op.attrs),
-            tuple(outs),
-            (),
-            frozenset(wanted),
-            op,
-            tuple(lod_pairs),
-            flags,
-            (),
-        ]
+        call = entry.compile_call(dict(op.attrs), tuple(singles), tuple(dups), tuple(outs), sparse)
+        return Step(call, op, tuple(lod_pairs))
 
     # --- running ---------------------------------------------------------------------------------
     def run(self, feeds: dict, feed_lods: dict, scope: Any, return_numpy: bool) -> list:
@@ -239,40 +229,16 @@ class Plan:
 
     def _run_generic(self, env: dict, lods: dict) -> None:
         """The general loop: LoD wrapping, unwrapping and propagation for every op."""
-        track_lod = True
         step = None
         try:
             for step in self.steps:
-                fn, singles, dups, attrs, outs, frees, wanted, _op, lod_pairs, flags, shrink = step
-                inputs = {s: env[n] for s, n in singles}
-                for s, ns in dups:
-                    inputs[s] = [env[n] for n in ns]
-                if flags[2]:
-                    for s, n in singles:
-                        if n in flags[2] and isinstance(inputs[s], SelectedRows):
-                            inputs[s] = inputs[s].to_dense()
-                if flags[0]:
-                    _wrap_lod(inputs, singles, dups, lods)
-                res = fn(inputs, attrs, wanted) if flags[1] else fn(inputs, attrs)
-                for s, n, dup in outs:
-                    if dup:
-                        for name, v in zip(n, res[s]):
-                            if name != EMPTY_VAR:
-                                env[name] = v
-                    elif n != EMPTY_VAR:
-                        v = res.get(s) if flags[1] else res[s]
-                        if v is not None:
-                            env[n] = v
-                if flags[0]:
-                    _unwrap_lod(env, outs, lods)
-                if track_lod and lod_pairs:
-                    for a, b in lod_pairs:
-                        if a in lods and b not in lods:
-                            lods[b] = lods[a]
-                if frees:
-                    for n in frees:
-                        env.pop(n, None)
-                for n in shrink:
+                step.call.run(env, lods)
+                for a, b in step.lod_pairs:
+                    if a in lods and b not in lods:
+                        lods[b] = lods[a]
+                for n in step.frees:
+                    env.pop(n, None)
+                for n in step.shrink:
                     v = env.get(n)
                     if type(v) is np.ndarray and v.nbytes >= MIN_DONATED_BYTES:
                         env[n] = shape_stand_in(v)
@@ -287,7 +253,7 @@ class Plan:
     @functools.cached_property
     def step_fns(self) -> tuple:
         """One generated function per op (the fused ``run_fns`` do the same work); for tests and tools."""
-        return tuple(make_step_fn(*_step_args(s, self.block)) for s in self.steps)
+        return tuple(make_step_fn(*_gen_step(s, self.block)) for s in self.steps)
 
     def _raise_step_error(self, exc: Exception, step: Any, env: dict) -> None:
         if isinstance(exc, OarError):
@@ -300,7 +266,7 @@ class Plan:
     @staticmethod
     def _with_callsite(exc: Exception, step: Any) -> Exception:
         if step is not None and "created at" not in str(exc) and not _is_eof(exc):
-            return type(exc)(f"{exc}{where(step[OP].callsite)}")
+            return type(exc)(f"{exc}{where(step.op.callsite)}")
         return exc
 
     def _fetch(self, env, lods, scope, return_numpy) -> list:
@@ -354,13 +320,15 @@ class Plan:
     def _kernel_failure(self, step, env, exc) -> Exception:
         if step is None:
             return exc
-        op = step[OP]
+        op = step.op
 
         def shape(n: str) -> str:
             return str(list(np.shape(env[n]))) if n in env else ""
 
-        parts = [f"{s}={n}{shape(n)}" for s, n in step[INS]]
-        parts += [f"{s}=[" + ", ".join(f"{n}{shape(n)}" for n in ns) + "]" for s, ns in step[DUPS]]
+        parts = [f"{s}={n}{shape(n)}" for s, n in step.call.singles]
+        parts += [
+            f"{s}=[" + ", ".join(f"{n}{shape(n)}" for n in ns) + "]" for s, ns in step.call.dups
+        ]
         shapes = ", ".join(parts)
         return OpRuntimeError(
             f"op '{op.type}' failed on {self.device.name}: {type(exc).__name__}: {exc}; inputs: {shapes}"
@@ -368,50 +336,24 @@ class Plan:
         )
 
 
-def _step_args(s: tuple, block: Any) -> tuple:
-    """``stepgen.make_step_fn``'s arguments for a compiled step."""
-    return (
-        s[FN],
-        s[INS],
-        s[DUPS],
-        s[ATTRS],
-        s[OUTS],
-        s[FREES],
-        s[WANTED],
-        s[FLAGS],
-        _donatable(s, block),
-        s[SHRINK],
-    )
+def _gen_step(s: Step, block: Any) -> GenStep:
+    """``stepgen``'s view of a compiled step."""
+    return GenStep(s.call, s.frees, _donatable(s, block), s.shrink)
 
 
-def _shape_only_names(step: list) -> set:
-    """Names this op reads only through ``no_need_buffer`` slots (never also for data)."""
-    nnb = step[FLAGS][4]
-    if not nnb:
-        return set()
-    data = {n for s, n in step[INS] if s not in nnb} | {n for _s, ns in step[DUPS] for n in ns}
-    return {n for s, n in step[INS] if s in nnb and n not in data}
-
-
-def _donatable(step: tuple, block: Any = None) -> tuple:
-    """Input slots of an ``inplace`` kernel whose variable dies at this op.
+def _donatable(step: Step, block: Any = None) -> tuple:
+    """Input slots of an in-place kernel whose variable dies at this op.
 
     Frees never hold fed, fetched or persistable names. A name read twice by the
-    op, or also written by it, is not offered, nor one whose declared shape is
-    fully known and too small to be worth it. Whether the array is really
-    unshared is checked at run time (stepgen).
+    op, or also written by it, is not offered (the kernel entry decides), nor one
+    whose declared shape is fully known and too small to be worth it. Whether the
+    array is really unshared is checked at run time (stepgen).
     """
-    dying = set(step[FREES]) | set(step[SHRINK])
-    if not step[FLAGS][3] or not dying:
-        return ()
-    op = step[OP]
-    reads = op.input_arg_names
-    writes = set(op.output_arg_names)
-    return tuple(
-        s
-        for s, n in step[INS]
-        if n in dying and reads.count(n) == 1 and n not in writes and not _known_small(block, n)
-    )
+    dying = set(step.frees) | set(step.shrink)
+    op = step.op
+    slots = step.call.donation_candidates(dying, op.input_arg_names, set(op.output_arg_names))
+    names = dict(step.call.singles)
+    return tuple(s for s in slots if not _known_small(block, names[s]))
 
 
 def _known_small(block: Any, name: str) -> bool:
@@ -430,27 +372,3 @@ def _is_eof(exc: Exception) -> bool:
     from oar.errors import EOFException
 
     return isinstance(exc, EOFException)
-
-
-def _wrap_lod(inputs, singles, dups, lods) -> None:
-    for s, n in singles:
-        lod = lods.get(n)
-        if lod is not None and not isinstance(inputs[s], (LoDTensor, SelectedRows)):
-            inputs[s] = LoDTensor(inputs[s], lod)
-    for s, ns in dups:
-        inputs[s] = [
-            LoDTensor(v, lods[n]) if n in lods and not isinstance(v, LoDTensor) else v
-            for v, n in zip(inputs[s], ns)
-        ]
-
-
-def _unwrap_lod(env, outs, lods) -> None:
-    for _s, n, dup in outs:
-        for name in n if dup else (n,):
-            v = env.get(name)
-            if isinstance(v, LoDTensor):
-                if v._lod:
-                    lods[name] = v._lod
-                else:
-                    lods.pop(name, None)
-                env[name] = v._array
