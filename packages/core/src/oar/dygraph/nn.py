@@ -26,6 +26,8 @@ from oar.errors import (
 from oar.framework.mode import _dygraph_tracer
 from oar.framework.param_attr import ParamAttr
 from oar.initializer import Constant, Normal
+from oar.layers.conv import conv2d_filter_std, conv2d_spec, conv2d_transpose_spec
+from oar.layers.pool import pool2d_attrs
 
 __all__ = [
     "Linear",
@@ -165,7 +167,10 @@ class Linear(Layer):
 
 
 class Conv2D(Layer):
-    """2-D convolution on NCHW input; filter is [num_filters, num_channels/groups, kh, kw]."""
+    """2-D convolution on NCHW input; filter is [num_filters, num_channels/groups, kh, kw].
+
+    Arguments and the op are :func:`oar.layers.conv.conv2d_spec`'s, as for ``layers.conv2d``.
+    """
 
     def __init__(
         self,
@@ -184,27 +189,33 @@ class Conv2D(Layer):
     ) -> None:
         super().__init__()
         _check_act("Conv2D", act)
-        _positive_int("Conv2D", "num_channels", num_channels)
-        _positive_int("Conv2D", "num_filters", num_filters)
-        if groups is not None:
-            _positive_int("Conv2D", "groups", groups)
+        num_channels = _positive_int("Conv2D", "num_channels", num_channels)
+        spec = conv2d_spec(
+            "Conv2D",
+            num_channels,
+            num_filters,
+            filter_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            use_cudnn,
+        )
+        self._op_type, self._attrs = spec.op_type, spec.attrs
         self._num_channels = num_channels
-        self._groups = 1 if groups is None else groups
-        if num_channels % self._groups:
-            raise ArgumentError(
-                "Conv2D", f"num_channels ({num_channels}) must be divisible by groups ({groups})"
-            )
-        self._stride = _pair(stride, "stride", "Conv2D")
-        self._padding = _pair(padding, "padding", "Conv2D")
-        self._dilation = _pair(dilation, "dilation", "Conv2D")
+        self._groups = spec.attrs["groups"]
+        self._stride = spec.attrs["strides"]
+        self._padding = spec.attrs["paddings"]
+        self._dilation = spec.attrs["dilations"]
         self._act = act
         self._use_cudnn = use_cudnn
-        self._filter_size = _pair(filter_size, "filter_size", "Conv2D")
+        self._filter_size = spec.filter_shape[2:]
         self._num_filters = num_filters
         self._dtype = dtype
-        shape = [num_filters, num_channels // self._groups] + self._filter_size
-        std = (2.0 / (self._filter_size[0] * self._filter_size[1] * num_channels)) ** 0.5
-        self.weight = self.create_parameter(shape, param_attr, dtype, False, Normal(0.0, std))
+        std = conv2d_filter_std(spec.filter_shape, num_channels)
+        self.weight = self.create_parameter(
+            spec.filter_shape, param_attr, dtype, False, Normal(0.0, std)
+        )
         self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
 
     def forward(self, input: VarBase) -> VarBase:
@@ -216,31 +227,21 @@ class Conv2D(Layer):
                 f"given shape {input.shape}",
             )
         out = VarBase(None)
-        op = (
-            "depthwise_conv2d"
-            if (
-                self._groups == self._num_channels == self._num_filters
-                and self._groups > 1
-                and not self._use_cudnn
-            )
-            else "conv2d"
-        )
         _op(
-            op,
+            self._op_type,
             {"Input": [input], "Filter": [self.weight]},
             {"Output": [out]},
-            {
-                "strides": self._stride,
-                "paddings": self._padding,
-                "dilations": self._dilation,
-                "groups": self._groups,
-            },
+            self._attrs,
         )
         return _bias_act(out, self.bias, 1, self._act)
 
 
 class Conv2DTranspose(Layer):
-    """Transposed 2-D convolution; filter is [num_channels, num_filters/groups, kh, kw]."""
+    """Transposed 2-D convolution; filter is [num_channels, num_filters/groups, kh, kw].
+
+    Arguments and the op are :func:`oar.layers.conv.conv2d_transpose_spec`'s, as for
+    ``layers.conv2d_transpose``.
+    """
 
     def __init__(
         self,
@@ -260,25 +261,34 @@ class Conv2DTranspose(Layer):
     ) -> None:
         super().__init__()
         _check_act("Conv2DTranspose", act)
-        _positive_int("Conv2DTranspose", "num_channels", num_channels)
-        _positive_int("Conv2DTranspose", "num_filters", num_filters)
-        if groups is not None:
-            _positive_int("Conv2DTranspose", "groups", groups)
+        num_channels = _positive_int("Conv2DTranspose", "num_channels", num_channels)
+        if filter_size is None:
+            raise ArgumentError("Conv2DTranspose", "filter_size is required")
+        spec = conv2d_transpose_spec(
+            "Conv2DTranspose",
+            num_channels,
+            num_filters,
+            filter_size,
+            output_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            use_cudnn,
+        )
+        self._op_type, self._attrs = spec.op_type, spec.attrs
         self._num_channels = num_channels
         self._num_filters = num_filters
-        self._groups = 1 if groups is None else groups
-        self._padding = _pair(padding, "padding", "Conv2DTranspose")
-        self._stride = _pair(stride, "stride", "Conv2DTranspose")
-        self._dilation = _pair(dilation, "dilation", "Conv2DTranspose")
+        self._groups = spec.attrs["groups"]
+        self._padding = spec.attrs["paddings"]
+        self._stride = spec.attrs["strides"]
+        self._dilation = spec.attrs["dilations"]
         self._output_size = output_size
         self._act = act
         self._use_cudnn = use_cudnn
         self._dtype = dtype
-        if filter_size is None:
-            raise ArgumentError("Conv2DTranspose", "filter_size is required")
-        self._filter_size = _pair(filter_size, "filter_size", "Conv2DTranspose")
-        shape = [num_channels, num_filters // self._groups] + self._filter_size
-        self.weight = self.create_parameter(shape, param_attr, dtype, False)
+        self._filter_size = spec.filter_shape[2:]
+        self.weight = self.create_parameter(spec.filter_shape, param_attr, dtype, False)
         self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
 
     def forward(self, input: VarBase) -> VarBase:
@@ -290,25 +300,17 @@ class Conv2DTranspose(Layer):
                 f"channels, given shape {input.shape}",
             )
         out = VarBase(None)
-        attrs = {
-            "strides": self._stride,
-            "paddings": self._padding,
-            "dilations": self._dilation,
-            "groups": self._groups,
-        }
-        if self._output_size is not None:
-            attrs["output_size"] = _pair(self._output_size, "output_size", "Conv2DTranspose")
         _op(
-            "conv2d_transpose",
+            self._op_type,
             {"Input": [input], "Filter": [self.weight]},
             {"Output": [out]},
-            attrs,
+            self._attrs,
         )
         return _bias_act(out, self.bias, 1, self._act)
 
 
 class Pool2D(Layer):
-    """Max or average pooling over NCHW input."""
+    """Max or average pooling over NCHW input; arguments are :func:`oar.layers.pool.pool2d_attrs`'s."""
 
     def __init__(
         self,
@@ -323,18 +325,22 @@ class Pool2D(Layer):
         data_format: str = "NCHW",
     ) -> None:
         super().__init__()
-        if pool_type not in ("max", "avg"):
-            raise ArgumentError("Pool2D", f"pool_type must be 'max' or 'avg', given {pool_type!r}")
-        if global_pooling is False and pool_size == -1:
-            raise ArgumentError("Pool2D", "pool_size must be given when global_pooling is False")
-        if data_format not in ("NCHW", "NHWC"):
-            raise ArgumentError(
-                "Pool2D", f"data_format must be 'NCHW' or 'NHWC', given {data_format!r}"
-            )
+        self._attrs = pool2d_attrs(
+            "Pool2D",
+            pool_size,
+            pool_type,
+            pool_stride,
+            pool_padding,
+            global_pooling,
+            use_cudnn,
+            ceil_mode,
+            exclusive,
+            data_format,
+        )
         self._pool_type = pool_type
-        self._pool_size = _pair(pool_size, "pool_size", "Pool2D")
-        self._pool_padding = _pair(pool_padding, "pool_padding", "Pool2D")
-        self._pool_stride = _pair(pool_stride, "pool_stride", "Pool2D")
+        self._pool_size = self._attrs["ksize"]
+        self._pool_padding = self._attrs["paddings"]
+        self._pool_stride = self._attrs["strides"]
         self._global_pooling = global_pooling
         self._use_cudnn = use_cudnn
         self._ceil_mode = ceil_mode
@@ -346,25 +352,10 @@ class Pool2D(Layer):
         if len(input.shape) != 4:
             raise ArgumentError(
                 "Pool2D",
-                f"input '{input.name}' must be 4-D ({self._data_format}), "
-                f"given shape {input.shape}",
+                f"input '{input.name}' must be 4-D ({self._data_format}), given shape {input.shape}",
             )
         out = VarBase(None)
-        _op(
-            "pool2d",
-            {"X": [input]},
-            {"Out": [out]},
-            {
-                "pooling_type": self._pool_type,
-                "ksize": self._pool_size,
-                "global_pooling": self._global_pooling,
-                "strides": self._pool_stride,
-                "paddings": self._pool_padding,
-                "ceil_mode": self._ceil_mode,
-                "exclusive": self._exclusive,
-                "data_format": self._data_format,
-            },
-        )
+        _op("pool2d", {"X": [input]}, {"Out": [out]}, self._attrs)
         return out
 
 

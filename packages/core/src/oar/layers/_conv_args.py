@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
@@ -12,12 +13,12 @@ def pair(layer: str, arg: str, value: Any, allow_zero: bool = False) -> list:
     """An int or a 2-sequence of ints -> [h, w]; refuses anything else with a message naming ``arg``."""
     if isinstance(value, bool):
         raise ArgumentTypeError(layer, f"{arg} must be an int or a list of 2 ints, given {value!r}")
-    if isinstance(value, int):
+    if isinstance(value, Integral):
         value = [value, value]
     if (
         not isinstance(value, (list, tuple))
         or len(value) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        or not all(isinstance(v, Integral) and not isinstance(v, bool) for v in value)
     ):
         raise ArgumentTypeError(layer, f"{arg} must be an int or a list of 2 ints, given {value!r}")
     low = 0 if allow_zero else 1
@@ -77,6 +78,13 @@ def image_input(layer: str, arg: str, input: Any, data_format: str) -> tuple:
     if data_format == "NHWC":
         return shape[3], shape[1], shape[2]
     return shape[1], shape[2], shape[3]
+
+
+def positive_int(layer: str, arg: str, value: Any) -> int:
+    """``value`` as an int if it is a positive int (numpy ints too); else an ArgumentError."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value <= 0:
+        raise ArgumentError(layer, f"{arg} must be a positive int, given {value!r}")
+    return int(value)
 
 
 def check_bool(layer: str, arg: str, value: Any) -> None:

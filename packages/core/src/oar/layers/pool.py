@@ -37,46 +37,71 @@ def pool2d(
     """
     helper = LayerHelper("pool2d", name=name)
     image_input("pool2d", "input", input, data_format)
-    _pool_type("pool2d", pool_type)
-    check_bool("pool2d", "global_pooling", global_pooling)
-    check_bool("pool2d", "use_cudnn", use_cudnn)
-    check_bool("pool2d", "ceil_mode", ceil_mode)
-    check_bool("pool2d", "exclusive", exclusive)
+    attrs = pool2d_attrs(
+        "pool2d",
+        pool_size,
+        pool_type,
+        pool_stride,
+        pool_padding,
+        global_pooling,
+        use_cudnn,
+        ceil_mode,
+        exclusive,
+        data_format,
+    )
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("pool2d", {"X": [input]}, {"Out": [out]}, attrs)
+    return out
+
+
+def pool2d_attrs(
+    layer: str,
+    pool_size: Any = -1,
+    pool_type: str = "max",
+    pool_stride: Any = 1,
+    pool_padding: Any = 0,
+    global_pooling: bool = False,
+    use_cudnn: bool = True,
+    ceil_mode: bool = False,
+    exclusive: bool = True,
+    data_format: str = "NCHW",
+) -> dict:
+    """The one argument check of ``layers.pool2d`` and ``dygraph.Pool2D``: the ``pool2d`` attrs."""
+    _pool_type(layer, pool_type)
+    if data_format not in ("NCHW", "NHWC"):
+        raise ArgumentError(layer, f"data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
+    check_bool(layer, "global_pooling", global_pooling)
+    check_bool(layer, "use_cudnn", use_cudnn)
+    check_bool(layer, "ceil_mode", ceil_mode)
+    check_bool(layer, "exclusive", exclusive)
     if global_pooling:
-        ksize = [-1, -1] if pool_size == -1 else pair("pool2d", "pool_size", pool_size)
+        ksize = [-1, -1] if pool_size == -1 else pair(layer, "pool_size", pool_size)
     else:
         if pool_size == -1:
             raise ArgumentError(
-                "pool2d",
+                layer,
                 "pool_size must be given (a positive int or 2 ints) unless global_pooling=True",
             )
-        ksize = pair("pool2d", "pool_size", pool_size)
-    strides = pair("pool2d", "pool_stride", pool_stride)
-    pads, alg = paddings("pool2d", pool_padding, data_format)
+        ksize = pair(layer, "pool_size", pool_size)
+    strides = pair(layer, "pool_stride", pool_stride)
+    pads, alg = paddings(layer, pool_padding, data_format)
     if alg == "VALID" and ceil_mode:
         raise ArgumentError(
-            "pool2d", "when pool_padding is 'VALID', ceil_mode must be False, given ceil_mode=True"
+            layer, "when pool_padding is 'VALID', ceil_mode must be False, given ceil_mode=True"
         )
-    out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(
-        "pool2d",
-        {"X": [input]},
-        {"Out": [out]},
-        {
-            "pooling_type": pool_type,
-            "ksize": ksize,
-            "global_pooling": global_pooling,
-            "strides": strides,
-            "paddings": pads,
-            "padding_algorithm": alg,
-            "use_cudnn": use_cudnn,
-            "ceil_mode": ceil_mode,
-            "use_mkldnn": False,
-            "exclusive": exclusive,
-            "data_format": data_format,
-        },
-    )
-    return out
+    return {
+        "pooling_type": pool_type,
+        "ksize": ksize,
+        "global_pooling": global_pooling,
+        "strides": strides,
+        "paddings": pads,
+        "padding_algorithm": alg,
+        "use_cudnn": use_cudnn,
+        "ceil_mode": ceil_mode,
+        "use_mkldnn": False,
+        "exclusive": exclusive,
+        "data_format": data_format,
+    }
 
 
 def adaptive_pool2d(
