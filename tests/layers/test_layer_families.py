@@ -73,3 +73,80 @@ def test_dygraph_conv_accepts_the_static_padding_forms():
         x = fluid.dygraph.to_variable(np.ones((1, 2, 7, 7), "float32"))
         assert fluid.dygraph.Conv2D(2, 3, 3, padding="SAME")(x).shape == [1, 3, 7, 7]
         assert fluid.dygraph.Conv2D(2, 3, 3, padding=[1, 0, 1, 0])(x).shape == [1, 3, 6, 6]
+
+
+def _static_op(build, op_type):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        build()
+    op = next(o for o in main.global_block().ops if o.type == op_type)
+    return {k: op.attr(k) for k in op.attr_names if not k.startswith("op_")}
+
+
+def _same_attrs(static: dict, dygraph: dict) -> None:
+    # dygraph attrs are the normaliser's dict; the static op holds them completed
+    assert {k: static[k] for k in dygraph} == dygraph
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"pool_size": 2, "pool_type": "max", "pool_stride": 2},
+        {"pool_size": [3, 2], "pool_type": "avg", "pool_padding": "SAME", "exclusive": False},
+        {"global_pooling": True, "pool_type": "avg"},
+        {"pool_size": 3, "pool_padding": [1, 0, 1, 0], "ceil_mode": True},
+    ],
+)
+def test_static_pool2d_and_dygraph_pool2d_build_the_same_op(kw):
+    static = _static_op(
+        lambda: fluid.layers.pool2d(fluid.data("x", [-1, 2, 6, 6], "float32"), **kw), "pool2d"
+    )
+    with fluid.dygraph.guard():
+        _same_attrs(static, fluid.dygraph.Pool2D(**kw)._attrs)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"momentum": 0.5, "epsilon": 1e-3, "data_layout": "NHWC"},
+        {"use_global_stats": True, "is_test": True},
+    ],
+)
+def test_static_batch_norm_and_dygraph_batchnorm_build_the_same_op(kw):
+    static = _static_op(
+        lambda: fluid.layers.batch_norm(fluid.data("x", [-1, 3, 4, 3], "float32"), **kw),
+        "batch_norm",
+    )
+    with fluid.dygraph.guard():
+        layer = fluid.dygraph.BatchNorm(3, **kw)
+    _same_attrs(static, layer._attrs)
+    assert layer._mean.trainable is False and layer._variance.trainable is False
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"padding_idx": -1}, {"padding_idx": 3, "is_sparse": True}],
+)
+def test_static_embedding_and_dygraph_embedding_build_the_same_op(kw):
+    static = _static_op(
+        lambda: fluid.layers.embedding(fluid.data("ids", [-1, 1], "int64"), [10, 4], **kw),
+        "lookup_table",
+    )
+    with fluid.dygraph.guard():
+        _same_attrs(static, fluid.dygraph.Embedding([10, 4], **kw)._attrs)
+
+
+@pytest.mark.parametrize(
+    "layer,bad,word",
+    [
+        (lambda: fluid.dygraph.Pool2D(2, pool_type="min"), "pool_type", "'min'"),
+        (lambda: fluid.dygraph.BatchNorm(3, momentum=2.0), "momentum", "2.0"),
+        (lambda: fluid.dygraph.Embedding([10, 4], padding_idx=10), "padding_idx", "10"),
+        (lambda: fluid.dygraph.Conv2D(3, 4, 3, stride=0), "stride", "[0, 0]"),
+    ],
+)
+def test_dygraph_classes_refuse_what_the_static_layers_refuse(layer, bad, word):
+    with fluid.dygraph.guard(), pytest.raises(ValueError) as info:
+        layer()
+    assert bad in str(info.value) and word in str(info.value)

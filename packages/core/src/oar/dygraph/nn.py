@@ -24,9 +24,15 @@ from oar.errors import (
     user_site,
 )
 from oar.framework.mode import _dygraph_tracer
-from oar.framework.param_attr import ParamAttr
 from oar.initializer import Constant, Normal
 from oar.layers.conv import conv2d_filter_std, conv2d_spec, conv2d_transpose_spec
+from oar.layers.embedding import embedding_spec
+from oar.layers.norm import (
+    batch_norm_attrs,
+    batch_norm_moving_attrs,
+    batch_norm_stat_dtype,
+    layer_norm_attrs,
+)
 from oar.layers.pool import pool2d_attrs
 
 __all__ = [
@@ -383,10 +389,15 @@ class BatchNorm(Layer):
         super().__init__()
         _check_act("BatchNorm", act)
         _positive_int("BatchNorm", "num_channels", num_channels)
-        if data_layout not in ("NCHW", "NHWC"):
-            raise ArgumentError(
-                "BatchNorm", f"data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}"
-            )
+        self._attrs = batch_norm_attrs(
+            "BatchNorm",
+            momentum,
+            epsilon,
+            is_test,
+            data_layout,
+            use_global_stats,
+            trainable_statistics,
+        )
         self._act = act
         self._is_test = is_test
         self._momentum = momentum
@@ -394,23 +405,18 @@ class BatchNorm(Layer):
         self._data_layout = data_layout
         self._use_global_stats = use_global_stats
         self._trainable_statistics = trainable_statistics
-        self._dtype = "float32" if dtype == "float16" else dtype
+        self._dtype = batch_norm_stat_dtype(dtype)
         self.weight = self.create_parameter(
             [num_channels], param_attr, self._dtype, False, Constant(1.0)
         )
         self.bias = self.create_parameter(
             [num_channels], bias_attr, self._dtype, True, Constant(0.0)
         )
-        self._mean = self.create_parameter(
-            [num_channels],
-            ParamAttr(name=moving_mean_name, initializer=Constant(0.0), trainable=False),
-            self._dtype,
+        mean_attr, var_attr = batch_norm_moving_attrs(
+            moving_mean_name, moving_variance_name, do_model_average_for_mean_and_var
         )
-        self._variance = self.create_parameter(
-            [num_channels],
-            ParamAttr(name=moving_variance_name, initializer=Constant(1.0), trainable=False),
-            self._dtype,
-        )
+        self._mean = self.create_parameter([num_channels], mean_attr, self._dtype)
+        self._variance = self.create_parameter([num_channels], var_attr, self._dtype)
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("BatchNorm", input)
@@ -438,14 +444,7 @@ class BatchNorm(Layer):
                 "SavedMean": [saved_mean],
                 "SavedVariance": [saved_var],
             },
-            {
-                "momentum": self._momentum,
-                "epsilon": self._epsilon,
-                "is_test": not self.training or self._is_test,
-                "data_layout": self._data_layout,
-                "use_global_stats": self._use_global_stats,
-                "trainable_statistics": self._trainable_statistics,
-            },
+            dict(self._attrs, is_test=not self.training or self._is_test),
         )
         return _bias_act(y, None, 1, self._act)
 
@@ -491,6 +490,9 @@ class LayerNorm(Layer):
                 f"input '{input.name}' of shape {input.shape} does not end with "
                 f"normalized_shape {self._normalized_shape}",
             )
+        attrs = layer_norm_attrs(
+            "LayerNorm", self._epsilon, len(input.shape) - k, input.shape, input.name
+        )
         ins = {"X": [input]}
         if self.weight is not None:
             ins["Scale"] = [self.weight]
@@ -501,7 +503,7 @@ class LayerNorm(Layer):
             "layer_norm",
             ins,
             {"Y": [y], "Mean": [mean], "Variance": [var]},
-            {"epsilon": self._epsilon, "begin_norm_axis": len(input.shape) - k},
+            attrs,
         )
         return _bias_act(y, None, 1, self._act)
 
@@ -519,25 +521,12 @@ class Embedding(Layer):
         dtype: str = "float32",
     ) -> None:
         super().__init__()
-        if not isinstance(size, (list, tuple)) or len(size) != 2:
-            raise ArgumentError(
-                "Embedding", f"size must be [vocab_size, embedding_dim], given {size!r}"
-            )
-        for n, v in zip(("vocab_size", "embedding_dim"), size):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
-                raise ArgumentError(
-                    "Embedding",
-                    f"size must hold positive ints [vocab_size, embedding_dim], "
-                    f"given {list(size)} ({n} = {v!r})",
-                )
-        self._size = list(size)
+        self._size, self._attrs = embedding_spec(
+            "Embedding", size, is_sparse, is_distributed, padding_idx
+        )
         self._is_sparse = is_sparse
         self._is_distributed = is_distributed
-        self._padding_idx = (
-            -1
-            if padding_idx is None
-            else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
-        )
+        self._padding_idx = self._attrs["padding_idx"]
         self._dtype = dtype
         self.weight = self.create_parameter(self._size, param_attr, dtype, False)
 
@@ -548,17 +537,7 @@ class Embedding(Layer):
                 "Embedding", f"input '{input.name}' must hold int64 ids, given {input.dtype}"
             )
         out = VarBase(None)
-        _op(
-            "lookup_table",
-            {"W": [self.weight], "Ids": [input]},
-            {"Out": [out]},
-            {
-                "is_sparse": self._is_sparse,
-                "is_distributed": self._is_distributed,
-                "padding_idx": self._padding_idx,
-                "remote_prefetch": False,
-            },
-        )
+        _op("lookup_table", {"W": [self.weight], "Ids": [input]}, {"Out": [out]}, self._attrs)
         return out
 
 

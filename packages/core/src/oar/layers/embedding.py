@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from numbers import Integral
 from typing import Any
 
 from oar.errors import ArgumentError, ArgumentTypeError
@@ -16,10 +17,48 @@ __all__ = ["embedding", "one_hot"]
 
 def _check_size(layer: str, size: Any) -> list:
     if not isinstance(size, (list, tuple)) or len(size) != 2:
-        raise ArgumentError(layer, f"size must be [vocab_size, emb_dim], given {size!r}")
-    if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in size):
-        raise ArgumentError(layer, f"size entries must be positive ints, given {list(size)}")
+        raise ArgumentError(layer, f"size must be [vocab_size, embedding_dim], given {size!r}")
+    for n, v in zip(("vocab_size", "embedding_dim"), size):
+        if isinstance(v, bool) or not isinstance(v, Integral) or v <= 0:
+            raise ArgumentError(
+                layer,
+                f"size entries must be positive ints [vocab_size, embedding_dim], given {list(size)} "
+                f"({n} = {v!r})",
+            )
     return [int(size[0]), int(size[1])]
+
+
+def embedding_spec(
+    layer: str,
+    size: Sequence,
+    is_sparse: bool = False,
+    is_distributed: bool = False,
+    padding_idx: int | None = None,
+) -> tuple:
+    """The one argument check of ``layers.embedding`` and ``dygraph.Embedding``:
+    (table size [vocab, dim], the ``lookup_table`` attrs). A negative ``padding_idx``
+    counts from the end of the vocabulary; None is -1 (no padding row)."""
+    size = _check_size(layer, size)
+    if padding_idx is None:
+        padding_idx = -1
+    else:
+        if (
+            not isinstance(padding_idx, Integral)
+            or isinstance(padding_idx, bool)
+            or not -size[0] <= padding_idx < size[0]
+        ):
+            raise ArgumentError(
+                layer,
+                f"padding_idx must be an int in [-{size[0]}, {size[0]}), given {padding_idx!r}",
+            )
+        if padding_idx < 0:
+            padding_idx += size[0]
+    return size, {
+        "is_sparse": bool(is_sparse),
+        "is_distributed": bool(is_distributed),
+        "remote_prefetch": bool(is_sparse and not is_distributed),
+        "padding_idx": int(padding_idx),
+    }
 
 
 def _embedding(
@@ -35,35 +74,15 @@ def _embedding(
 ) -> Any:
     helper = LayerHelper(layer, param_attr=param_attr)
     check_variable(layer, "input", input)
-    size = _check_size(layer, size)
+    size, attrs = embedding_spec(layer, size, is_sparse, is_distributed, padding_idx)
     if input.dtype not in ("int64", "int32"):
         raise ArgumentTypeError(
             layer, f"input '{input.name}' must hold int64 ids, given dtype {input.dtype}"
         )
-    if padding_idx is None:
-        padding_idx = -1
-    else:
-        if not isinstance(padding_idx, int) or not -size[0] <= padding_idx < size[0]:
-            raise ArgumentError(
-                layer,
-                f"padding_idx must be an int in [-{size[0]}, {size[0]}), given {padding_idx!r}",
-            )
-        if padding_idx < 0:
-            padding_idx += size[0]
     dtype = convert_dtype(dtype)
     w = helper.create_parameter(helper.kwargs.get("param_attr"), size, dtype)
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(
-        op,
-        {"Ids": [input], "W": [w]},
-        {"Out": [out]},
-        {
-            "is_sparse": bool(is_sparse),
-            "is_distributed": bool(is_distributed),
-            "remote_prefetch": bool(is_sparse and not is_distributed),
-            "padding_idx": int(padding_idx),
-        },
-    )
+    helper.append_op(op, {"Ids": [input], "W": [w]}, {"Out": [out]}, attrs)
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import ArgumentError, ShapeError
+from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
 from oar.framework.param_attr import ParamAttr
 from oar.layer_helper import LayerHelper, check_variable
 
@@ -39,49 +39,31 @@ def batch_norm(
         "batch_norm", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name
     )
     check_variable("batch_norm", "input", input)
-    if data_layout not in ("NCHW", "NHWC"):
-        raise ArgumentError(
-            "batch_norm", f"data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}"
-        )
+    attrs = batch_norm_attrs(
+        "batch_norm", momentum, epsilon, is_test, data_layout, use_global_stats
+    )
     shape = list(input.shape)
     if not 2 <= len(shape) <= 5:
         raise ShapeError.in_layer(
             "batch_norm", f"input '{input.name}' must be 2-D to 5-D, given shape {shape}"
         )
-    if not 0.0 <= float(momentum) <= 1.0:
-        raise ArgumentError("batch_norm", f"momentum must be in [0, 1], given {momentum!r}")
     c = shape[-1] if data_layout == "NHWC" and len(shape) > 2 else shape[1]
     if c < 0:
         raise ShapeError.in_layer(
             "batch_norm", f"the channel dim of input '{input.name}' (shape {shape}) must be known"
         )
     dtype = helper.input_dtype()
-    stat_dtype = "float32" if dtype == "float16" else dtype
+    stat_dtype = batch_norm_stat_dtype(dtype)
     scale = helper.create_parameter(
         helper.kwargs.get("param_attr"), [c], stat_dtype, default_initializer=Constant(1.0)
     )
     bias = helper.create_parameter(helper.kwargs.get("bias_attr"), [c], stat_dtype, is_bias=True)
-    mean = helper.create_parameter(
-        ParamAttr(
-            name=moving_mean_name,
-            initializer=Constant(0.0),
-            trainable=False,
-            do_model_average=do_model_average_for_mean_and_var,
-        ),
-        [c],
-        stat_dtype,
+    mean_attr, var_attr = batch_norm_moving_attrs(
+        moving_mean_name, moving_variance_name, do_model_average_for_mean_and_var
     )
+    mean = helper.create_parameter(mean_attr, [c], stat_dtype)
     mean.stop_gradient = True
-    variance = helper.create_parameter(
-        ParamAttr(
-            name=moving_variance_name,
-            initializer=Constant(1.0),
-            trainable=False,
-            do_model_average=do_model_average_for_mean_and_var,
-        ),
-        [c],
-        stat_dtype,
-    )
+    variance = helper.create_parameter(var_attr, [c], stat_dtype)
     variance.stop_gradient = True
     saved_mean = helper.create_variable_for_type_inference(stat_dtype, stop_gradient=True)
     saved_var = helper.create_variable_for_type_inference(stat_dtype, stop_gradient=True)
@@ -98,17 +80,80 @@ def batch_norm(
             "SavedMean": [saved_mean],
             "SavedVariance": [saved_var],
         },
-        {
-            "momentum": float(momentum),
-            "epsilon": float(epsilon),
-            "is_test": bool(is_test),
-            "data_layout": data_layout,
-            "use_mkldnn": False,
-            "fuse_with_relu": False,
-            "use_global_stats": bool(use_global_stats),
-        },
+        attrs,
     )
     return helper.append_activation(y)
+
+
+def batch_norm_attrs(
+    layer: str,
+    momentum: float = 0.9,
+    epsilon: float = 1e-05,
+    is_test: bool = False,
+    data_layout: str = "NCHW",
+    use_global_stats: bool = False,
+    trainable_statistics: bool = False,
+) -> dict:
+    """The one argument check of ``layers.batch_norm`` and ``dygraph.BatchNorm``: the op's attrs."""
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ArgumentError(layer, f"data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}")
+    try:
+        momentum_f, epsilon_f = float(momentum), float(epsilon)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(
+            layer, f"momentum and epsilon must be numbers, given {momentum!r}, {epsilon!r}"
+        ) from None
+    if not 0.0 <= momentum_f <= 1.0:
+        raise ArgumentError(layer, f"momentum must be in [0, 1], given {momentum!r}")
+    return {
+        "momentum": momentum_f,
+        "epsilon": epsilon_f,
+        "is_test": bool(is_test),
+        "data_layout": data_layout,
+        "use_mkldnn": False,
+        "fuse_with_relu": False,
+        "use_global_stats": bool(use_global_stats),
+        "trainable_statistics": bool(trainable_statistics),
+    }
+
+
+def batch_norm_stat_dtype(dtype: str) -> str:
+    """Scale, bias and the moving statistics stay float32 for float16 input (as in Fluid)."""
+    return "float32" if dtype == "float16" else dtype
+
+
+def batch_norm_moving_attrs(
+    moving_mean_name: str | None, moving_variance_name: str | None, do_model_average: bool = True
+) -> tuple:
+    """ParamAttrs of the moving mean (init 0) and variance (init 1): persistable, not trained."""
+    from oar.initializer import Constant
+
+    return tuple(
+        ParamAttr(
+            name=name,
+            initializer=Constant(init),
+            trainable=False,
+            do_model_average=do_model_average,
+        )
+        for name, init in ((moving_mean_name, 0.0), (moving_variance_name, 1.0))
+    )
+
+
+def layer_norm_attrs(
+    layer: str, epsilon: float, begin_norm_axis: int, shape: list, input_name: str
+) -> dict:
+    """The one check of ``layers.layer_norm`` and ``dygraph.LayerNorm``: the op's attrs."""
+    if (
+        isinstance(begin_norm_axis, bool)
+        or not isinstance(begin_norm_axis, int)
+        or not 0 < begin_norm_axis < len(shape)
+    ):
+        raise ArgumentError(
+            layer,
+            f"begin_norm_axis must be in [1, {len(shape) - 1}] for input "
+            f"'{input_name}' of shape {list(shape)}, given {begin_norm_axis!r}",
+        )
+    return {"epsilon": float(epsilon), "begin_norm_axis": begin_norm_axis}
 
 
 def layer_norm(
@@ -130,12 +175,7 @@ def layer_norm(
     )
     check_variable("layer_norm", "input", input)
     shape = list(input.shape)
-    if not isinstance(begin_norm_axis, int) or not 0 < begin_norm_axis < len(shape):
-        raise ArgumentError(
-            "layer_norm",
-            f"begin_norm_axis must be in [1, {len(shape) - 1}] for input "
-            f"'{input.name}' of shape {shape}, given {begin_norm_axis!r}",
-        )
+    attrs = layer_norm_attrs("layer_norm", epsilon, begin_norm_axis, shape, input.name)
     right = 1
     for d in shape[begin_norm_axis:]:
         if d < 0:
@@ -164,7 +204,7 @@ def layer_norm(
         "layer_norm",
         inputs,
         {"Y": [y], "Mean": [mean], "Variance": [var]},
-        {"epsilon": float(epsilon), "begin_norm_axis": begin_norm_axis},
+        attrs,
     )
     return helper.append_activation(y)
 
