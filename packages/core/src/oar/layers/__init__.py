@@ -12,6 +12,7 @@ from oar.layers.activation import *  # noqa: F401,F403
 from oar.layers.clip_ops import *  # noqa: F401,F403
 from oar.layers.compare import *  # noqa: F401,F403
 from oar.layers.conv import *  # noqa: F401,F403
+from oar.layers.crf import *  # noqa: F401,F403
 from oar.layers.debug import *  # noqa: F401,F403
 from oar.layers.dropout import *  # noqa: F401,F403
 from oar.layers.elementwise import *  # noqa: F401,F403
