@@ -10,7 +10,13 @@ from typing import Any
 from oar import layers
 from oar.errors import ShapeError
 
-__all__ = ["simple_img_conv_pool", "img_conv_group", "glu", "scaled_dot_product_attention"]
+__all__ = [
+    "simple_img_conv_pool",
+    "img_conv_group",
+    "sequence_conv_pool",
+    "glu",
+    "scaled_dot_product_attention",
+]
 
 
 def simple_img_conv_pool(
@@ -116,6 +122,28 @@ def img_conv_group(
         pool_stride=pool_stride,
         use_cudnn=use_cudnn,
     )
+
+
+def sequence_conv_pool(
+    input: Any,
+    num_filters: int,
+    filter_size: int,
+    param_attr: Any = None,
+    act: Any = "sigmoid",
+    pool_type: str = "max",
+    bias_attr: Any = None,
+) -> Any:
+    """``sequence_conv`` then ``sequence_pool``: one feature vector per sequence (the text
+    CNN of Fluid's understand_sentiment model)."""
+    conv = layers.sequence_conv(
+        input=input,
+        num_filters=num_filters,
+        filter_size=filter_size,
+        param_attr=param_attr,
+        bias_attr=bias_attr,
+        act=act,
+    )
+    return layers.sequence_pool(input=conv, pool_type=pool_type)
 
 
 def glu(input: Any, dim: int = -1) -> Any:

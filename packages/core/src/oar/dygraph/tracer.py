@@ -197,6 +197,8 @@ class Tracer:
                 return v.dtype
             if isinstance(v, SelectedRows):
                 return np.asarray(v.value).dtype
+            if isinstance(v, LoDTensor):
+                return v._array.dtype
             dt = getattr(v, "dtype", None)
             if dt is not None:
                 return dt

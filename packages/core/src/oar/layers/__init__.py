@@ -21,6 +21,7 @@ from oar.layers.indexing import *  # noqa: F401,F403
 from oar.layers.interp import *  # noqa: F401,F403
 from oar.layers.io import *  # noqa: F401,F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
+from oar.layers.lod_reset import *  # noqa: F401,F403
 from oar.layers.losses import *  # noqa: F401,F403  # noqa: F401,F403
 from oar.layers.manip import *  # noqa: F401,F403
 from oar.layers.math import *  # noqa: F401,F403
@@ -29,9 +30,15 @@ from oar.layers.norm import *  # noqa: F401,F403
 from oar.layers.pool import *  # noqa: F401,F403
 from oar.layers.ranges import *  # noqa: F401,F403
 from oar.layers.rearrange import *  # noqa: F401,F403
+from oar.layers.recurrent import *  # noqa: F401,F403
 from oar.layers.reduce import *  # noqa: F401,F403
 from oar.layers.reshape import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403
+from oar.layers.sequence_conv import *  # noqa: F401,F403
+from oar.layers.sequence_expand import *  # noqa: F401,F403
+from oar.layers.sequence_manip import *  # noqa: F401,F403
+from oar.layers.sequence_pad import *  # noqa: F401,F403
+from oar.layers.sequence_pool import *  # noqa: F401,F403
 from oar.layers.tensor import *  # noqa: F401,F403
 from oar.layers.tensor_misc import *  # noqa: F401,F403
 
