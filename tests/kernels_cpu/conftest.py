@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import oar.plugins
 import pytest
-from oar.errors import KernelNotFoundError
 from oar.hookspecs import hookimpl
 from oar.testing import CheckingArrayModule, checking_device, device_places, use_place
 
@@ -42,17 +41,28 @@ if CHECKING not in oar.plugins.registries().devices.names():
 def pytest_generate_tests(metafunc):
     if "case" in metafunc.fixturenames:
         places = device_places()
-        metafunc.fixturenames.append("oar_place")
         metafunc.parametrize("oar_place", places, ids=[p.device for p in places], indirect=True)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def oar_place(request):
-    place = request.param
+    """The device an OpCase test runs on (tests without a ``case`` run as they are)."""
+    place = getattr(request, "param", None)
+    if place is None:
+        yield None
+        return
+    if place.device != "cpu":
+        _skip_unless_kernels(request.getfixturevalue("case"), place.device)
     with use_place(place):
-        try:
-            yield place
-        except KernelNotFoundError as exc:
-            if place.device == "cpu":
-                raise
-            pytest.skip(f"not array-generic: {exc}".split("; install")[0])
+        yield place
+
+
+def _skip_unless_kernels(case, device):
+    """Skip a case whose op has no kernel on ``device`` (numpy-only kernels say generic=False)."""
+    reg = oar.plugins.registries()
+    if not reg.kernels.devices_for(case.op_type) >= {device}:
+        cpu = reg.kernels.lookup(case.op_type, "cpu", None) or next(
+            (e for e in reg.kernels.entries() if e.op_type == case.op_type), None
+        )
+        why = "numpy-only (generic=False)" if cpu is not None and cpu.generic is False else "none"
+        pytest.skip(f"{case.op_type}: no kernel on '{device}' ({why})")

@@ -17,7 +17,6 @@ array module, to prove that kernels registered for a device use its ``xp``.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import types
 from collections import Counter
@@ -29,7 +28,7 @@ import numpy as np
 
 from oar.places import CPUPlace, CUDAPlace, Place
 
-_place: contextvars.ContextVar = contextvars.ContextVar("oar_testing_place", default=None)
+_places: list = []  # use_place's stack (a plain global: pytest may run fixtures in another context)
 
 
 class DevicePlace(Place):
@@ -63,15 +62,15 @@ def device_places() -> list:
 @contextlib.contextmanager
 def use_place(place: Place) -> Iterator[Place]:
     """Make ``place`` the default of :func:`check_case`, :func:`run_forward` and friends."""
-    token = _place.set(place)
+    _places.append(place)
     try:
         yield place
     finally:
-        _place.reset(token)
+        _places.pop()
 
 
 def default_place() -> Place:
-    return _place.get() or CPUPlace()
+    return _places[-1] if _places else CPUPlace()
 
 
 class CheckingArray(np.ndarray):
