@@ -99,11 +99,7 @@ def _tensor_desc(vt: dict) -> tuple:
 
 def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
     """``(program, feed names, fetch names)`` from ``ProgramDesc`` bytes."""
-    from oar.framework.block import Block
-    from oar.framework.operator import Operator
-    from oar.framework.program import Program
-    from oar.framework.variable import Parameter, Variable
-    from oar.plugins import registries
+    from oar.api import build_program, registries
 
     ops_reg = registries().ops
     try:
@@ -115,18 +111,13 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
         ) from None
     if not blocks:
         raise CorruptFileError(f"model file '{path}' holds no blocks; it is not a ProgramDesc")
-    p = Program()
-    p.blocks = []
+    descs: list = []
     feeds: dict = {}
     fetches: dict = {}
     missing: set = set()
     for bd in blocks:
-        b = Block(
-            p,
-            wire.one(bd, 1, 0),
-            wire.signed32(wire.one(bd, 2, 0)),
-            wire.signed32(wire.one(bd, 5, (1 << 64) - 1)),
-        )
+        block_vars: dict = {}
+        block_ops: list = []
         for vd in wire.messages(bd, 3):
             name = wire.string(vd, 1)
             vt = wire.parse(wire.one(vd, 2, b""))
@@ -134,27 +125,27 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
             if vtype in ("feed_minibatch", "fetch_list"):
                 continue
             dtype, shape, lod_level = _tensor_desc(vt)
-            kw = dict(
-                name=name,
-                shape=shape,
-                dtype=dtype,
-                lod_level=lod_level,
-                type=vtype,
-                persistable=bool(wire.one(vd, 3, 0)),
-            )
+            var = {
+                "name": name,
+                "shape": shape,
+                "dtype": dtype,
+                "lod_level": lod_level,
+                "type": vtype,
+                "persistable": bool(wire.one(vd, 3, 0)),
+                "stop_gradient": bool(wire.one(vd, 6, 0)),
+            }
             if wire.one(vd, 5, 0):
-                v = Parameter(b, **kw)
+                var["kind"] = "parameter"
             else:
-                v = Variable(b, need_check_feed=bool(wire.one(vd, 4, 0)), **kw)
-            v.stop_gradient = bool(wire.one(vd, 6, 0))
-            b.vars[name] = v
+                var["need_check_feed"] = bool(wire.one(vd, 4, 0))
+            block_vars[name] = var
         for od in wire.messages(bd, 4):
             op_type = wire.string(od, 3)
             ins, outs = _slots(wire.messages(od, 1)), _slots(wire.messages(od, 2))
             attrs = {wire.string(a, 1): _attr_value(a) for a in wire.messages(od, 4)}
             if op_type == "feed":
                 feeds[int(attrs.get("col", 0))] = outs["Out"][0]
-                b.vars[outs["Out"][0]].is_data = True
+                block_vars[outs["Out"][0]]["is_data"] = True
                 continue
             if op_type == "fetch":
                 fetches[int(attrs.get("col", 0))] = ins["X"][0]
@@ -162,23 +153,30 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
             if op_type not in ops_reg:
                 missing.add(op_type)
                 continue
-            b.ops.append(
-                Operator(
-                    b,
-                    op_type,
-                    {k: v for k, v in ins.items() if v},
-                    {k: v for k, v in outs.items() if v},
-                    _oar_attrs(ops_reg.get(op_type), attrs),
-                )
+            block_ops.append(
+                {
+                    "type": op_type,
+                    "inputs": {k: v for k, v in ins.items() if v},
+                    "outputs": {k: v for k, v in outs.items() if v},
+                    "attrs": _oar_attrs(ops_reg.get(op_type), attrs),
+                }
             )
-        p.blocks.append(b)
+        descs.append(
+            {
+                "idx": wire.one(bd, 1, 0),
+                "parent_idx": wire.signed32(wire.one(bd, 2, 0)),
+                "forward_block_idx": wire.signed32(wire.one(bd, 5, (1 << 64) - 1)),
+                "vars": list(block_vars.values()),
+                "ops": block_ops,
+            }
+        )
     if missing:
         raise NotImplementedError(
             f"model file '{path}' uses ops oar does not have: {sorted(missing)} "
             f"(install the plugin that defines them)"
         )
-    p._bump()
-    return p, [feeds[k] for k in sorted(feeds)], [fetches[k] for k in sorted(fetches)]
+    program = build_program(descs)
+    return program, [feeds[k] for k in sorted(feeds)], [fetches[k] for k in sorted(fetches)]
 
 
 def _oar_attrs(opdef: Any, attrs: dict) -> dict:

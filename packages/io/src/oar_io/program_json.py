@@ -31,7 +31,7 @@ class JsonProgramFormat:
         return json.dumps(doc, indent=1, sort_keys=False).encode("utf-8")
 
     def loads(self, data: bytes, path: str = "<bytes>") -> tuple:
-        from oar.framework.program import Program
+        from oar.api import program_from_dict
 
         try:
             doc = json.loads(data)
@@ -51,7 +51,7 @@ class JsonProgramFormat:
         else:  # a bare Program.to_dict()
             prog_doc, feeds, fetches = doc, [], []
         try:
-            program = Program.from_dict(prog_doc)
+            program = program_from_dict(prog_doc)
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptFileError(f"model file '{path}': {exc}") from None
         return program, list(feeds), list(fetches)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from oar.errors import FeedError
-from oar.lod_tensor import LoDTensor
+from oar.api import LoDTensor
 
 
 def device_feeds(feed: Any, n: int, where: str) -> list:
