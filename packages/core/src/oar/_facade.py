@@ -60,6 +60,8 @@ OWNERS = {
     "DistributeTranspilerConfig": "oar-dist",
     "transpiler": "oar-dist",
     "oar.distributed": "oar-dist",
+    "oar.distributed.launch": "oar-dist",
+    "dygraph.ParallelEnv": "oar-dist",
     "dygraph.DataParallel": "oar-dist",
     "dygraph.prepare_context": "oar-dist",
     "dygraph.parallel": "oar-dist",

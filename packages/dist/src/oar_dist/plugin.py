@@ -20,3 +20,16 @@ def oar_register_collective_backends(registry: Any) -> None:
     registry.register("mpi", _mpi_factory)
     registry.register("threads", ThreadBackend)
     registry.register("single", SingleBackend)
+
+
+@hookimpl
+def oar_fluid_api() -> dict:
+    from oar_dist import dygraph_parallel, launch
+
+    return {
+        "oar.distributed.launch": launch.main,
+        "dygraph.parallel": dygraph_parallel,
+        "dygraph.ParallelEnv": dygraph_parallel.ParallelEnv,
+        "dygraph.DataParallel": dygraph_parallel.DataParallel,
+        "dygraph.prepare_context": dygraph_parallel.prepare_context,
+    }
