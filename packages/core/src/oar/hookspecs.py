@@ -73,6 +73,18 @@ def oar_register_collective_backends(registry: Any) -> None:
     """
 
 
+@hookspec(firstresult=True)
+def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
+    """Return the runner of a data-parallel ``CompiledProgram`` over ``num_places`` places.
+
+    Called (``firstresult``: the first non-None answer wins) the first time a
+    program compiled ``with_data_parallel`` runs on more than one place or
+    trainer. The runner has ``run(exe, feed, fetch_list, scope, return_numpy,
+    return_merged) -> list`` with ``Executor.run``'s meaning. Core runs one
+    place itself; without an implementation (oar-dist) more places are an error.
+    """
+
+
 @hookspec
 def oar_register_pserver_transports(registry: Any) -> None:
     """Add parameter-server transports (``name -> factory``), e.g. ``zmq``.

@@ -212,7 +212,7 @@ class OpDef:
             if name in given:
                 value = _coerce_attr(self.type, name, spec, given.pop(name))
             elif spec.default is REQUIRED:
-                raise AttrError(f"op '{self.type}': attribute '{name}' is required but not given")
+                raise AttrError(f"attribute '{name}' is required but not given", op=self.type)
             else:
                 value = spec.default
             out[name] = value
@@ -221,8 +221,9 @@ class OpDef:
                 out[name] = value  # framework-level annotations (role, namescope, device)
                 continue
             raise AttrError(
-                f"op '{self.type}': unknown attribute '{name}' (given {value!r}); "
-                f"known attributes: {sorted(self.attrs)}"
+                f"unknown attribute '{name}' (given {value!r}); "
+                f"known attributes: {sorted(self.attrs)}",
+                op=self.type,
             )
         return out
 
@@ -237,7 +238,7 @@ def _coerce_attr(op_type: str, name: str, spec: Attr, value: Any) -> Any:
     if spec.check is not None and value is not None:
         msg = spec.check(value)
         if msg:
-            raise AttrError(f"op '{op_type}': attribute '{name}' {msg}, given {value!r}")
+            raise AttrError(f"attribute '{name}' {msg}, given {value!r}", op=op_type)
     return value
 
 
@@ -265,7 +266,7 @@ def _coerce_type(op_type, name, kind, value):
             return value
     tname = kind.__name__ if isinstance(kind, type) else str(kind)
     raise AttrError(
-        f"op '{op_type}': attribute '{name}' expects {tname}, given {type(value).__name__} {value!r}"
+        f"attribute '{name}' expects {tname}, given {type(value).__name__} {value!r}", op=op_type
     )
 
 

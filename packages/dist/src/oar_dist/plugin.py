@@ -1,10 +1,12 @@
-"""Hook implementations of oar-dist: collective backends (ops, kernels and facade names follow)."""
+"""Hook implementations of oar-dist: collective backends, ops and kernels, the data-parallel runner."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from oar.hookspecs import hookimpl
+
+DEVICE = "cpu"
 
 
 def _mpi_factory(**kwargs: Any) -> Any:
@@ -23,10 +25,35 @@ def oar_register_collective_backends(registry: Any) -> None:
 
 
 @hookimpl
+def oar_register_ops(registry: Any) -> None:
+    from oar_dist.ops import collective
+
+    collective.register(registry)
+
+
+@hookimpl
+def oar_register_kernels(registry: Any) -> None:
+    from oar_dist.kernels import collective
+
+    for op_type, dtypes, fn in collective.kernels():
+        registry.register_kernel(op_type, DEVICE, dtypes, fn)
+
+
+@hookimpl
+def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
+    from oar_dist.data_parallel import DataParallelRunner
+
+    return DataParallelRunner(compiled, num_places)
+
+
+@hookimpl
 def oar_fluid_api() -> dict:
-    from oar_dist import dygraph_parallel, launch
+    from oar_dist import dygraph_parallel, launch, transpiler
 
     return {
+        "DistributeTranspiler": transpiler.DistributeTranspiler,
+        "DistributeTranspilerConfig": transpiler.DistributeTranspilerConfig,
+        "transpiler": transpiler,
         "oar.distributed.launch": launch.main,
         "dygraph.parallel": dygraph_parallel,
         "dygraph.ParallelEnv": dygraph_parallel.ParallelEnv,

@@ -1,15 +1,18 @@
-"""CompiledProgram and ParallelExecutor for single-machine data parallelism.
+"""CompiledProgram and ParallelExecutor: Fluid's single-machine data parallelism.
 
-On the CPU, oar runs a data-parallel step as one step over the whole batch:
-with the mean losses Fluid models use and equal per-place shares, the
-gradient is the same as averaging per-place gradients, and one large numpy
-call beats several small ones. A list of per-place feeds is concatenated
-along the batch dim. Fetched values are returned as one merged result, as
-Fluid's ``return_merged=True`` does.
+Core owns the API and runs a program on one place itself. On more places (or
+trainers), the ``oar_data_parallel_runner`` hook provides the runner (oar-dist:
+one thread per place, gradients all-reduced; see ``docs/dist.md``); without
+it, a multi-place run raises :class:`~oar.errors.MissingPluginError`.
+
+``BuildStrategy`` / ``ExecutionStrategy`` accept every attribute of Fluid 1.8;
+those that only steer Fluid's graph passes or GPU streams are recorded and
+have no effect (oar's plan already frees temporaries and updates in place).
 """
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,46 +20,102 @@ from typing import Any
 import attrs
 import numpy as np
 
+from oar.errors import FeedError, MissingPluginError
 from oar.framework.program import Program
 from oar.lod_tensor import LoDTensor
 
 
-@attrs.define
-class BuildStrategy:
-    """Accepted for compatibility; oar's executor needs none of these knobs."""
+class ReduceStrategy(enum.IntEnum):
+    AllReduce = 0
+    Reduce = 1
 
-    reduce_strategy: int = 0
-    gradient_scale_strategy: int = 0
-    fuse_all_reduce_ops: bool = False
+
+class GradientScaleStrategy(enum.IntEnum):
+    CoeffNumDevice = 0
+    One = 1
+    Customized = 2
+
+
+def _enum(kind):
+    def convert(value):
+        try:
+            return kind(value)
+        except ValueError:
+            raise ValueError(
+                f"BuildStrategy: {kind.__name__} must be one of "
+                f"{[f'{m.name} ({m.value})' for m in kind]}, given {value!r}"
+            ) from None
+
+    return convert
+
+
+@attrs.define(slots=True)
+class BuildStrategy:
+    """How a data-parallel program is built (Fluid 1.8's attributes; see docs/dist.md).
+
+    Effective on the CPU: ``gradient_scale_strategy``, ``fuse_all_reduce_ops``
+    (bucketed all-reduce), ``num_trainers``/``trainer_id``, ``sync_batch_norm``
+    (refused when it would matter: not supported yet). ``reduce_strategy``
+    Reduce gives the same parameters as AllReduce. The rest are accepted and
+    recorded without effect.
+    """
+
+    ReduceStrategy = ReduceStrategy
+    GradientScaleStrategy = GradientScaleStrategy
+
+    reduce_strategy: ReduceStrategy = attrs.field(
+        default=ReduceStrategy.AllReduce,
+        converter=_enum(ReduceStrategy),
+        on_setattr=attrs.setters.convert,
+    )
+    gradient_scale_strategy: GradientScaleStrategy = attrs.field(
+        default=GradientScaleStrategy.CoeffNumDevice,
+        converter=_enum(GradientScaleStrategy),
+        on_setattr=attrs.setters.convert,
+    )
+    fuse_all_reduce_ops: bool = True
+    fuse_all_optimizer_ops: bool = False
     fuse_elewise_add_act_ops: bool = False
+    fuse_bn_act_ops: bool = False
     fuse_relu_depthwise_conv: bool = False
-    fuse_broadcast_ops: bool = False
+    fuse_broadcast_ops: bool = True
+    enable_auto_fusion: bool = False
     enable_inplace: bool = True
-    memory_optimize: bool = True
+    memory_optimize: bool | None = None
+    enable_sequential_execution: bool = False
+    enable_backward_optimizer_op_deps: bool = True
+    cache_runtime_context: bool = False
+    remove_unnecessary_lock: bool = True
     sync_batch_norm: bool = False
     num_trainers: int = 1
     trainer_id: int = 0
+    trainers_endpoints: list = attrs.field(factory=list)
+    nccl_comm_num: int = 1
+    use_hierarchical_allreduce: bool = False
+    hierarchical_allreduce_inter_nranks: int = 0
+    is_distribution: bool = False
+    async_mode: bool = False
+    mkldnn_enabled_op_types: set = attrs.field(factory=set)
     debug_graphviz_path: str = ""
 
-    class ReduceStrategy:
-        AllReduce = 0
-        Reduce = 1
 
-    class GradientScaleStrategy:
-        CoeffNumDevice = 0
-        One = 1
-        Customized = 2
-
-
-@attrs.define
+@attrs.define(slots=True)
 class ExecutionStrategy:
-    """Accepted for compatibility."""
+    """How a data-parallel program runs (Fluid 1.8's attributes).
+
+    oar runs one thread per place and frees temporaries after their last use,
+    so ``num_threads``, ``num_iteration_per_drop_scope``, ``allow_op_delay``,
+    ``use_thread_barrier`` and ``use_experimental_executor`` have no effect;
+    ``num_iteration_per_run`` other than 1 is refused.
+    """
 
     num_threads: int = 0
     num_iteration_per_drop_scope: int = 100
     num_iteration_per_run: int = 1
     use_thread_barrier: bool = False
     allow_op_delay: bool = False
+    use_cuda: bool = True
+    use_experimental_executor: bool = True
 
 
 class CompiledProgram:
@@ -71,11 +130,18 @@ class CompiledProgram:
             )
         self._program = program_or_graph
         self._build_strategy = build_strategy or BuildStrategy()
-        self._exec_strategy = None
-        self._places = None
-        self._loss_name = None
+        self._exec_strategy: ExecutionStrategy | None = None
+        self._places: list | None = None
+        self._loss_name: str | None = None
+        self._share_vars_from: CompiledProgram | None = None
         self._data_parallel = False
-        self._oar_compiled = self
+        self._runner: Any = None
+
+    @property
+    def _oar_compiled(self) -> CompiledProgram:
+        # what Executor.run looks for; a property, not an attribute, so no reference cycle keeps a
+        # dropped program (and its runner's place threads) alive until the garbage collector runs
+        return self
 
     def with_data_parallel(
         self,
@@ -85,12 +151,38 @@ class CompiledProgram:
         share_vars_from: CompiledProgram | None = None,
         places: Sequence | None = None,
     ) -> CompiledProgram:
+        """Run on several places (``places``, else every GPU, else ``CPU_NUM``), each on its share
+        of the batch, with gradients averaged over the places (``BuildStrategy``)."""
+        if self._data_parallel:
+            raise RuntimeError("CompiledProgram.with_data_parallel: already called on this program")
+        if share_vars_from is not None and not isinstance(share_vars_from, CompiledProgram):
+            raise TypeError(
+                f"with_data_parallel: share_vars_from must be a CompiledProgram, given "
+                f"{type(share_vars_from).__name__}"
+            )
+        if loss_name is not None and not isinstance(loss_name, str):
+            loss_name = getattr(loss_name, "name", loss_name)
+            if not isinstance(loss_name, str):
+                raise TypeError("with_data_parallel: loss_name must be a variable name (str)")
         self._data_parallel = True
         self._loss_name = loss_name
         if build_strategy is not None:
+            if not isinstance(build_strategy, BuildStrategy):
+                raise TypeError(
+                    f"with_data_parallel: build_strategy must be a fluid.BuildStrategy, given "
+                    f"{type(build_strategy).__name__}"
+                )
             self._build_strategy = build_strategy
+        if exec_strategy is not None and not isinstance(exec_strategy, ExecutionStrategy):
+            raise TypeError(
+                f"with_data_parallel: exec_strategy must be a fluid.ExecutionStrategy, given "
+                f"{type(exec_strategy).__name__}"
+            )
         self._exec_strategy = exec_strategy
+        self._share_vars_from = share_vars_from
         self._places = list(places) if places is not None else None
+        if self._places is not None and not self._places:
+            raise ValueError("with_data_parallel: places is an empty list")
         return self
 
     def with_inference_optimize(self, config: Any) -> CompiledProgram:
@@ -109,31 +201,55 @@ class CompiledProgram:
         return_numpy: bool,
         return_merged: bool,
     ) -> list:
-        if isinstance(feed, (list, tuple)):
-            feed = _merge_feeds(feed)
         program = self._program
-        if not (self._data_parallel and program._readers):
-            return exe.run(
-                program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy
+        if self._data_parallel:
+            n = self._num_devices(exe)
+            if n > 1 or int(self._build_strategy.num_trainers or 1) > 1:
+                return self._parallel_runner(n).run(
+                    exe, feed, fetch_list, scope, return_numpy, return_merged
+                )
+        if isinstance(feed, (list, tuple)):
+            if len(feed) != 1:
+                raise FeedError(
+                    f"Executor.run: a list of {len(feed)} feed dicts needs as many places, but this "
+                    f"CompiledProgram runs on 1 (set places=, or CPU_NUM for CPU places)"
+                )
+            feed = feed[0]
+        return exe.run(
+            program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy
+        )
+
+    def _parallel_runner(self, n: int) -> Any:
+        runner = self._runner
+        if runner is not None and runner.n == n:
+            return runner
+        from oar.plugins import _manager, registries
+
+        registries()
+        runner = _manager().hook.oar_data_parallel_runner(compiled=self, num_places=n)
+        if runner is None:
+            trainers = int(self._build_strategy.num_trainers or 1)
+            what = f"{n} places" if trainers <= 1 else f"{n} place(s) x {trainers} trainers"
+            raise MissingPluginError(
+                f"CompiledProgram.with_data_parallel: running on {what} needs the oar-dist "
+                f"plugin, which is not installed: pip install oar-dist (one place runs without it)"
             )
-        # non-iterable readers give each device its own batch per run, as in Fluid
-        program._reader_batches_per_run = self._num_devices(exe)
-        try:
-            return exe.run(
-                program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy
-            )
-        finally:
-            program._reader_batches_per_run = 1
+        self._runner = runner
+        return runner
 
     def _num_devices(self, exe: Any) -> int:
-        """Devices a data-parallel run spans: ``places``, else every GPU, else ``CPU_NUM`` (Fluid: 1)."""
+        """Places a data-parallel run spans: ``places``, else every GPU, else ``CPU_NUM`` (Fluid: 1)."""
         if self._places:
             return len(self._places)
         if exe.place.is_gpu_place():
             from oar.places import cuda_places
 
             return len(cuda_places())
-        return max(1, int(os.environ.get("CPU_NUM", "1")))
+        raw = os.environ.get("CPU_NUM", "1")
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise ValueError(f"CPU_NUM must be a number of CPU places, given {raw!r}") from None
 
     def __getattr__(self, name: str) -> Any:
         # let code that reads program attributes through a CompiledProgram work
@@ -143,6 +259,7 @@ class CompiledProgram:
 
 
 def _merge_feeds(feeds: Sequence[Mapping]) -> dict:
+    """Several feed dicts as one (batches concatenated, LoDs joined): a loader's per-place batches."""
     if not feeds:
         return {}
     if len(feeds) == 1:
@@ -165,16 +282,16 @@ def _merge_feeds(feeds: Sequence[Mapping]) -> dict:
 
 
 class ParallelExecutor:
-    """Fluid's ParallelExecutor, on the same machinery as CompiledProgram."""
+    """Fluid's ParallelExecutor: a data-parallel CompiledProgram and an Executor in one object."""
 
     def __init__(
         self,
         use_cuda: bool,
         loss_name: str | None = None,
         main_program: Program | None = None,
-        share_vars_from: Any = None,
-        exec_strategy: Any = None,
-        build_strategy: Any = None,
+        share_vars_from: ParallelExecutor | None = None,
+        exec_strategy: ExecutionStrategy | None = None,
+        build_strategy: BuildStrategy | None = None,
         num_trainers: int = 1,
         trainer_id: int = 0,
         scope: Any = None,
@@ -183,10 +300,32 @@ class ParallelExecutor:
         from oar.framework.program import default_main_program
         from oar.places import CPUPlace, CUDAPlace
 
+        if share_vars_from is not None and not isinstance(share_vars_from, ParallelExecutor):
+            raise TypeError(
+                f"ParallelExecutor: share_vars_from must be a ParallelExecutor, given "
+                f"{type(share_vars_from).__name__}"
+            )
+        if int(num_trainers) < 1 or not 0 <= int(trainer_id) < int(num_trainers):
+            raise ValueError(
+                f"ParallelExecutor: need num_trainers >= 1 and 0 <= trainer_id < num_trainers, "
+                f"given num_trainers={num_trainers}, trainer_id={trainer_id}"
+            )
+        build_strategy = build_strategy if build_strategy is not None else BuildStrategy()
+        build_strategy.num_trainers = int(num_trainers)
+        build_strategy.trainer_id = int(trainer_id)
         self._exe = Executor(CUDAPlace(0) if use_cuda else CPUPlace())
         self._compiled = CompiledProgram(main_program or default_main_program(), build_strategy)
-        self._compiled.with_data_parallel(loss_name=loss_name, exec_strategy=exec_strategy)
+        self._compiled.with_data_parallel(
+            loss_name=loss_name,
+            build_strategy=build_strategy,
+            exec_strategy=exec_strategy,
+            share_vars_from=share_vars_from._compiled if share_vars_from is not None else None,
+        )
         self._scope = scope
+
+    @property
+    def device_count(self) -> int:
+        return self._compiled._num_devices(self._exe)
 
     def run(
         self, fetch_list: Any, feed: Any = None, feed_dict: Any = None, return_numpy: bool = True
@@ -200,4 +339,4 @@ class ParallelExecutor:
         )
 
     def drop_local_exe_scopes(self) -> None:
-        pass
+        """Fluid frees the places' temporaries here; oar frees them after their last use already."""

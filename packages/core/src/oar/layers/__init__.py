@@ -12,8 +12,11 @@ from oar.layers.activation import *  # noqa: F401,F403
 from oar.layers.clip_ops import *  # noqa: F401,F403
 from oar.layers.compare import *  # noqa: F401,F403
 from oar.layers.conv import *  # noqa: F401,F403
+from oar.layers.crf import *  # noqa: F401,F403
+from oar.layers.ctc import *  # noqa: F401,F403
 from oar.layers.debug import *  # noqa: F401,F403
 from oar.layers.dropout import *  # noqa: F401,F403
+from oar.layers.edit_distance import *  # noqa: F401,F403
 from oar.layers.elementwise import *  # noqa: F401,F403
 from oar.layers.embedding import *  # noqa: F401,F403
 from oar.layers.fc import *  # noqa: F401,F403
@@ -30,6 +33,7 @@ from oar.layers.norm import *  # noqa: F401,F403
 from oar.layers.pool import *  # noqa: F401,F403
 from oar.layers.ranges import *  # noqa: F401,F403
 from oar.layers.rearrange import *  # noqa: F401,F403
+from oar.layers.recurrent import *  # noqa: F401,F403
 from oar.layers.reduce import *  # noqa: F401,F403
 from oar.layers.reshape import *  # noqa: F401,F403
 from oar.layers.search import *  # noqa: F401,F403

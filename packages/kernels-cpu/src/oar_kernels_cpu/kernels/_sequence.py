@@ -58,3 +58,18 @@ def segment_sum(x: np.ndarray, off: np.ndarray) -> np.ndarray:
 def segment_ids(off: np.ndarray) -> np.ndarray:
     """For each row, the index of the segment it belongs to."""
     return np.repeat(np.arange(len(off) - 1), np.diff(off))
+
+
+def time_steps(off: np.ndarray, reverse: bool = False) -> list:
+    """Per time step t: (indices of the sequences still running, their row at step t).
+
+    Step t of a reversed sequence is its row ``len - 1 - t``: the recurrence runs from the
+    last row to the first.
+    """
+    lengths = np.diff(off)
+    steps = []
+    for t in range(int(lengths.max()) if len(lengths) else 0):
+        active = np.flatnonzero(lengths > t)
+        offset = lengths[active] - 1 - t if reverse else t
+        steps.append((active, off[active] + offset))
+    return steps
