@@ -1,11 +1,13 @@
-"""A static-graph job that checkpoints every step and resumes from the latest checkpoint.
+"""A fleet job that checkpoints every step and resumes from the latest checkpoint on start.
 
-argv: work_dir steps kill_at. Each rank trains a small regression with Adam on
-its own data (batch by step and rank), saves with ``fluid.io.save_persistables``
-after every step and waits for its peer (an MPI barrier), so the ranks are one
-job; on start the ranks agree on the latest step all of them saved. On the first attempt (``OAR_LAUNCH_RESTART=0``) rank 1 kills itself at
-step ``kill_at``; under ``launch --max_restarts`` the job starts again, loads
-the latest checkpoint and goes on. Losses go to ``losses.<rank>.<attempt>``.
+argv: work_dir steps kill_at. Two workers train a small regression with Adam
+(fleet collective mode: gradients all-reduced), each on its own half of every
+batch. After each step the first worker saves with ``fleet.save_persistables``
+(``fluid.io.save_persistables``: parameters, Adam's moments and beta powers)
+and the workers meet at a barrier. On start every worker loads the latest
+checkpoint. On the first attempt (``OAR_LAUNCH_RESTART=0``) worker 1 kills
+itself at step ``kill_at``; under ``launch --max_restarts`` the job starts
+again. Losses go to ``losses.<rank>.<attempt>``.
 """
 
 import os
@@ -14,13 +16,14 @@ import sys
 
 import numpy as np
 from oar import fluid
-from oar_dist.collective import make_backend
+from oar.fluid.incubate.fleet.base import role_maker
+from oar.fluid.incubate.fleet.collective import DistributedStrategy, fleet
 
 work, steps, kill_at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rank = int(os.environ["PADDLE_TRAINER_ID"])
 attempt = int(os.environ.get("OAR_LAUNCH_RESTART", "0"))
-backend = make_backend("mpi")
-ckpt_root = os.path.join(work, f"ckpt.{rank}")
+fleet.init(role_maker.PaddleCloudRoleMaker(is_collective=True))
+rank = fleet.worker_index()
+ckpt_root = os.path.join(work, "ckpt")
 
 main, startup = fluid.Program(), fluid.Program()
 main.random_seed = startup.random_seed = 7
@@ -30,17 +33,18 @@ with fluid.program_guard(main, startup):
     h = fluid.layers.fc(x, 8, act="tanh")
     pred = fluid.layers.fc(h, 1)
     loss = fluid.layers.reduce_mean(fluid.layers.square(pred - y))
-    fluid.optimizer.Adam(learning_rate=0.05).minimize(loss)
+    strategy = DistributedStrategy()
+    strategy.mode, strategy.collective_mode = "collective", "grad_allreduce"
+    fleet.distributed_optimizer(fluid.optimizer.Adam(learning_rate=0.05), strategy).minimize(loss)
 
 exe = fluid.Executor(fluid.CUDAPlace(fluid.dygraph.ParallelEnv().dev_id))
-exe.run(startup)
+exe.run(fleet.startup_program)
 names = os.listdir(ckpt_root) if os.path.isdir(ckpt_root) else []
 done = [int(n[5:]) for n in names if n.startswith("step_") and n[5:].isdigit()]
-# resume from the latest step every rank has saved (a rank may have died mid-save)
-latest = int(backend.allreduce(np.array([max(done, default=-1)]), op="min")[0])
-start = latest + 1
-if latest >= 0:
-    fluid.io.load_persistables(exe, os.path.join(ckpt_root, f"step_{latest}"), main)
+start = 0
+if done:
+    fluid.io.load_persistables(exe, os.path.join(ckpt_root, f"step_{max(done)}"), main)
+    start = max(done) + 1
     print(f"rank {rank} resumes at step {start}", flush=True)
 
 with open(os.path.join(work, f"losses.{rank}.{attempt}"), "w") as out:
@@ -50,8 +54,8 @@ with open(os.path.join(work, f"losses.{rank}.{attempt}"), "w") as out:
         rng = np.random.RandomState(1000 * step + rank)
         xb = rng.rand(6, 5).astype("float32")
         yb = xb.sum(1, keepdims=True).astype("float32")
-        (value,) = exe.run(main, feed={"x": xb, "y": yb}, fetch_list=[loss])
+        (value,) = exe.run(fleet.main_program, feed={"x": xb, "y": yb}, fetch_list=[loss])
         out.write(f"{step} {float(np.ravel(value)[0])!r}\n")
         out.flush()
-        fluid.io.save_persistables(exe, os.path.join(ckpt_root, f"step_{step}"), main)
-        backend.barrier()
+        fleet.save_persistables(exe, os.path.join(ckpt_root, f"step_{step}"))
+        fleet.barrier_worker()

@@ -48,7 +48,7 @@ def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
 
 @hookimpl
 def oar_fluid_api() -> dict:
-    from oar_dist import dygraph_parallel, launch, transpiler
+    from oar_dist import dygraph_parallel, incubate, launch, transpiler
 
     return {
         "DistributeTranspiler": transpiler.DistributeTranspiler,
@@ -59,4 +59,5 @@ def oar_fluid_api() -> dict:
         "dygraph.ParallelEnv": dygraph_parallel.ParallelEnv,
         "dygraph.DataParallel": dygraph_parallel.DataParallel,
         "dygraph.prepare_context": dygraph_parallel.prepare_context,
+        "incubate": incubate,
     }
