@@ -44,3 +44,14 @@ def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
     from oar_dist.data_parallel import DataParallelRunner
 
     return DataParallelRunner(compiled, num_places)
+
+
+@hookimpl
+def oar_fluid_api() -> dict:
+    from oar_dist import transpiler
+
+    return {
+        "DistributeTranspiler": transpiler.DistributeTranspiler,
+        "DistributeTranspilerConfig": transpiler.DistributeTranspilerConfig,
+        "transpiler": transpiler,
+    }
