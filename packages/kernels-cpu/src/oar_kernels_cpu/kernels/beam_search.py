@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 from oar.errors import ShapeError
 
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
+
+xp = array_module(__name__)
 
 
 @kernel("gather_tree", ("int32", "int64"))
@@ -14,11 +15,11 @@ def gather_tree(inputs, attrs):
     steps, batch, beam = ids.shape
     if parents.size and (parents.min() < 0 or parents.max() >= beam):
         raise ShapeError(f"gather_tree: Parents must be beam indices in [0, {beam})")
-    out = np.empty_like(ids)
+    out = xp.empty_like(ids)
     if not steps:
         return {"Out": out}
-    rows = np.arange(batch)[:, None]
-    beams = np.broadcast_to(np.arange(beam), (batch, beam))
+    rows = xp.arange(batch)[:, None]
+    beams = xp.broadcast_to(xp.arange(beam), (batch, beam))
     for t in range(steps - 1, -1, -1):
         out[t] = ids[t][rows, beams]
         beams = parents[t][rows, beams]

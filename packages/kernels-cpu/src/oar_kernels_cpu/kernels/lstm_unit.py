@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-import numpy as np
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+xp = array_module(__name__)
 
 
 def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
+    return 1.0 / (1.0 + xp.exp(-z))
 
 
-def _gates(x: np.ndarray, forget_bias: float) -> tuple:
-    i, f, o, j = np.split(x, 4, axis=1)
-    return _sigmoid(i), _sigmoid(f + forget_bias), _sigmoid(o), np.tanh(j)
+def _gates(x: xp.ndarray, forget_bias: float) -> tuple:
+    i, f, o, j = xp.split(x, 4, axis=1)
+    return _sigmoid(i), _sigmoid(f + forget_bias), _sigmoid(o), xp.tanh(j)
 
 
 @kernel("lstm_unit", FLOATS)
 def lstm_unit(inputs, attrs):
     i, f, o, j = _gates(inputs["X"], attrs["forget_bias"])
     c = f * inputs["C_prev"] + i * j
-    return {"C": c, "H": o * np.tanh(c)}
+    return {"C": c, "H": o * xp.tanh(c)}
 
 
 @kernel("lstm_unit_grad", FLOATS)
@@ -29,11 +29,11 @@ def lstm_unit_grad(inputs, attrs):
     i, f, o, j = _gates(inputs["X"], attrs["forget_bias"])
     dh = inputs.get("H@GRAD")
     dc = inputs.get("C@GRAD")
-    dh = np.zeros_like(c) if dh is None else dh
-    dc = np.zeros_like(c) if dc is None else dc
-    tc = np.tanh(c)
+    dh = xp.zeros_like(c) if dh is None else dh
+    dc = xp.zeros_like(c) if dc is None else dc
+    tc = xp.tanh(c)
     dc = dc + dh * o * (1 - tc * tc)
-    dx = np.concatenate(
+    dx = xp.concatenate(
         [
             dc * j * i * (1 - i),
             dc * c_prev * f * (1 - f),

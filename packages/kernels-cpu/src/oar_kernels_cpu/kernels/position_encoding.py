@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+xp = array_module(__name__)
 
 
-def sinusoid(length: int, channels: int, dtype) -> np.ndarray:
+def sinusoid(length: int, channels: int, dtype):
     """[length, channels]: sin(p / 10000^(i / (half - 1))) then the cosines, half = channels/2."""
     half = channels // 2
-    scale = np.power(10000.0, np.arange(half) / max(half - 1, 1)) if half > 1 else np.ones(half)
-    angle = np.arange(length)[:, None] / scale[None, :]
-    return np.concatenate([np.sin(angle), np.cos(angle)], axis=1).astype(dtype)
+    scale = xp.power(10000.0, xp.arange(half) / max(half - 1, 1)) if half > 1 else xp.ones(half)
+    angle = xp.arange(length)[:, None] / scale[None, :]
+    return xp.concatenate([xp.sin(angle), xp.cos(angle)], axis=1).astype(dtype)
 
 
 @kernel("add_position_encoding", FLOATS)
