@@ -1,4 +1,8 @@
-"""numpy kernels of linear_chain_crf (forward-backward in log space) and crf_decoding."""
+"""numpy kernels of linear_chain_crf (forward-backward in log space) and crf_decoding.
+
+Numpy-only (``generic=False``): dynamic programming over host LoD sequences; a device
+plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -62,7 +66,7 @@ def _check_labels(op: str, ys: np.ndarray, d: int) -> None:
         raise ShapeError(f"{op}: Label values must lie in [0, {d}), given {ys.min()}..{ys.max()}")
 
 
-@kernel("linear_chain_crf", FLOATS, lod=True)
+@kernel("linear_chain_crf", FLOATS, lod=True, generic=False)
 def linear_chain_crf(inputs, attrs):
     segs, x, _, padded = _sequences(inputs, "linear_chain_crf")
     w = array_of(inputs["Transition"]).astype(np.float64)
@@ -87,7 +91,7 @@ def linear_chain_crf(inputs, attrs):
     }
 
 
-@kernel("linear_chain_crf_grad", FLOATS, lod=True)
+@kernel("linear_chain_crf_grad", FLOATS, lod=True, generic=False)
 def linear_chain_crf_grad(inputs, attrs):
     segs, x, lod, padded = _sequences(inputs, "linear_chain_crf_grad")
     w = array_of(inputs["Transition"]).astype(np.float64)
@@ -137,7 +141,7 @@ def _viterbi(xs: np.ndarray, w: np.ndarray) -> np.ndarray:
     return path
 
 
-@kernel("crf_decoding", FLOATS, lod=True)
+@kernel("crf_decoding", FLOATS, lod=True, generic=False)
 def crf_decoding(inputs, attrs):
     segs, x, lod, padded = _sequences(inputs, "crf_decoding")
     w = array_of(inputs["Transition"]).astype(np.float64)

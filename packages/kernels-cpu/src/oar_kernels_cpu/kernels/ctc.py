@@ -1,4 +1,8 @@
-"""numpy kernels of warpctc (CTC forward-backward in log space) and ctc_align."""
+"""numpy kernels of warpctc (CTC forward-backward in log space) and ctc_align.
+
+Numpy-only (``generic=False``): dynamic programming over host LoD sequences; a device
+plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -93,7 +97,7 @@ def _unflat(grad: np.ndarray, layout):
     return with_lod(grad, layout)
 
 
-@kernel("warpctc", FLOATS, lod=True)
+@kernel("warpctc", FLOATS, lod=True, generic=False)
 def warpctc(inputs, attrs):
     rows, labels, x, layout = _sequences(inputs, "warpctc")
     blank = attrs["blank"]
@@ -114,7 +118,7 @@ def warpctc(inputs, attrs):
     return {"Loss": loss, "WarpCTCGrad": _unflat(grad, layout)}
 
 
-@kernel("warpctc_grad", FLOATS, lod=True)
+@kernel("warpctc_grad", FLOATS, lod=True, generic=False)
 def warpctc_grad(inputs, attrs):
     g = array_of(inputs["Loss@GRAD"]).reshape(-1)
     saved = array_of(inputs["WarpCTCGrad"])
@@ -132,7 +136,7 @@ def _align(ids: np.ndarray, blank: int, merge: bool) -> np.ndarray:
     return ids[ids != blank]
 
 
-@kernel("ctc_align", ("int32", "int64"), lod=True)
+@kernel("ctc_align", ("int32", "int64"), lod=True, generic=False)
 def ctc_align(inputs, attrs):
     blank, merge = attrs["blank"], attrs["merge_repeated"]
     if inputs.get("InputLength") is not None:

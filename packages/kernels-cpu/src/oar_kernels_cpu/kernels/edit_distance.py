@@ -1,4 +1,8 @@
-"""numpy kernels of edit_distance (one dynamic-programming row at a time) and sequence_erase."""
+"""numpy kernels of edit_distance (one dynamic-programming row at a time) and sequence_erase.
+
+Numpy-only (``generic=False``): dynamic programming over host LoD sequences; a device
+plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ def _sequences(inputs, slot: str, length_slot: str) -> list:
     return [flat[a:b] for a, b in zip(off[:-1], off[1:])]
 
 
-@kernel("edit_distance", ("int32", "int64"), lod=True)
+@kernel("edit_distance", ("int32", "int64"), lod=True, generic=False)
 def edit_distance(inputs, attrs):
     hyps = _sequences(inputs, "Hyps", "HypsLength")
     refs = _sequences(inputs, "Refs", "RefsLength")
@@ -48,7 +52,7 @@ def edit_distance(inputs, attrs):
     return {"Out": out, "SequenceNum": np.array([len(hyps)], np.int64)}
 
 
-@kernel("sequence_erase", ("int32", "int64"), lod=True)
+@kernel("sequence_erase", ("int32", "int64"), lod=True, generic=False)
 def sequence_erase(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_erase", "X")
     flat = x.reshape(-1)
