@@ -19,7 +19,6 @@ LAYER_ONLY = {
     "io": "data layers declare feed variables; no op",
     "tensor": "create_tensor / fill_constant / assign ... span the creation and math families",
     "learning_rate_scheduler": "schedules compose arithmetic ops on the step counter",
-    "math_op_patch": "Python operators on Variable",
     "clip_ops": "clip / clip_by_norm: a submodule named `clip` would shadow fluid.layers.clip",
 }
 

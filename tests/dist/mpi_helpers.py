@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+HERE_DIR = Path(__file__).parent
+
 
 def require_mpi() -> str:
     """The ``mpiexec`` to use; skips the test when mpi4py or an MPI library is missing."""
@@ -30,6 +32,10 @@ def run_mpi(script: Path, n: int, *args: str, timeout: float = 120, env: dict | 
     exe = require_mpi()
     full_env = dict(os.environ)
     full_env.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+    # the scripts import helpers that live next to them (tests/dist/model.py)
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        [str(HERE_DIR)] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+    )
     full_env.update(env or {})
     proc = subprocess.run(
         [exe, "-n", str(n), sys.executable, str(script), *args],

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +25,7 @@ from oar_dist.collective import (  # noqa: E402
     thread_rings,
 )
 
-from .mpi_helpers import run_mpi  # noqa: E402
+from .mpi_helpers import require_mpi, run_mpi  # noqa: E402
 
 HERE = Path(__file__).parent
 
@@ -150,3 +154,34 @@ def test_mpi_backend_two_ranks(tmp_path):
         assert res["bcast"] == [20.0, 20.0]
         assert res["gather"] == [[0, 0], [1, 1], [1, 1]]
         assert res["many"] == [[1.0, 1.0], [2.0, 2.0, 2.0], [1.0]]
+
+
+STUCK_SCRIPT = """
+import time
+import numpy as np
+import oar
+from oar_dist.collective import make_backend
+b = make_backend("mpi")
+if b.rank == 1:
+    time.sleep(60)  # a stuck rank: never joins the allreduce
+b.allreduce(np.ones(4))
+"""
+
+
+def test_mpi_stuck_peer_ends_the_job_within_the_timeout(tmp_path):
+    exe = require_mpi()
+    script = tmp_path / "stuck.py"
+    script.write_text(STUCK_SCRIPT)
+    env = dict(os.environ, OAR_COLLECTIVE_TIMEOUT="2")
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [exe, "-n", "2", sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env=env,
+    )
+    elapsed = time.monotonic() - t0
+    assert proc.returncode != 0
+    assert "rank 0 of 2 waited more than 2 s in allreduce" in proc.stderr
+    assert elapsed < 30

@@ -25,6 +25,10 @@ def plugins_report() -> dict:
     coverage = {}
     for op_type in reg.ops.types():
         coverage[op_type] = sorted(reg.kernels.devices_for(op_type))
+    numpy_only: dict = {}  # kernels an array-generic family declared generic=False
+    for e in reg.kernels.entries():
+        if e.generic is False:
+            numpy_only.setdefault(e.device, set()).add(e.op_type)
     return {
         "plugins": [
             {
@@ -40,6 +44,7 @@ def plugins_report() -> dict:
         "ops": {
             t: {"defined_by": reg.ops.owner(t), "kernels": coverage[t]} for t in reg.ops.types()
         },
+        "numpy_only_kernels": {d: sorted(ts) for d, ts in sorted(numpy_only.items())},
         "formats": reg.formats.names(),
         "reader_decorators": reg.reader_decorators.names(),
         "collective_backends": reg.collective_backends.names(),
@@ -65,6 +70,10 @@ def _print_table(report: dict, out) -> None:
         print(f"  {t:<{width}}  {marks}", file=out)
     missing = [t for t, info in report["ops"].items() if not info["kernels"]]
     print(f"\n{len(report['ops'])} ops, {len(missing)} without any kernel", file=out)
+    for device, op_types in report["numpy_only_kernels"].items():
+        print(
+            f"numpy-only (not array-generic) kernels on {device}: {', '.join(op_types)}", file=out
+        )
     for key in ("formats", "reader_decorators", "collective_backends", "pserver_transports"):
         if report[key]:
             print(f"{key.replace('_', ' ')}: {', '.join(report[key])}", file=out)

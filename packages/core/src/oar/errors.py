@@ -10,7 +10,84 @@ from typing import Any
 
 
 class OarError(Exception):
-    """Base class for oar's own errors."""
+    """Base class for oar's own errors: a message plus structured context that renders itself.
+
+    ``op`` (the op type), ``layer`` (the layer function or dygraph class that raised),
+    ``variable`` (the variable's name) and ``callsite`` ((file, line, function, source) of the
+    user's line) are fields: code that adds context sets a field that is still None, and
+    ``str()`` renders them (``"<layer>: "`` before the message, or ``"layer '<layer>': "``
+    before ``"op '<op>': "``, then the user's line). ``entry`` is the public layer the user
+    called when the error came from a layer it called in turn (``ones`` -> ``fill_constant``).
+    ``args[0]`` stays the bare message.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        op: str | None = None,
+        layer: str | None = None,
+        variable: str | None = None,
+        callsite: tuple | None = None,
+        created: bool | None = None,
+        entry: str | None = None,
+    ) -> None:
+        super().__init__(*args)
+        self.op = op
+        self.layer = layer
+        self.variable = variable
+        self.callsite = callsite
+        # the callsite is where the failing op was created (not the layer call being run)
+        self.created = created
+        self.entry = entry
+
+    def __str__(self) -> str:
+        body = super().__str__()
+        head = ""
+        if self.entry is not None and self.entry not in (self.layer, self.op):
+            head = f"{self.entry}: "
+        if self.layer is not None and self.op is None:
+            head += f"{self.layer}: "
+        elif self.layer is not None and self.layer != self.op:
+            head += f"layer '{self.layer}': "
+        if self.op is not None:
+            head += f"op '{self.op}': "
+        return head + body + site(self.callsite, "created" if self.created else "called")
+
+    @classmethod
+    def in_layer(cls, layer: str, message: str, **fields: Any) -> OarError:
+        """``cls(message)`` raised by ``layer`` (renders as ``"<layer>: <message>"``)."""
+        return cls(message, layer=layer, **fields)
+
+    def with_context(self, **fields: Any) -> OarError:
+        """Fill the fields that are still None (context is added once, innermost wins); self."""
+        for k, v in fields.items():
+            if v is not None and getattr(self, k, None) is None:
+                setattr(self, k, v)
+        return self
+
+    def __reduce__(self):  # keep the fields across pickling (process readers, dist workers)
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuild(cls: type, args: tuple, state: dict) -> OarError:
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, *args)
+    exc.__dict__.update(state)
+    return exc
+
+
+class ArgumentError(OarError, ValueError):
+    """A layer's argument has a bad value: ``ArgumentError(layer, message)``."""
+
+    def __init__(self, layer: str, message: str, **fields: Any) -> None:
+        super().__init__(message, layer=layer, **fields)
+
+
+class ArgumentTypeError(OarError, TypeError):
+    """A layer's argument has a bad type: ``ArgumentTypeError(layer, message)``."""
+
+    def __init__(self, layer: str, message: str, **fields: Any) -> None:
+        super().__init__(message, layer=layer, **fields)
 
 
 class ShapeError(OarError, ValueError):
@@ -27,6 +104,10 @@ class AttrError(OarError, ValueError):
 
 class RegistryError(OarError, ValueError):
     """A plugin registered something twice, or something unknown."""
+
+
+class OpError(OarError, ValueError):
+    """An op was appended with an unknown or missing input/output slot."""
 
 
 class KernelNotFoundError(OarError, RuntimeError):
@@ -68,22 +149,27 @@ def describe_var(name: str, meta: Any = None) -> str:
     return f"'{name}' (shape {list(meta.shape)}, dtype {meta.dtype})"
 
 
-def at_user_line() -> str:
-    """The user's line calling into oar right now (for errors raised outside an op), or ''."""
-    from oar.framework.callsite import user_callsite
-
-    site = user_callsite()
-    if not site:
-        return ""
-    filename, lineno, func, text = site
-    line = f" [{text.strip()}]" if text else ""
-    return f"\n  called at {filename}:{lineno} in {func}{line}"
-
-
-def where(callsite: Any) -> str:
-    """The user's source line as ``file:line``, or an empty string."""
+def site(callsite: Any, verb: str = "called") -> str:
+    """``callsite`` rendered as the message's last line (``called at`` / ``created at``), or ''."""
     if not callsite:
         return ""
     filename, lineno, func, text = callsite
     line = f" [{text.strip()}]" if text else ""
-    return f"\n  created at {filename}:{lineno} in {func}{line}"
+    return f"\n  {verb} at {filename}:{lineno} in {func}{line}"
+
+
+def user_site() -> tuple | None:
+    """The user's line calling into oar right now, as a callsite tuple (or None)."""
+    from oar.framework.callsite import user_callsite
+
+    return user_callsite()
+
+
+def at_user_line() -> str:
+    """The user's line calling into oar right now, rendered (for plain exceptions), or ''."""
+    return site(user_site(), "called")
+
+
+def where(callsite: Any) -> str:
+    """An op's creation site rendered as the message's last line, or ''."""
+    return site(callsite, "created")

@@ -42,8 +42,10 @@ class KernelEntry:
     their shape and dtype (Fluid's NoNeedBufferVars, e.g. ``X`` and ``Y`` of
     ``elementwise_add_grad``). Such a read does not keep the array alive: the
     executor may pass a zero-strided read-only stand-in of the same shape.
-    ``generic``: the kernel was instantiated from array-generic code for this
-    device's array module (``False``: written for this device only).
+    ``generic``: ``True`` when the kernel was instantiated from array-generic
+    code for this device's array module (``oar.kernel_family``), ``False`` when
+    such a module declared it numpy-only, ``None`` for a kernel registered
+    directly for its device.
     """
 
     op_type: str
@@ -57,7 +59,7 @@ class KernelEntry:
     wants_outputs: bool = False
     inplace: bool = False
     no_need_buffer: tuple = ()
-    generic: bool = False
+    generic: bool | None = None
     #: callable as ``kernel(inputs, attrs)`` on plain arrays with every output in the result:
     #: the eager fast path calls it so; otherwise :meth:`call`
     direct: bool = attrs.field(init=False)

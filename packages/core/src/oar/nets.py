@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from oar import layers
-from oar.errors import ShapeError
+from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
 
 __all__ = [
     "simple_img_conv_pool",
@@ -65,8 +65,8 @@ def simple_img_conv_pool(
 def _per_conv(name: str, value: Any, n: int) -> list:
     if isinstance(value, (list, tuple)):
         if len(value) != n:
-            raise ValueError(
-                f"img_conv_group: {name} has {len(value)} entries but conv_num_filter has {n}"
+            raise ArgumentError(
+                "img_conv_group", f"{name} has {len(value)} entries but conv_num_filter has {n}"
             )
         return list(value)
     return [value] * n
@@ -90,9 +90,9 @@ def img_conv_group(
     dropped out), then one pool2d. Scalar arguments apply to every conv, lists give one per conv.
     """
     if not isinstance(conv_num_filter, (list, tuple)):
-        raise TypeError(
-            f"img_conv_group: conv_num_filter must be a list or tuple, given "
-            f"{type(conv_num_filter).__name__}"
+        raise ArgumentTypeError(
+            "img_conv_group",
+            f"conv_num_filter must be a list or tuple, given {type(conv_num_filter).__name__}",
         )
     n = len(conv_num_filter)
     paddings = _per_conv("conv_padding", conv_padding, n)
@@ -150,15 +150,17 @@ def glu(input: Any, dim: int = -1) -> Any:
     """Gated linear unit: split ``input`` in two halves along ``dim``, return ``a * sigmoid(b)``."""
     rank = len(input.shape)
     if not isinstance(dim, int) or not -rank <= dim < rank:
-        raise ShapeError(
-            f"glu: dim must be an int in [-{rank}, {rank}) for input '{input.name}' "
-            f"(shape {list(input.shape)}), given {dim!r}"
+        raise ShapeError.in_layer(
+            "glu",
+            f"dim must be an int in [-{rank}, {rank}) for input '{input.name}' "
+            f"(shape {list(input.shape)}), given {dim!r}",
         )
     size = input.shape[dim]
     if size >= 0 and size % 2:
-        raise ShapeError(
-            f"glu: dim {dim} of input '{input.name}' (shape {list(input.shape)}) must be even to "
-            f"split in two, given {size}"
+        raise ShapeError.in_layer(
+            "glu",
+            f"dim {dim} of input '{input.name}' (shape {list(input.shape)}) must be even to "
+            f"split in two, given {size}",
         )
     a, b = layers.split(input, num_or_sections=2, dim=dim)
     return layers.elementwise_mul(x=a, y=layers.sigmoid(x=b))
@@ -174,29 +176,32 @@ def scaled_dot_product_attention(
     """
     for arg, v in (("queries", queries), ("keys", keys), ("values", values)):
         if len(v.shape) != 3:
-            raise ShapeError(
-                f"scaled_dot_product_attention: {arg} must be 3-D [batch, length, hidden], given "
-                f"shape {list(v.shape)}"
+            raise ShapeError.in_layer(
+                "scaled_dot_product_attention",
+                f"{arg} must be 3-D [batch, length, hidden], given shape {list(v.shape)}",
             )
     if queries.shape[-1] != keys.shape[-1]:
-        raise ShapeError(
-            f"scaled_dot_product_attention: the hidden size of queries ({queries.shape[-1]}) and "
-            f"keys ({keys.shape[-1]}) must be equal"
+        raise ShapeError.in_layer(
+            "scaled_dot_product_attention",
+            f"the hidden size of queries ({queries.shape[-1]}) and "
+            f"keys ({keys.shape[-1]}) must be equal",
         )
     if keys.shape[1] != values.shape[1]:
-        raise ShapeError(
-            f"scaled_dot_product_attention: keys and values must have the same length, given "
-            f"{keys.shape[1]} and {values.shape[1]}"
+        raise ShapeError.in_layer(
+            "scaled_dot_product_attention",
+            f"keys and values must have the same length, given "
+            f"{keys.shape[1]} and {values.shape[1]}",
         )
     if not isinstance(num_heads, int) or num_heads <= 0:
-        raise ValueError(
-            f"scaled_dot_product_attention: num_heads must be a positive int, given {num_heads!r}"
+        raise ArgumentError(
+            "scaled_dot_product_attention", f"num_heads must be a positive int, given {num_heads!r}"
         )
     for arg, v in (("keys", keys), ("values", values)):
         if v.shape[-1] % num_heads:
-            raise ShapeError(
-                f"scaled_dot_product_attention: the hidden size of {arg} ({v.shape[-1]}) must be "
-                f"divisible by num_heads={num_heads}"
+            raise ShapeError.in_layer(
+                "scaled_dot_product_attention",
+                f"the hidden size of {arg} ({v.shape[-1]}) must be "
+                f"divisible by num_heads={num_heads}",
             )
 
     def project(x):

@@ -7,6 +7,7 @@ carry a priority, so a third-party plugin can override a built-in one.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -212,7 +213,7 @@ class OpDef:
             if name in given:
                 value = _coerce_attr(self.type, name, spec, given.pop(name))
             elif spec.default is REQUIRED:
-                raise AttrError(f"op '{self.type}': attribute '{name}' is required but not given")
+                raise AttrError(f"attribute '{name}' is required but not given", op=self.type)
             else:
                 value = spec.default
             out[name] = value
@@ -221,8 +222,9 @@ class OpDef:
                 out[name] = value  # framework-level annotations (role, namescope, device)
                 continue
             raise AttrError(
-                f"op '{self.type}': unknown attribute '{name}' (given {value!r}); "
-                f"known attributes: {sorted(self.attrs)}"
+                f"unknown attribute '{name}' (given {value!r}); "
+                f"known attributes: {sorted(self.attrs)}",
+                op=self.type,
             )
         return out
 
@@ -237,7 +239,7 @@ def _coerce_attr(op_type: str, name: str, spec: Attr, value: Any) -> Any:
     if spec.check is not None and value is not None:
         msg = spec.check(value)
         if msg:
-            raise AttrError(f"op '{op_type}': attribute '{name}' {msg}, given {value!r}")
+            raise AttrError(f"attribute '{name}' {msg}, given {value!r}", op=op_type)
     return value
 
 
@@ -265,7 +267,7 @@ def _coerce_type(op_type, name, kind, value):
             return value
     tname = kind.__name__ if isinstance(kind, type) else str(kind)
     raise AttrError(
-        f"op '{op_type}': attribute '{name}' expects {tname}, given {type(value).__name__} {value!r}"
+        f"attribute '{name}' expects {tname}, given {type(value).__name__} {value!r}", op=op_type
     )
 
 
@@ -275,7 +277,10 @@ class OpRegistry:
     def __init__(self):
         self._ops: dict[str, OpDef] = {}
         self._owner: dict[str, str] = {}
+        self._family: dict[str, str] = {}
         self.current_plugin = "?"
+        #: the op family (``oar.ops`` module name) being registered; kernels of its ops load lazily
+        self.current_family: str | None = None
 
     def register_op(self, opdef: OpDef) -> OpDef:
         if opdef.type in self._ops:
@@ -284,6 +289,8 @@ class OpRegistry:
             )
         self._ops[opdef.type] = opdef
         self._owner[opdef.type] = self.current_plugin
+        if self.current_family is not None:
+            self._family[opdef.type] = self.current_family
         maker = opdef.grad
         spec = getattr(maker, "grad_spec", None)
         if spec is not None:
@@ -321,6 +328,10 @@ class OpRegistry:
 
     def owner(self, op_type: str) -> str:
         return self._owner.get(op_type, "?")
+
+    def family(self, op_type: str) -> str | None:
+        """The op family (module of ``oar.ops``) that defines ``op_type``; None for other plugins' ops."""
+        return self._family.get(op_type)
 
 
 def _grad_slot(name: str, fwd_slots: Mapping[str, Slot]) -> Slot:
@@ -383,7 +394,33 @@ class KernelRegistry:
         self._ops = ops
         self._entries: dict[tuple, list] = {}
         self._cache: dict[tuple, KernelEntry | None] = {}
+        self._lazy: dict[str, list] = {}  # op family -> [(load, plugin)] not run yet
+        self._lock = threading.RLock()
         self.current_plugin = "?"
+
+    def register_lazy(self, families: Iterable[str], load: Callable[[str], None]) -> None:
+        """Defer registering kernels: ``load(family)`` runs (and calls :meth:`register_kernel`)
+        the first time a kernel of an op of that family is looked up, or all are listed.
+
+        Families are the module names of ``oar.ops`` (see :meth:`OpRegistry.family`).
+        Keeps ``import oar`` from importing every kernel module.
+        """
+        for family in families:
+            self._lazy.setdefault(family, []).append((load, self.current_plugin))
+
+    def _load(self, family: str | None) -> None:
+        with self._lock:
+            pending = self._lazy.pop(family, None)
+            for load, plugin in pending or ():
+                old, self.current_plugin = self.current_plugin, plugin
+                try:
+                    load(family)
+                finally:
+                    self.current_plugin = old
+
+    def _load_all(self) -> None:
+        for family in list(self._lazy):
+            self._load(family)
 
     def register_kernel(
         self,
@@ -398,7 +435,7 @@ class KernelRegistry:
         wants_outputs: bool = False,
         inplace: bool = False,
         no_need_buffer: Sequence[str] = (),
-        generic: bool = False,
+        generic: bool | None = None,
     ) -> None:
         """Register ``kernel(inputs, attrs) -> {slot: array}`` for an op on a device.
 
@@ -449,6 +486,8 @@ class KernelRegistry:
             return self._cache[key]
         except KeyError:
             pass
+        if self._lazy:
+            self._load(self._ops.family(op_type))
         cands = list(self._entries.get(key, ())) + list(
             self._entries.get((op_type, device, None), ())
         )
@@ -457,9 +496,12 @@ class KernelRegistry:
         return best
 
     def devices_for(self, op_type: str) -> set:
+        self._load(self._ops.family(op_type))
         return {k[1] for k in self._entries if k[0] == op_type}
 
     def entries(self) -> list:
+        """Every registered kernel (lazily registered families are loaded first)."""
+        self._load_all()
         return [e for b in self._entries.values() for e in b]
 
 

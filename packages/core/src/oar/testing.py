@@ -5,15 +5,137 @@ which inputs to gradient-check). :func:`check_case` builds a one-op program,
 compares the forward result with the reference and the analytic gradients with
 central differences. Test modules list their cases in ``CASES`` so registry-wide
 tests (coverage, dygraph-vs-static) can reuse them.
+
+The suite runs on every registered, available device: :func:`device_places`
+lists one place per device and :func:`use_place` makes one the default of
+:func:`check_case` (``tests/kernels_cpu/conftest.py`` parametrises every
+OpCase test over them, so a new device plugin enters the same conformance
+suite). :class:`CheckingArrayModule` is a numpy-backed stand-in for another
+array module, to prove that kernels registered for a device use its ``xp``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+import functools
+import types
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs as _attrs
 import numpy as np
+
+from oar.places import CPUPlace, CUDAPlace, Place
+
+_places: list = []  # use_place's stack (a plain global: pytest may run fixtures in another context)
+
+
+class DevicePlace(Place):
+    """A place on any registered device by name (``CPUPlace``/``CUDAPlace`` for the built-in ones)."""
+
+    def __init__(self, device: str, device_id: int = 0) -> None:
+        self.device = device
+        self.device_id = device_id
+
+    def __repr__(self) -> str:
+        return f"DevicePlace({self.device!r}, {self.device_id})"
+
+
+def place_for(device: str, device_id: int = 0) -> Place:
+    """The place that runs programs on the device registered as ``device``."""
+    if device == "cpu":
+        return CPUPlace()
+    if device == "cuda":
+        return CUDAPlace(device_id)
+    return DevicePlace(device, device_id)
+
+
+def device_places() -> list:
+    """One place per registered device that is available here, cpu first."""
+    from oar.plugins import registries
+
+    devs = [d for d in registries().devices if d.available()]
+    return [place_for(d.name) for d in sorted(devs, key=lambda d: (d.name != "cpu", d.name))]
+
+
+@contextlib.contextmanager
+def use_place(place: Place) -> Iterator[Place]:
+    """Make ``place`` the default of :func:`check_case`, :func:`run_forward` and friends."""
+    _places.append(place)
+    try:
+        yield place
+    finally:
+        _places.pop()
+
+
+def default_place() -> Place:
+    return _places[-1] if _places else CPUPlace()
+
+
+class CheckingArray(np.ndarray):
+    """An array "on" the checking device: numpy data, its own type (see CheckingArrayModule)."""
+
+
+def _checked(value: Any) -> Any:
+    if type(value) is np.ndarray:
+        return value.view(CheckingArray)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_checked(v) for v in value)
+    if isinstance(value, np.random.Generator):
+        return CheckingArrayModule(value, counts=Counter())
+    return value
+
+
+class CheckingArrayModule:
+    """numpy behind a proxy: counts each attribute a kernel reads, and returns arrays made
+    through it as :class:`CheckingArray`.
+
+    A kernel written against ``xp`` then produces CheckingArrays; one that called
+    numpy directly returns a plain ``numpy.ndarray``, which the checking
+    device's ``to_host`` refuses. Ufuncs are numpy's own (they keep the subclass).
+    """
+
+    def __init__(self, module: Any = np, counts: Counter | None = None) -> None:
+        self._module = module
+        self.counts = Counter() if counts is None else counts
+        self.__name__ = "oar_checking_" + getattr(module, "__name__", "xp")
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._module, name)
+        self.counts[name] += 1
+        if isinstance(attr, types.ModuleType):
+            return CheckingArrayModule(attr, self.counts)
+        if isinstance(attr, (np.ufunc, type)) or not callable(attr):
+            return attr
+
+        @functools.wraps(attr)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return _checked(attr(*args, **kwargs))
+
+        return call
+
+
+def checking_device(name: str, xp: CheckingArrayModule) -> Any:
+    """A :class:`~oar.registry.Device` whose arrays are CheckingArrays made through ``xp``."""
+    from oar.registry import Device
+
+    def to_host(a: Any) -> Any:
+        if type(a) is np.ndarray:
+            raise AssertionError(
+                f"a kernel on the '{name}' device returned a plain numpy array of shape {a.shape}: "
+                f"it computed with numpy instead of the device's array module (xp)"
+            )
+        return np.asarray(a) if isinstance(a, np.ndarray) else a
+
+    return Device(
+        name=name,
+        available=lambda: True,
+        count=lambda: 1,
+        get_xp=lambda: xp,
+        from_host=lambda a, device_id=0: np.array(a).view(CheckingArray),
+        to_host=to_host,
+    )
 
 
 @_attrs.define
@@ -105,7 +227,7 @@ def run_forward(case: OpCase, place: Any = None) -> dict:
     from oar import fluid
 
     main, feeds, _, out_vars = _build(case)
-    exe = fluid.Executor(place or fluid.CPUPlace())
+    exe = fluid.Executor(place or default_place())
     names = [v.name for vs in out_vars.values() for v in vs]
     values = exe.run(main, feed=_feed(feeds, case.lod), fetch_list=names, scope=fluid.Scope())
     it = iter(values)
@@ -147,7 +269,7 @@ def check_grad(case: OpCase, place: Any = None) -> None:
     if not case.grad:
         return
     main, feeds, in_vars, out_vars = _build(case, case.grad)
-    exe = fluid.Executor(place or fluid.CPUPlace())
+    exe = fluid.Executor(place or default_place())
     scope = fluid.Scope()
     fetch = [v.name for vs in out_vars.values() for v in vs]
     first = exe.run(main, feed=_feed(feeds, case.lod), fetch_list=fetch, scope=scope)

@@ -1,14 +1,16 @@
-"""oar's CPU device and numpy kernels, registered through the ``oar`` entry point.
+"""oar's CPU device and array-generic kernels, registered through the ``oar`` entry point.
 
 Kernels are plain functions ``kernel(inputs, attrs) -> {slot: array}`` written
-against numpy; :func:`kernels_for` lets another plugin (e.g. a CUDA one) reuse
-the array-generic ones.
+against ``xp`` (numpy here); :func:`register_generic_kernels` lets another
+device plugin (e.g. a CUDA one) register the same kernels with its own array
+module and override only its fast paths.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from oar_kernels_cpu.generic import register_generic_kernels  # noqa: E402
 from oar_kernels_cpu.kernels import all_kernels, kernels_for  # noqa: E402
 
-__all__ = ["all_kernels", "kernels_for", "__version__"]
+__all__ = ["all_kernels", "kernels_for", "register_generic_kernels", "__version__"]

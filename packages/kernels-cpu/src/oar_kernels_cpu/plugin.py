@@ -1,11 +1,11 @@
-"""Hook implementations: the cpu device and every numpy kernel."""
+"""Hook implementations: the cpu device and its kernels (registered per family, lazily)."""
 
 from __future__ import annotations
 
 from oar.hookspecs import hookimpl
 
 from oar_kernels_cpu.device import make_device
-from oar_kernels_cpu.kernels import all_kernels
+from oar_kernels_cpu.generic import register_generic_kernels
 
 DEVICE = "cpu"
 PRIORITY = 0
@@ -18,7 +18,5 @@ def oar_register_devices(registry) -> None:
 
 @hookimpl
 def oar_register_kernels(registry) -> None:
-    for spec in all_kernels():
-        registry.register_kernel(
-            spec.op_type, DEVICE, spec.dtypes, spec.fn, priority=PRIORITY, **spec.flags
-        )
+    # xp = the cpu device's array module (numpy), bound when a kernel family first loads
+    register_generic_kernels(registry, DEVICE, priority=PRIORITY)

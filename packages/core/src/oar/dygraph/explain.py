@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import DtypeError, ShapeError, at_user_line, describe_var
+from oar.errors import DtypeError, ShapeError, describe_var, user_site
 from oar.registry import VarMeta
 
 
@@ -38,6 +38,6 @@ def explain_failure(op_type: str, opdef: Any, inputs: dict, attrs: dict) -> None
             if v is not None
         )
         cls = DtypeError if isinstance(exc, TypeError) else ShapeError
-        raise cls(f"op '{op_type}': {exc}; inputs: {detail}{at_user_line()}") from None
+        raise cls(f"{exc}; inputs: {detail}", op=op_type, callsite=user_site()) from None
     except Exception:  # noqa: BLE001 - inference could not judge these inputs: keep the kernel's error
         return

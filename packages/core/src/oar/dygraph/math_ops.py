@@ -1,8 +1,9 @@
 """Python operators on eager variables: a short path straight to the tracer.
 
 ``a + b`` on eager variables is the hottest call in imperative code, so it
-skips LayerHelper and goes to ``Tracer.trace_op`` with the same op types and
-attrs the static ``math_op_patch`` uses.
+skips the builder and goes to ``Tracer.trace_simple`` with the same op types,
+attrs and scalar forms (``oar.framework.math_operators.SCALAR_FORMS``) the
+static operators use.
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ from typing import Any
 import numpy as np
 
 from oar.dygraph.varbase import VarBase
-from oar.errors import OpRuntimeError
+from oar.errors import DtypeError, OpRuntimeError, user_site
+from oar.framework.math_operators import COMPARE_OPS as _COMPARE
+from oar.framework.math_operators import SCALAR_FORMS
 from oar.framework.mode import _dygraph_tracer
 
 _SCALARS = (int, float, np.integer, np.floating)
-_COMPARE = frozenset(
-    ("less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal")
-)
 _ELEMENTWISE_ATTRS = {"axis": -1}  # never mutated: the tracer completes attrs into a new dict
 _NO_ATTRS: dict = {}
 _completed: dict = {}  # op type -> its completed attrs for the operator path
@@ -41,14 +41,10 @@ def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
     if not isinstance(other, VarBase):
         if isinstance(other, _SCALARS) and not isinstance(other, bool):
             v = float(other)
-            if op_type == "elementwise_add":
-                return scale(x, 1.0, v)
-            if op_type == "elementwise_sub":
-                return scale(x, -1.0, v) if reverse else scale(x, 1.0, -v)
-            if op_type == "elementwise_mul":
-                return scale(x, v)
-            if op_type == "elementwise_div" and not reverse:
-                return scale(x, 1.0 / v)
+            form = SCALAR_FORMS.get(op_type)
+            form = form and form(v, reverse)
+            if form:
+                return scale(x, *form)
             other = VarBase(np.full([1], v, dtype=x.dtype))
         elif isinstance(other, np.ndarray):
             other = VarBase(other.astype(x.dtype, copy=False))
@@ -62,12 +58,11 @@ def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
         and va.dtype is not vb.dtype
         and va.dtype != vb.dtype
     ):
-        from oar.errors import DtypeError, at_user_line
-
         # Fluid 1.8 rejects mixed dtypes here too; numpy would upcast silently
         raise DtypeError(
             f"'{op_type}' on dygraph variables of different dtypes ({a.dtype} and {b.dtype}); "
-            f"nothing is cast: use .astype() on one side{at_user_line()}"
+            f"nothing is cast: use .astype() on one side",
+            callsite=user_site(),
         )
     if op_type == "matmul":
         from oar.layers.math import matmul
@@ -83,9 +78,8 @@ def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
     except OpRuntimeError as exc:
         # failure path only: say it with the op's shape inference, and name the user's line
         from oar.dygraph.explain import explain_failure
-        from oar.errors import at_user_line
         from oar.plugins import registries
 
         explain_failure(op_type, registries().ops.get(op_type), {"X": [a], "Y": [b]}, attrs)
-        exc.args = (str(exc.args[0]) + at_user_line(),) + tuple(exc.args[1:])
+        exc.with_context(callsite=user_site())
         raise

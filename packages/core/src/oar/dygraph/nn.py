@@ -16,7 +16,13 @@ from oar.dygraph.container import LayerList, ParameterList, Sequential
 from oar.dygraph.explain import explain_failure
 from oar.dygraph.layers import Layer
 from oar.dygraph.varbase import VarBase
-from oar.errors import KernelNotFoundError, OpRuntimeError, at_user_line
+from oar.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    KernelNotFoundError,
+    OpRuntimeError,
+    user_site,
+)
 from oar.framework.mode import _dygraph_tracer
 from oar.framework.param_attr import ParamAttr
 from oar.initializer import Constant, Normal
@@ -41,11 +47,13 @@ __all__ = [
 def _pair(value: Any, name: str, layer: str) -> list:
     if isinstance(value, (list, tuple)):
         if len(value) != 2 or not all(isinstance(v, (int, np.integer)) for v in value):
-            raise ValueError(f"{layer}: {name} must be an int or a list of 2 ints, given {value!r}")
+            raise ArgumentError(
+                layer, f"{name} must be an int or a list of 2 ints, given {value!r}"
+            )
         return [int(v) for v in value]
     if not isinstance(value, (int, np.integer)):
-        raise TypeError(
-            f"{layer}: {name} must be an int or a list of 2 ints, given {type(value).__name__}"
+        raise ArgumentTypeError(
+            layer, f"{name} must be an int or a list of 2 ints, given {type(value).__name__}"
         )
     return [int(value), int(value)]
 
@@ -68,16 +76,16 @@ def _op(op_type: str, inputs: dict, outputs: dict, attrs: dict) -> None:
         # the kernel failed: explain it with the op's shape inference (run only now, so the
         # fast path pays nothing), else at least name the user's line
         explain_failure(op_type, opdef, inputs, tracer.complete_attrs(op_type, attrs))
-        if exc.args and "called at " not in str(exc.args[0]):
-            exc.args = (str(exc.args[0]) + at_user_line(),) + tuple(exc.args[1:])
+        exc.with_context(callsite=user_site())
         raise
 
 
 def _check_input(layer: str, x: Any) -> None:
     if not isinstance(x, VarBase):
-        raise TypeError(
-            f"{layer}: input must be a dygraph variable (fluid.dygraph.to_variable(ndarray)), "
-            f"given {type(x).__name__}"
+        raise ArgumentTypeError(
+            layer,
+            f"input must be a dygraph variable (fluid.dygraph.to_variable(ndarray)), "
+            f"given {type(x).__name__}",
         )
 
 
@@ -97,7 +105,7 @@ def _bias_act(x: VarBase, bias: Any, axis: int, act: str | None) -> VarBase:
 
 def _positive_int(layer: str, name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{layer}: {name} must be a positive int, given {value!r}")
+        raise ArgumentError(layer, f"{name} must be a positive int, given {value!r}")
     return int(value)
 
 
@@ -123,7 +131,7 @@ class Linear(Layer):
         super().__init__()
         for n, v in (("input_dim", input_dim), ("output_dim", output_dim)):
             if not isinstance(v, (int, np.integer)) or v <= 0:
-                raise ValueError(f"Linear: {n} must be a positive int, given {v!r}")
+                raise ArgumentError("Linear", f"{n} must be a positive int, given {v!r}")
         _check_act("Linear", act)
         self._act = act
         self._dtype = dtype
@@ -133,14 +141,16 @@ class Linear(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Linear", input)
         if input.shape[-1] != self.weight.shape[0]:
-            raise ValueError(
-                f"Linear: input '{input.name}' has shape {input.shape}, but this layer expects "
-                f"last dim {self.weight.shape[0]} (input_dim)"
+            raise ArgumentError(
+                "Linear",
+                f"input '{input.name}' has shape {input.shape}, but this layer expects "
+                f"last dim {self.weight.shape[0]} (input_dim)",
             )
         if str(input.dtype) != str(self.weight.dtype):
-            raise TypeError(
-                f"Linear: input '{input.name}' must be {self.weight.dtype} (the layer's dtype), "
-                f"given {input.dtype}"
+            raise ArgumentTypeError(
+                "Linear",
+                f"input '{input.name}' must be {self.weight.dtype} (the layer's dtype), "
+                f"given {input.dtype}",
             )
         out = VarBase(None)
         # ``mul`` keeps the leading dims (as Fluid's matmul here does) and its kernels are the
@@ -181,8 +191,8 @@ class Conv2D(Layer):
         self._num_channels = num_channels
         self._groups = 1 if groups is None else groups
         if num_channels % self._groups:
-            raise ValueError(
-                f"Conv2D: num_channels ({num_channels}) must be divisible by groups ({groups})"
+            raise ArgumentError(
+                "Conv2D", f"num_channels ({num_channels}) must be divisible by groups ({groups})"
             )
         self._stride = _pair(stride, "stride", "Conv2D")
         self._padding = _pair(padding, "padding", "Conv2D")
@@ -200,9 +210,10 @@ class Conv2D(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Conv2D", input)
         if len(input.shape) != 4 or input.shape[1] != self._num_channels:
-            raise ValueError(
-                f"Conv2D: input '{input.name}' must be NCHW with {self._num_channels} channels, "
-                f"given shape {input.shape}"
+            raise ArgumentError(
+                "Conv2D",
+                f"input '{input.name}' must be NCHW with {self._num_channels} channels, "
+                f"given shape {input.shape}",
             )
         out = VarBase(None)
         op = (
@@ -264,7 +275,7 @@ class Conv2DTranspose(Layer):
         self._use_cudnn = use_cudnn
         self._dtype = dtype
         if filter_size is None:
-            raise ValueError("Conv2DTranspose: filter_size is required")
+            raise ArgumentError("Conv2DTranspose", "filter_size is required")
         self._filter_size = _pair(filter_size, "filter_size", "Conv2DTranspose")
         shape = [num_channels, num_filters // self._groups] + self._filter_size
         self.weight = self.create_parameter(shape, param_attr, dtype, False)
@@ -273,9 +284,10 @@ class Conv2DTranspose(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Conv2DTranspose", input)
         if len(input.shape) != 4 or input.shape[1] != self._num_channels:
-            raise ValueError(
-                f"Conv2DTranspose: input '{input.name}' must be NCHW with {self._num_channels} "
-                f"channels, given shape {input.shape}"
+            raise ArgumentError(
+                "Conv2DTranspose",
+                f"input '{input.name}' must be NCHW with {self._num_channels} "
+                f"channels, given shape {input.shape}",
             )
         out = VarBase(None)
         attrs = {
@@ -312,11 +324,13 @@ class Pool2D(Layer):
     ) -> None:
         super().__init__()
         if pool_type not in ("max", "avg"):
-            raise ValueError(f"Pool2D: pool_type must be 'max' or 'avg', given {pool_type!r}")
+            raise ArgumentError("Pool2D", f"pool_type must be 'max' or 'avg', given {pool_type!r}")
         if global_pooling is False and pool_size == -1:
-            raise ValueError("Pool2D: pool_size must be given when global_pooling is False")
+            raise ArgumentError("Pool2D", "pool_size must be given when global_pooling is False")
         if data_format not in ("NCHW", "NHWC"):
-            raise ValueError(f"Pool2D: data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
+            raise ArgumentError(
+                "Pool2D", f"data_format must be 'NCHW' or 'NHWC', given {data_format!r}"
+            )
         self._pool_type = pool_type
         self._pool_size = _pair(pool_size, "pool_size", "Pool2D")
         self._pool_padding = _pair(pool_padding, "pool_padding", "Pool2D")
@@ -330,9 +344,10 @@ class Pool2D(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Pool2D", input)
         if len(input.shape) != 4:
-            raise ValueError(
-                f"Pool2D: input '{input.name}' must be 4-D ({self._data_format}), "
-                f"given shape {input.shape}"
+            raise ArgumentError(
+                "Pool2D",
+                f"input '{input.name}' must be 4-D ({self._data_format}), "
+                f"given shape {input.shape}",
             )
         out = VarBase(None)
         _op(
@@ -378,8 +393,8 @@ class BatchNorm(Layer):
         _check_act("BatchNorm", act)
         _positive_int("BatchNorm", "num_channels", num_channels)
         if data_layout not in ("NCHW", "NHWC"):
-            raise ValueError(
-                f"BatchNorm: data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}"
+            raise ArgumentError(
+                "BatchNorm", f"data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}"
             )
         self._act = act
         self._is_test = is_test
@@ -410,9 +425,10 @@ class BatchNorm(Layer):
         _check_input("BatchNorm", input)
         c = len(input.shape) > 1 and input.shape[1 if self._data_layout == "NCHW" else -1]
         if len(input.shape) < 2 or c != self.weight.shape[0]:
-            raise ValueError(
-                f"BatchNorm: input '{input.name}' must have {self.weight.shape[0]} channels "
-                f"(num_channels, {self._data_layout}), given shape {input.shape}"
+            raise ArgumentError(
+                "BatchNorm",
+                f"input '{input.name}' must have {self.weight.shape[0]} channels "
+                f"(num_channels, {self._data_layout}), given shape {input.shape}",
             )
         y, saved_mean, saved_var = VarBase(None), VarBase(None), VarBase(None)
         _op(
@@ -464,8 +480,9 @@ class LayerNorm(Layer):
         self._normalized_shape = list(normalized_shape)
         for d in self._normalized_shape:
             if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0:
-                raise ValueError(
-                    f"LayerNorm: normalized_shape must hold positive ints, given {normalized_shape!r}"
+                raise ArgumentError(
+                    "LayerNorm",
+                    f"normalized_shape must hold positive ints, given {normalized_shape!r}",
                 )
         self._scale, self._shift, self._epsilon, self._act = scale, shift, epsilon, act
         n = int(np.prod(self._normalized_shape))
@@ -478,9 +495,10 @@ class LayerNorm(Layer):
         _check_input("LayerNorm", input)
         k = len(self._normalized_shape)
         if input.shape[-k:] != self._normalized_shape:
-            raise ValueError(
-                f"LayerNorm: input '{input.name}' of shape {input.shape} does not end with "
-                f"normalized_shape {self._normalized_shape}"
+            raise ArgumentError(
+                "LayerNorm",
+                f"input '{input.name}' of shape {input.shape} does not end with "
+                f"normalized_shape {self._normalized_shape}",
             )
         ins = {"X": [input]}
         if self.weight is not None:
@@ -511,12 +529,15 @@ class Embedding(Layer):
     ) -> None:
         super().__init__()
         if not isinstance(size, (list, tuple)) or len(size) != 2:
-            raise ValueError(f"Embedding: size must be [vocab_size, embedding_dim], given {size!r}")
+            raise ArgumentError(
+                "Embedding", f"size must be [vocab_size, embedding_dim], given {size!r}"
+            )
         for n, v in zip(("vocab_size", "embedding_dim"), size):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
-                raise ValueError(
-                    f"Embedding: size must hold positive ints [vocab_size, embedding_dim], "
-                    f"given {list(size)} ({n} = {v!r})"
+                raise ArgumentError(
+                    "Embedding",
+                    f"size must hold positive ints [vocab_size, embedding_dim], "
+                    f"given {list(size)} ({n} = {v!r})",
                 )
         self._size = list(size)
         self._is_sparse = is_sparse
@@ -532,8 +553,8 @@ class Embedding(Layer):
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Embedding", input)
         if str(input.dtype) not in ("int64", "int32"):
-            raise TypeError(
-                f"Embedding: input '{input.name}' must hold int64 ids, given {input.dtype}"
+            raise ArgumentTypeError(
+                "Embedding", f"input '{input.name}' must hold int64 ids, given {input.dtype}"
             )
         out = VarBase(None)
         _op(
@@ -562,9 +583,11 @@ class Dropout(Layer):
     ) -> None:
         super().__init__()
         if not 0 <= p <= 1:
-            raise ValueError(f"Dropout: p must be in [0, 1], given {p}")
+            raise ArgumentError("Dropout", f"p must be in [0, 1], given {p}")
         if dropout_implementation not in ("downgrade_in_infer", "upscale_in_train"):
-            raise ValueError(f"Dropout: unknown dropout_implementation {dropout_implementation!r}")
+            raise ArgumentError(
+                "Dropout", f"unknown dropout_implementation {dropout_implementation!r}"
+            )
         self._dropout_prob = float(p)
         self._is_test = is_test
         self._seed = seed
@@ -607,10 +630,12 @@ class GRUUnit(Layer):
         super().__init__()
         _positive_int("GRUUnit", "size", size)
         if size % 3:
-            raise ValueError(f"GRUUnit: size must be 3 * hidden size, given {size}")
+            raise ArgumentError("GRUUnit", f"size must be 3 * hidden size, given {size}")
         for n, a in (("activation", activation), ("gate_activation", gate_activation)):
             if a not in _GRU_ACTS:
-                raise ValueError(f"GRUUnit: {n} must be one of {sorted(_GRU_ACTS)}, given {a!r}")
+                raise ArgumentError(
+                    "GRUUnit", f"{n} must be one of {sorted(_GRU_ACTS)}, given {a!r}"
+                )
         self.activation = _GRU_ACTS[activation]
         self.gate_activation = _GRU_ACTS[gate_activation]
         self._origin_mode = origin_mode
@@ -624,9 +649,10 @@ class GRUUnit(Layer):
         _check_input("GRUUnit", hidden)
         d = self.weight.shape[0]
         if input.shape[-1] != 3 * d or hidden.shape[-1] != d:
-            raise ValueError(
-                f"GRUUnit: input must be [batch, {3 * d}] (size) and hidden [batch, {d}], given "
-                f"input '{input.name}' {input.shape} and hidden '{hidden.name}' {hidden.shape}"
+            raise ArgumentError(
+                "GRUUnit",
+                f"input must be [batch, {3 * d}] (size) and hidden [batch, {d}], given "
+                f"input '{input.name}' {input.shape} and hidden '{hidden.name}' {hidden.shape}",
             )
         ins = {"Input": [input], "HiddenPrev": [hidden], "Weight": [self.weight]}
         if self.bias is not None:
@@ -662,15 +688,17 @@ class PRelu(Layer):
             shape = [1]
         elif mode == "channel":
             if channel is None:
-                raise ValueError("PRelu: mode 'channel' needs channel=")
+                raise ArgumentError("PRelu", "mode 'channel' needs channel=")
             _positive_int("PRelu", "channel", channel)
             shape = [1, int(channel), 1, 1]
         elif mode == "element":
             if input_shape is None:
-                raise ValueError("PRelu: mode 'element' needs input_shape=")
+                raise ArgumentError("PRelu", "mode 'element' needs input_shape=")
             shape = [1] + list(input_shape)[1:]
         else:
-            raise ValueError(f"PRelu: mode must be 'all', 'channel' or 'element', given {mode!r}")
+            raise ArgumentError(
+                "PRelu", f"mode must be 'all', 'channel' or 'element', given {mode!r}"
+            )
         self._alpha_shape = shape
         self.weight = self.create_parameter(shape, param_attr, dtype, False, Constant(0.25))
 
@@ -679,9 +707,10 @@ class PRelu(Layer):
         if self._mode == "channel" and (
             len(input.shape) < 2 or input.shape[1] != self._alpha_shape[1]
         ):
-            raise ValueError(
-                f"PRelu: mode 'channel' with channel={self._alpha_shape[1]} needs input "
-                f"'{input.name}' of shape [N, {self._alpha_shape[1]}, ...], given {input.shape}"
+            raise ArgumentError(
+                "PRelu",
+                f"mode 'channel' with channel={self._alpha_shape[1]} needs input "
+                f"'{input.name}' of shape [N, {self._alpha_shape[1]}, ...], given {input.shape}",
             )
         out = VarBase(None)
         _op("prelu", {"X": [input], "Alpha": [self.weight]}, {"Out": [out]}, {"mode": self._mode})

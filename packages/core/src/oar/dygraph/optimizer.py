@@ -1,10 +1,12 @@
-"""Optimizers in dygraph mode: the same update ops, run at once on eager variables.
+"""Optimizers in dygraph mode: what the eager builder does where the static one appends ops.
 
-``Optimizer.minimize`` hands over here under ``fluid.dygraph.guard()``. The
+``Optimizer.minimize`` runs one pipeline in both modes (gradients, clip,
+regularization, learning rate, accumulators, update ops) and asks the current
+builder for the mode's parts; under ``fluid.dygraph.guard()`` that is
+``oar.dygraph.eager_block.EagerBuilder``, which calls these functions. The
 optimizer's own ``_append_optimize_op`` (and the regularizers and clips) run
-against the tracer's :class:`EagerBlock`, so every optimizer that appends an
-op works in both modes; accumulators are eager variables keyed by parameter
-name, created on the first step (or filled from ``set_dict``).
+against the tracer's :class:`EagerBlock`; accumulators are eager variables
+keyed by parameter name, created on the first step (or filled from ``set_dict``).
 """
 
 from __future__ import annotations
@@ -13,10 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from oar.dygraph.base import no_grad
 from oar.dygraph.learning_rate_scheduler import LearningRateDecay, ReduceLROnPlateau
 from oar.dygraph.varbase import VarBase
-from oar.framework.mode import _dygraph_tracer
 from oar.framework.program import default_main_program
 
 
@@ -30,7 +30,7 @@ def _params(opt: Any, parameter_list: Any) -> list:
     return list(params)
 
 
-def current_lr(opt: Any) -> float:
+def current_step_lr(opt: Any) -> float:
     lr = opt._learning_rate
     if isinstance(lr, LearningRateDecay):
         return float(lr.step()) if not isinstance(lr, ReduceLROnPlateau) else lr.learning_rate
@@ -39,7 +39,7 @@ def current_lr(opt: Any) -> float:
     return float(lr)
 
 
-def _set_lr_var(opt: Any) -> None:
+def set_lr_var(opt: Any) -> None:
     """Put this step's learning rate (advancing a schedule) where ``_create_param_lr`` finds it."""
     lr = opt._learning_rate
     if isinstance(lr, LearningRateDecay):
@@ -62,53 +62,19 @@ def _set_lr_var(opt: Any) -> None:
     var._value = np.array([value], dtype="float32")
 
 
-def dygraph_minimize(
-    opt: Any, loss: VarBase, parameter_list: Any = None, no_grad_set: Any = None
-) -> tuple:
-    """One update of ``parameter_list`` from the gradients ``loss.backward()`` left on them."""
-    tracer = _dygraph_tracer()
+def gradients(opt: Any, parameter_list: Any = None, no_grad_set: Any = None) -> list:
+    """(parameter, gradient) pairs from what ``loss.backward()`` left on the parameters."""
     skip = {x if isinstance(x, str) else x.name for x in (no_grad_set or ())}
     params_grads = []
     for p in _params(opt, parameter_list):
         if not getattr(p, "trainable", True) or p.name in skip or p._grad is None:
             continue
         params_grads.append((p, VarBase(p._grad, name=p.name + "@GRAD", stop_gradient=True)))
-    params_grads.sort(key=lambda pg: pg[0].name)
-    block = tracer.eager_block
-    with no_grad():
-        from oar.regularizer import append_regularization_ops
-
-        if opt._grad_clip is not None:
-            params_grads = _clip(opt._grad_clip, params_grads)
-        else:
-            params_grads = _per_param_clip(params_grads)
-        params_grads = append_regularization_ops(params_grads, opt.regularization)
-        _set_lr_var(opt)
-        opt._create_accumulators(block, [p for p, g in params_grads if g is not None])
-        for pg in params_grads:
-            if pg[1] is not None:
-                opt._append_optimize_op(block, pg)
-        opt._finish_update(block, params_grads)
-    return [], params_grads
+    return params_grads
 
 
-def _clip(clip: Any, params_grads: list) -> list:
-    """Run a clip's op-appending implementation on the eager block (its ops run at once)."""
-    fn = getattr(clip, "_static_clip", None) or clip
-    return fn(params_grads)
-
-
-def _per_param_clip(params_grads: list) -> list:
-    """``ParamAttr(gradient_clip=...)`` / ``set_gradient_clip``: the static rules (global-norm clips of one
-    group_name share one norm), with the ops running at once on the eager block."""
-    from oar.clip import append_gradient_clip_ops
-
-    return append_gradient_clip_ops(params_grads)
-
-
-def scaled_lr(opt: Any, param: Any) -> VarBase:
+def scaled_lr(lr: VarBase, param: Any) -> VarBase:
     """The learning rate times the parameter's ``ParamAttr(learning_rate=...)``."""
-    lr = opt._global_learning_rate()
     mult = float(param.optimize_attr.get("learning_rate", 1.0))
     if mult == 1.0:
         return lr

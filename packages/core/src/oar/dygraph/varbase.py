@@ -177,9 +177,12 @@ class VarBase(MathOperators):
         return VarBase(self._value, stop_gradient=True)
 
     def astype(self, dtype: Any) -> VarBase:
-        from oar.layers.tensor import cast
-
-        return cast(self, convert_dtype(dtype))
+        dtype = convert_dtype(dtype)
+        out = VarBase(None)
+        _tracer().trace_op(
+            "cast", {"X": [self]}, {"Out": [out]}, {"in_dtype": self.dtype, "out_dtype": dtype}
+        )
+        return out
 
     # --- printing -------------------------------------------------------------------------------
     def __str__(self) -> str:

@@ -1,5 +1,6 @@
 """The program IR: Variable, Parameter, Operator, Block, Program, and their helpers."""
 
+from oar.framework import builder as _builder  # noqa: F401 - installs the static builder
 from oar.framework.block import Block
 from oar.framework.mode import in_dygraph_mode
 from oar.framework.operator import Operator, OpRole

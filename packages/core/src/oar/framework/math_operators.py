@@ -1,8 +1,11 @@
 """Python operators (``a + b``, ``x * 2``, ``a < b``, ``-x``, ``a @ b``) for static and eager variables.
 
 Fluid patches these onto both variable kinds; here one mixin holds them and
-each kind says how to build a binary op (``_binary``) and a scale (``_scale``):
-static Variables append ops to the program, eager VarBases run them now.
+each kind says how to build a binary op (``_binary``) and a scale (``_scale``).
+Static Variables hand the op to the current builder (:func:`build_binary`);
+eager VarBases take their own short path to the tracer
+(``oar.dygraph.math_ops``). Both read one table, :data:`SCALAR_FORMS`, for the
+cheap ``scale`` forms of ``x + 2``, ``2 - x``, ``x * 2``, ``x / 2``.
 ``==``/``!=`` stay identity comparisons so variables work in sets and dicts
 (seed 000 fetches ``{g_img}``).
 """
@@ -10,6 +13,59 @@ static Variables append ops to the program, eager VarBases run them now.
 from __future__ import annotations
 
 from typing import Any
+
+from oar.framework import unique_name
+
+COMPARE_OPS = frozenset(
+    ("less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal")
+)
+
+# op type -> (scalar v, reverse) -> (scale, bias) of the ``scale`` op that computes it, or None
+SCALAR_FORMS: dict = {
+    "elementwise_add": lambda v, reverse: (1.0, v),
+    "elementwise_sub": lambda v, reverse: (-1.0, v) if reverse else (1.0, -v),
+    "elementwise_mul": lambda v, reverse: (v, 0.0),
+    "elementwise_div": lambda v, reverse: None if reverse else (1.0 / v, 0.0),
+}
+
+
+def scalar_form(op_type: str, value: float, reverse: bool) -> tuple | None:
+    """(scale, bias) if ``x <op> value`` (or ``value <op> x``) is one ``scale`` op, else None."""
+    form = SCALAR_FORMS.get(op_type)
+    return None if form is None else form(value, reverse)
+
+
+def build_scale(builder: Any, x: Any, scale: float, bias: float = 0.0) -> Any:
+    """``x * scale + bias`` as one ``scale`` op through ``builder``."""
+    out = builder.create_tmp_variable(unique_name.generate("scale"), x.dtype)
+    builder.append_op(
+        "scale",
+        {"X": [x]},
+        {"Out": [out]},
+        {"scale": float(scale), "bias": float(bias), "bias_after_scale": True},
+    )
+    return out
+
+
+def build_binary(builder: Any, x: Any, other: Any, op_type: str, reverse: bool = False) -> Any:
+    """``x <op> other`` (``other <op> x`` if ``reverse``) as ops through ``builder``."""
+    if not builder.is_variable(other):
+        if not isinstance(other, (int, float)):
+            return NotImplemented
+        v = float(other)
+        form = scalar_form(op_type, v, reverse)
+        if form is not None:
+            return build_scale(builder, x, *form)
+        other = builder.const(v, x)
+    a, b = (other, x) if reverse else (x, other)
+    if op_type == "matmul":
+        attrs: dict = {"transpose_X": False, "transpose_Y": False, "alpha": 1.0}
+    else:
+        attrs = {"axis": -1} if op_type.startswith("elementwise") else {}
+    dtype = "bool" if op_type in COMPARE_OPS else a.dtype
+    out = builder.create_tmp_variable(unique_name.generate(op_type), dtype)
+    builder.append_op(op_type, {"X": [a], "Y": [b]}, {"Out": [out]}, attrs)
+    return out
 
 
 class MathOperators:

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from oar.errors import DtypeError, OarError, ShapeError, describe_var, where
+from oar.errors import DtypeError, OarError, OpError, ShapeError, describe_var, where
 from oar.registry import EMPTY_VAR, VarMeta
 
 
@@ -167,17 +167,13 @@ def make_operator(
                 raise ValueError(f"input slot '{s.name}' takes one variable, given {ins[s.name]}")
         full_attrs = {k: _json_attr(v) for k, v in opdef.complete_attrs(attrs_).items()}
     except OarError as exc:
-        raise type_of(exc)(f"{exc}{where(callsite)}") from None
+        raise exc.with_context(callsite=callsite, created=True) from None
     except ValueError as exc:
-        raise ValueError(f"op '{type}': {exc}{where(callsite)}") from None
+        raise OpError(str(exc), op=type, callsite=callsite, created=True) from None
     op = Operator(block, type, ins, outs, full_attrs, callsite)
     if infer and opdef.infer_shape is not None:
         run_infer_shape(block, op, opdef)
     return op
-
-
-def type_of(exc: Exception) -> type:
-    return type(exc)
 
 
 def _meta(block: Any, name: str) -> VarMeta | None:
@@ -205,7 +201,9 @@ def run_infer_shape(block: Any, op: Operator, opdef: Any) -> None:
             for n in ns
         )
         cls = DtypeError if isinstance(exc, TypeError) else ShapeError
-        raise cls(f"op '{op.type}': {exc}; inputs: {detail}{where(op.callsite)}") from None
+        raise cls(
+            f"{exc}; inputs: {detail}", op=op.type, callsite=op.callsite, created=True
+        ) from None
     for slot, metas in result.items():
         names = op.outputs.get(slot, [])
         if not isinstance(metas, (list, tuple)):

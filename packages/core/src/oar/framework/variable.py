@@ -10,8 +10,10 @@ from typing import Any
 
 import attrs
 
+from oar.framework import unique_name
 from oar.framework.dtypes import VarType, convert_dtype
-from oar.framework.math_operators import MathOperators
+from oar.framework.math_operators import MathOperators, build_binary, build_scale
+from oar.framework.mode import current_builder
 
 
 def _shape(value: Any) -> tuple | None:
@@ -80,21 +82,21 @@ class Variable(MathOperators):
             n *= d
         return n
 
-    # --- Python operators (see MathOperators): ops appended to the program -------------
+    # --- Python operators (see MathOperators): ops handed to the current builder --------------
     def astype(self, dtype: Any) -> Variable:
-        from oar.layers import tensor
-
-        return tensor.cast(self, dtype)
+        builder = current_builder()
+        dtype = convert_dtype(dtype)
+        out = builder.create_tmp_variable(unique_name.generate("cast"), dtype)
+        builder.append_op(
+            "cast", {"X": [self]}, {"Out": [out]}, {"in_dtype": self.dtype, "out_dtype": dtype}
+        )
+        return out
 
     def _binary(self, other: Any, op: str, reverse: bool = False) -> Variable:
-        from oar.layers import math_op_patch
-
-        return math_op_patch.binary(self, other, op, reverse)
+        return build_binary(current_builder(), self, other, op, reverse)
 
     def _scale(self, factor: float) -> Variable:
-        from oar.layers import math_op_patch
-
-        return math_op_patch.scale(self, factor)
+        return build_scale(current_builder(), self, factor)
 
     __hash__ = object.__hash__
 

@@ -9,11 +9,15 @@ import types as _types  # noqa: E402
 
 from oar.layers._user_line import wrap_module_functions as _wrap  # noqa: E402
 from oar.layers.activation import *  # noqa: F401,F403
+from oar.layers.beam_search import *  # noqa: F401,F403
 from oar.layers.clip_ops import *  # noqa: F401,F403
 from oar.layers.compare import *  # noqa: F401,F403
 from oar.layers.conv import *  # noqa: F401,F403
+from oar.layers.crf import *  # noqa: F401,F403
+from oar.layers.ctc import *  # noqa: F401,F403
 from oar.layers.debug import *  # noqa: F401,F403
 from oar.layers.dropout import *  # noqa: F401,F403
+from oar.layers.edit_distance import *  # noqa: F401,F403
 from oar.layers.elementwise import *  # noqa: F401,F403
 from oar.layers.embedding import *  # noqa: F401,F403
 from oar.layers.fc import *  # noqa: F401,F403
@@ -23,11 +27,13 @@ from oar.layers.io import *  # noqa: F401,F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from oar.layers.lod_reset import *  # noqa: F401,F403
 from oar.layers.losses import *  # noqa: F401,F403  # noqa: F401,F403
+from oar.layers.lstm_unit import *  # noqa: F401,F403
 from oar.layers.manip import *  # noqa: F401,F403
 from oar.layers.math import *  # noqa: F401,F403
 from oar.layers.metric import *  # noqa: F401,F403
 from oar.layers.norm import *  # noqa: F401,F403
 from oar.layers.pool import *  # noqa: F401,F403
+from oar.layers.position_encoding import *  # noqa: F401,F403
 from oar.layers.ranges import *  # noqa: F401,F403
 from oar.layers.rearrange import *  # noqa: F401,F403
 from oar.layers.recurrent import *  # noqa: F401,F403

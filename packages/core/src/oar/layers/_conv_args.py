@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import ShapeError
+from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
 from oar.layer_helper import check_variable
 
 
 def pair(layer: str, arg: str, value: Any, allow_zero: bool = False) -> list:
     """An int or a 2-sequence of ints -> [h, w]; refuses anything else with a message naming ``arg``."""
     if isinstance(value, bool):
-        raise TypeError(f"{layer}: {arg} must be an int or a list of 2 ints, given {value!r}")
+        raise ArgumentTypeError(layer, f"{arg} must be an int or a list of 2 ints, given {value!r}")
     if isinstance(value, int):
         value = [value, value]
     if (
@@ -19,11 +19,11 @@ def pair(layer: str, arg: str, value: Any, allow_zero: bool = False) -> list:
         or len(value) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     ):
-        raise TypeError(f"{layer}: {arg} must be an int or a list of 2 ints, given {value!r}")
+        raise ArgumentTypeError(layer, f"{arg} must be an int or a list of 2 ints, given {value!r}")
     low = 0 if allow_zero else 1
     if any(v < low for v in value):
-        raise ValueError(
-            f"{layer}: {arg} must be {'>= 0' if allow_zero else 'positive'}, given {list(value)}"
+        raise ArgumentError(
+            layer, f"{arg} must be {'>= 0' if allow_zero else 'positive'}, given {list(value)}"
         )
     return [int(v) for v in value]
 
@@ -38,8 +38,8 @@ def paddings(layer: str, padding: Any, data_format: str = "NCHW") -> tuple:
     if isinstance(padding, str):
         alg = padding.upper()
         if alg not in ("SAME", "VALID"):
-            raise ValueError(
-                f"{layer}: padding string must be 'SAME' or 'VALID', given {padding!r}"
+            raise ArgumentError(
+                layer, f"padding string must be 'SAME' or 'VALID', given {padding!r}"
             )
         return [0, 0], alg
     if (
@@ -50,13 +50,13 @@ def paddings(layer: str, padding: Any, data_format: str = "NCHW") -> tuple:
         spatial = [1, 2] if data_format == "NHWC" else [2, 3]
         other = [i for i in range(4) if i not in spatial]
         if any(list(padding[i]) != [0, 0] for i in other):
-            raise ValueError(
-                f"{layer}: padding for the batch and channel dims must be [0, 0], given {padding!r}"
+            raise ArgumentError(
+                layer, f"padding for the batch and channel dims must be [0, 0], given {padding!r}"
             )
         padding = list(padding[spatial[0]]) + list(padding[spatial[1]])
     if isinstance(padding, (list, tuple)) and len(padding) == 4:
         if not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in padding):
-            raise ValueError(f"{layer}: paddings must be non-negative ints, given {padding!r}")
+            raise ArgumentError(layer, f"paddings must be non-negative ints, given {padding!r}")
         p = [int(v) for v in padding]
         if p[0] == p[1] and p[2] == p[3]:
             return [p[0], p[2]], "EXPLICIT"
@@ -68,11 +68,11 @@ def image_input(layer: str, arg: str, input: Any, data_format: str) -> tuple:
     """Check a 4-D image input; returns (channels, height, width) (-1 where unknown)."""
     check_variable(layer, arg, input)
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"{layer}: data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
+        raise ArgumentError(layer, f"data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
     shape = list(input.shape)
     if len(shape) != 4:
-        raise ShapeError(
-            f"{layer}: {arg} '{input.name}' must be 4-D ({data_format}), given shape {shape}"
+        raise ShapeError.in_layer(
+            layer, f"{arg} '{input.name}' must be 4-D ({data_format}), given shape {shape}"
         )
     if data_format == "NHWC":
         return shape[3], shape[1], shape[2]
@@ -81,4 +81,6 @@ def image_input(layer: str, arg: str, input: Any, data_format: str) -> tuple:
 
 def check_bool(layer: str, arg: str, value: Any) -> None:
     if not isinstance(value, bool):
-        raise TypeError(f"{layer}: {arg} must be a bool, given {type(value).__name__} {value!r}")
+        raise ArgumentTypeError(
+            layer, f"{arg} must be a bool, given {type(value).__name__} {value!r}"
+        )

@@ -1,11 +1,14 @@
-"""Every public layer function's errors name the user's line.
+"""Every public layer function's errors name the layer and the user's line.
 
 Layers check their arguments before any op exists (so before an op's callsite
-could be attached). Wrapping each public layer function once, at import,
-appends ``called at file:line`` to a ValueError/TypeError raised inside it
-unless the message already names a line, and prefixes ``<layer>: `` when the
-message names neither the layer nor an op (e.g. a dtype helper's "unsupported
-dtype 'floaty'"); the exception keeps its type.
+could be attached). Wrapping each public layer function once, at import, gives
+an error raised inside it the context it lacks, as fields of the structured
+error (``oar.errors.OarError``): ``layer`` when it names neither a layer nor an
+op, and ``callsite`` = the user's line when it has none. A plain
+ValueError/TypeError (from Python, numpy or a helper that does not know the
+layer) becomes an :class:`~oar.errors.ArgumentError` /
+:class:`~oar.errors.ArgumentTypeError` of the layer, chained to the original;
+both subclass the original type.
 """
 
 from __future__ import annotations
@@ -16,9 +19,15 @@ import re
 import types
 from collections.abc import Callable
 
-from oar.errors import KernelNotFoundError, OpRuntimeError, at_user_line
+from oar.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    KernelNotFoundError,
+    OarError,
+    OpRuntimeError,
+    user_site,
+)
 
-_MARKERS = ("created at ", "called at ")
 # Python's own conversion errors (``float("a")``, ``int("x")``) name neither the argument nor the layer
 _CONVERSION = re.compile(
     r"^(could not convert string to float: |invalid literal for int\(\) with base 10: )(.*)$"
@@ -42,7 +51,7 @@ def _name_converted_arg(fn: Callable, args: tuple, kwargs: dict, msg: str) -> st
 
 
 def with_user_line(fn: Callable, layer_name: str | None = None) -> Callable:
-    """``fn`` whose ValueError/TypeError messages name the layer (``layer_name`` or fn's name) and user line."""
+    """``fn`` whose errors carry the layer (``layer_name`` or fn's name) and the user's line."""
     if getattr(fn, "__oar_user_line__", False):
         return fn
     lname = layer_name or fn.__name__
@@ -53,22 +62,18 @@ def with_user_line(fn: Callable, layer_name: str | None = None) -> Callable:
             return fn(*args, **kwargs)
         except (ValueError, TypeError, OpRuntimeError, KernelNotFoundError) as exc:
             # (the last two reach here from eager ops in dygraph mode)
-            msg = str(exc.args[0]) if exc.args else ""
-            msg = _name_converted_arg(fn, args, kwargs, msg)
-            body = msg.split("\n  called at ")[0].split("\n  created at ")[
-                0
-            ]  # not the quoted source
-            if not (
-                body.startswith(lname)
-                or f"'{lname}'" in body
-                or "op '" in body
-                or "layer '" in body
-                or f"{lname}:" in body
-            ):
-                msg = f"{lname}: {msg}"
-            if not any(m in msg for m in _MARKERS):
-                msg += at_user_line()
-            exc.args = (msg,) + tuple(exc.args[1:])
+            if not isinstance(exc, OarError):
+                # Python's or numpy's own words about an argument of this layer; a bare
+                # float("a") message is the one whose argument is named from the call
+                msg = _name_converted_arg(fn, args, kwargs, str(exc.args[0]) if exc.args else "")
+                cls = ArgumentError if isinstance(exc, ValueError) else ArgumentTypeError
+                raise cls(lname, msg, callsite=user_site()) from exc
+            if exc.op is None and exc.layer is None:
+                exc.layer = lname
+            elif exc.layer != lname:
+                exc.entry = lname  # the outermost layer, the one the user called, wins
+            if exc.callsite is None:
+                exc.callsite = user_site()
             raise
 
     layer.__oar_user_line__ = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = [
@@ -96,8 +97,9 @@ def sign(x, name=None):
     from oar.layer_helper import is_variable
 
     if is_variable(x) and str(x.dtype) not in ("float16", "float32", "float64"):
-        raise TypeError(
-            f"sign: x '{x.name}' must be float16, float32 or float64 (as in Fluid), given {x.dtype}"
+        raise ArgumentTypeError(
+            "sign",
+            f"x '{x.name}' must be float16, float32 or float64 (as in Fluid), given {x.dtype}",
         )
     return _unary("sign", x, name)
 
@@ -127,7 +129,7 @@ def relu6(x, threshold=6.0, name=None):
 
 def brelu(x, t_min=0.0, t_max=24.0, name=None):
     if t_min >= t_max:
-        raise ValueError(f"brelu: t_min ({t_min}) must be less than t_max ({t_max})")
+        raise ArgumentError("brelu", f"t_min ({t_min}) must be less than t_max ({t_max})")
     return _with_attrs("brelu", x, name, t_min=float(t_min), t_max=float(t_max))
 
 
@@ -149,7 +151,7 @@ def hard_sigmoid(x, slope=0.2, offset=0.5, name=None):
 
 def hard_swish(x, threshold=6.0, scale=6.0, offset=3.0, name=None):
     if scale == 0:
-        raise ValueError("hard_swish: scale must not be 0")
+        raise ArgumentError("hard_swish", "scale must not be 0")
     return _with_attrs(
         "hard_swish", x, name, threshold=float(threshold), scale=float(scale), offset=float(offset)
     )
@@ -177,7 +179,7 @@ def thresholded_relu(x, threshold=None):
 
 def softshrink(x, alpha=None):
     if alpha is not None and alpha < 0:
-        raise ValueError(f"softshrink: alpha must be >= 0, given {alpha}")
+        raise ArgumentError("softshrink", f"alpha must be >= 0, given {alpha}")
     return _unary("softshrink", x, None, {} if alpha is None else {"lambda": float(alpha)})
 
 
@@ -220,8 +222,8 @@ def pow(x, factor=1.0, name=None):  # noqa: A001 - Fluid's name
     try:
         factor = float(factor)
     except (TypeError, ValueError):
-        raise TypeError(
-            f"pow: factor must be a float or a [1] Variable, given {factor!r}"
+        raise ArgumentTypeError(
+            "pow", f"factor must be a float or a [1] Variable, given {factor!r}"
         ) from None
     return _with_attrs("pow", x, name, factor=factor)
 
@@ -244,15 +246,17 @@ def prelu(x, mode, param_attr=None, name=None):
     from oar.ops.prelu import alpha_shape
 
     if mode not in ("all", "channel", "element"):
-        raise ValueError(f"prelu: mode must be 'all', 'channel' or 'element', given {mode!r}")
+        raise ArgumentError("prelu", f"mode must be 'all', 'channel' or 'element', given {mode!r}")
     helper = LayerHelper("prelu", name=name)
     check_variable("prelu", "x", x)
     if mode != "all" and len(x.shape) < 2:
-        raise ValueError(f"prelu: mode '{mode}' needs x of rank >= 2, given shape {list(x.shape)}")
+        raise ArgumentError(
+            "prelu", f"mode '{mode}' needs x of rank >= 2, given shape {list(x.shape)}"
+        )
     shape = alpha_shape(list(x.shape), mode)
     if any(d < 0 for d in shape):
-        raise ValueError(
-            f"prelu: mode '{mode}' needs x's non-batch dims known, given shape {list(x.shape)}"
+        raise ArgumentError(
+            "prelu", f"mode '{mode}' needs x's non-batch dims known, given shape {list(x.shape)}"
         )
     alpha = helper.create_parameter(param_attr, shape, x.dtype, default_initializer=Constant(0.25))
     out = helper.create_variable_for_type_inference(x.dtype)
@@ -263,7 +267,7 @@ def prelu(x, mode, param_attr=None, name=None):
 def maxout(x, groups, name=None, axis=1):
     """Max over ``groups`` consecutive channels."""
     if axis not in (1, -1, 3):
-        raise ValueError(f"maxout: axis must be 1, -1 or 3, given {axis}")
+        raise ArgumentError("maxout", f"axis must be 1, -1 or 3, given {axis}")
     return _with_attrs("maxout", x, name, groups=int(groups), axis=int(axis))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["clip", "clip_by_norm", "l2_normalize"]
@@ -11,7 +12,7 @@ __all__ = ["clip", "clip_by_norm", "l2_normalize"]
 
 def _number(layer: str, arg: str, v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"{layer}: {arg} must be a number, given {v!r}")
+        raise ArgumentTypeError(layer, f"{arg} must be a number, given {v!r}")
     return float(v)
 
 
@@ -21,7 +22,7 @@ def clip(x: Any, min: float, max: float, name: str | None = None) -> Any:  # noq
     check_variable("clip", "x", x)
     lo, hi = _number("clip", "min", min), _number("clip", "max", max)
     if lo > hi:
-        raise ValueError(f"clip: min ({lo}) must not exceed max ({hi})")
+        raise ArgumentError("clip", f"min ({lo}) must not exceed max ({hi})")
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("clip", {"X": [x]}, {"Out": [out]}, {"min": lo, "max": hi})
     return out
@@ -33,7 +34,7 @@ def clip_by_norm(x: Any, max_norm: float, name: str | None = None) -> Any:
     check_variable("clip_by_norm", "x", x)
     m = _number("clip_by_norm", "max_norm", max_norm)
     if m <= 0:
-        raise ValueError(f"clip_by_norm: max_norm must be > 0, given {max_norm}")
+        raise ArgumentError("clip_by_norm", f"max_norm must be > 0, given {max_norm}")
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("clip_by_norm", {"X": [x]}, {"Out": [out]}, {"max_norm": m})
     return out
@@ -47,7 +48,9 @@ def l2_normalize(x: Any, axis: int, epsilon: float = 1e-12, name: str | None = N
     if rank == 1:
         axis = 0
     if not isinstance(axis, int) or isinstance(axis, bool) or not -rank <= axis < rank:
-        raise ValueError(f"l2_normalize: axis must be an int in [-{rank}, {rank}), given {axis!r}")
+        raise ArgumentError(
+            "l2_normalize", f"axis must be an int in [-{rank}, {rank}), given {axis!r}"
+        )
     out = helper.create_variable_for_type_inference(x.dtype)
     norm = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import ShapeError
+from oar.errors import ArgumentError, ShapeError
 from oar.layer_helper import LayerHelper
 from oar.layers._conv_args import check_bool, image_input, paddings, pair
 
@@ -15,10 +15,10 @@ def _groups(layer: str, groups: Any, channels: int) -> int:
     if groups is None:
         return 1
     if not isinstance(groups, int) or isinstance(groups, bool) or groups <= 0:
-        raise ValueError(f"{layer}: groups must be a positive int, given {groups!r}")
+        raise ArgumentError(layer, f"groups must be a positive int, given {groups!r}")
     if channels % groups:
-        raise ShapeError(
-            f"{layer}: the input's {channels} channels are not divisible by groups={groups}"
+        raise ShapeError.in_layer(
+            layer, f"the input's {channels} channels are not divisible by groups={groups}"
         )
     return groups
 
@@ -52,15 +52,18 @@ def conv2d(
     channels, _, _ = image_input("conv2d", "input", input, data_format)
     check_bool("conv2d", "use_cudnn", use_cudnn)
     if channels < 0:
-        raise ShapeError(
-            f"conv2d: the channel dim of input '{input.name}' (shape {list(input.shape)}) must be "
-            f"known to size the filter"
+        raise ShapeError.in_layer(
+            "conv2d",
+            f"the channel dim of input '{input.name}' (shape {list(input.shape)}) must be "
+            f"known to size the filter",
         )
     if not isinstance(num_filters, int) or isinstance(num_filters, bool) or num_filters <= 0:
-        raise ValueError(f"conv2d: num_filters must be a positive int, given {num_filters!r}")
+        raise ArgumentError("conv2d", f"num_filters must be a positive int, given {num_filters!r}")
     g = _groups("conv2d", groups, channels)
     if num_filters % g:
-        raise ShapeError(f"conv2d: num_filters={num_filters} is not divisible by groups={g}")
+        raise ShapeError.in_layer(
+            "conv2d", f"num_filters={num_filters} is not divisible by groups={g}"
+        )
     k = pair("conv2d", "filter_size", filter_size)
     strides = pair("conv2d", "stride", stride)
     dilations = pair("conv2d", "dilation", dilation)
@@ -133,15 +136,17 @@ def conv2d_transpose(
     channels, h, w = image_input("conv2d_transpose", "input", input, data_format)
     check_bool("conv2d_transpose", "use_cudnn", use_cudnn)
     if channels < 0:
-        raise ShapeError(f"conv2d_transpose: the channel dim of input '{input.name}' must be known")
+        raise ShapeError.in_layer(
+            "conv2d_transpose", f"the channel dim of input '{input.name}' must be known"
+        )
     if not isinstance(num_filters, int) or isinstance(num_filters, bool) or num_filters <= 0:
-        raise ValueError(
-            f"conv2d_transpose: num_filters must be a positive int, given {num_filters!r}"
+        raise ArgumentError(
+            "conv2d_transpose", f"num_filters must be a positive int, given {num_filters!r}"
         )
     g = _groups("conv2d_transpose", groups, channels)
     if num_filters % g:
-        raise ShapeError(
-            f"conv2d_transpose: num_filters={num_filters} is not divisible by groups={g}"
+        raise ShapeError.in_layer(
+            "conv2d_transpose", f"num_filters={num_filters} is not divisible by groups={g}"
         )
     strides = pair("conv2d_transpose", "stride", stride)
     dilations = pair("conv2d_transpose", "dilation", dilation)
@@ -149,11 +154,11 @@ def conv2d_transpose(
     out_size = [] if output_size is None else pair("conv2d_transpose", "output_size", output_size)
     if filter_size is None:
         if not out_size:
-            raise ValueError("conv2d_transpose: give filter_size or output_size")
+            raise ArgumentError("conv2d_transpose", "give filter_size or output_size")
         if h < 0 or w < 0:
-            raise ShapeError(
-                "conv2d_transpose: deriving filter_size from output_size needs the input's height "
-                "and width"
+            raise ShapeError.in_layer(
+                "conv2d_transpose",
+                "deriving filter_size from output_size needs the input's height and width",
             )
         p4 = pads if len(pads) == 4 else [pads[0], pads[0], pads[1], pads[1]]
         k = [
@@ -161,8 +166,8 @@ def conv2d_transpose(
             (out_size[1] - (w - 1) * strides[1] + p4[2] + p4[3] - 1) // dilations[1] + 1,
         ]
         if any(v <= 0 for v in k):
-            raise ShapeError(
-                f"conv2d_transpose: output_size {out_size} is smaller than the input allows"
+            raise ShapeError.in_layer(
+                "conv2d_transpose", f"output_size {out_size} is smaller than the input allows"
             )
     else:
         k = pair("conv2d_transpose", "filter_size", filter_size)

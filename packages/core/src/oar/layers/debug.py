@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["Print"]
@@ -30,18 +31,20 @@ def Print(
     """
     check_variable("Print", "input", input)
     if input.dtype not in _DTYPES:
-        raise TypeError(f"Print: input must have dtype in {list(_DTYPES)}, given {input.dtype}")
+        raise ArgumentTypeError(
+            "Print", f"input must have dtype in {list(_DTYPES)}, given {input.dtype}"
+        )
     if not isinstance(print_phase, str) or print_phase.upper() not in (
         "FORWARD",
         "BACKWARD",
         "BOTH",
     ):
-        raise ValueError(
-            f"Print: print_phase must be 'forward', 'backward' or 'both', given {print_phase!r}"
+        raise ArgumentError(
+            "Print", f"print_phase must be 'forward', 'backward' or 'both', given {print_phase!r}"
         )
     for arg, v in (("first_n", first_n), ("summarize", summarize)):
         if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError(f"Print: {arg} must be an int, given {type(v).__name__}")
+            raise ArgumentTypeError("Print", f"{arg} must be an int, given {type(v).__name__}")
     helper = LayerHelper("print_" + input.name)
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar.errors import ArgumentError
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["dropout"]
@@ -30,11 +31,14 @@ def dropout(
         or not isinstance(dropout_prob, (int, float))
         or not 0 <= dropout_prob <= 1
     ):
-        raise ValueError(f"dropout: dropout_prob must be a float in [0, 1], given {dropout_prob!r}")
+        raise ArgumentError(
+            "dropout", f"dropout_prob must be a float in [0, 1], given {dropout_prob!r}"
+        )
     if dropout_implementation not in ("downgrade_in_infer", "upscale_in_train"):
-        raise ValueError(
-            "dropout: dropout_implementation must be 'downgrade_in_infer' or 'upscale_in_train', "
-            f"given {dropout_implementation!r}"
+        raise ArgumentError(
+            "dropout",
+            "dropout_implementation must be 'downgrade_in_infer' or 'upscale_in_train', "
+            f"given {dropout_implementation!r}",
         )
     if (seed is None or seed == 0) and helper.main_program.random_seed != 0:
         seed = helper.main_program.random_seed

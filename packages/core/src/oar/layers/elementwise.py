@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar.framework.mode import current_builder
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = [
@@ -20,23 +21,12 @@ __all__ = [
 
 
 def check_same_dtype(layer: str, args: dict) -> None:
-    """Dygraph only: raise DtypeError if the named Variables differ in dtype.
+    """Raise DtypeError if the named Variables differ in dtype, where the builder must check.
 
     Static programs get this from the ops' shape inference; eager kernels would let
     numpy upcast silently, which Fluid 1.8 rejects ("Tensor holds the wrong type").
     """
-    from oar.framework.mode import _dygraph_tracer
-
-    if _dygraph_tracer() is None or len(args) < 2:
-        return
-    dtypes = {k: str(v.dtype) for k, v in args.items()}
-    if len(set(dtypes.values())) > 1:
-        from oar.errors import DtypeError
-
-        given = ", ".join(f"{k} {d}" for k, d in dtypes.items())
-        raise DtypeError(
-            f"{layer}: inputs must have the same dtype (nothing is cast), given {given}"
-        )
+    current_builder().check_same_dtype(layer, args)
 
 
 def _elementwise(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
@@ -15,9 +16,9 @@ __all__ = ["embedding", "one_hot"]
 
 def _check_size(layer: str, size: Any) -> list:
     if not isinstance(size, (list, tuple)) or len(size) != 2:
-        raise ValueError(f"{layer}: size must be [vocab_size, emb_dim], given {size!r}")
+        raise ArgumentError(layer, f"size must be [vocab_size, emb_dim], given {size!r}")
     if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in size):
-        raise ValueError(f"{layer}: size entries must be positive ints, given {list(size)}")
+        raise ArgumentError(layer, f"size entries must be positive ints, given {list(size)}")
     return [int(size[0]), int(size[1])]
 
 
@@ -36,15 +37,16 @@ def _embedding(
     check_variable(layer, "input", input)
     size = _check_size(layer, size)
     if input.dtype not in ("int64", "int32"):
-        raise TypeError(
-            f"{layer}: input '{input.name}' must hold int64 ids, given dtype {input.dtype}"
+        raise ArgumentTypeError(
+            layer, f"input '{input.name}' must hold int64 ids, given dtype {input.dtype}"
         )
     if padding_idx is None:
         padding_idx = -1
     else:
         if not isinstance(padding_idx, int) or not -size[0] <= padding_idx < size[0]:
-            raise ValueError(
-                f"{layer}: padding_idx must be an int in [-{size[0]}, {size[0]}), given {padding_idx!r}"
+            raise ArgumentError(
+                layer,
+                f"padding_idx must be an int in [-{size[0]}, {size[0]}), given {padding_idx!r}",
             )
         if padding_idx < 0:
             padding_idx += size[0]
@@ -125,8 +127,8 @@ def _one_hot(op: str, input: Any, depth: Any, allow_out_of_range: bool) -> Any:
         inputs["depth_tensor"] = [depth]
     else:
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(
-                f"one_hot: depth must be a positive int or a Variable, given {depth!r}"
+            raise ArgumentError(
+                "one_hot", f"depth must be a positive int or a Variable, given {depth!r}"
             )
         attrs["depth"] = depth
     out = helper.create_variable_for_type_inference("float32")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import DtypeError, ShapeError, at_user_line
+from oar.errors import ArgumentError, DtypeError, ShapeError
 from oar.layer_helper import LayerHelper
 
 __all__ = ["fc"]
@@ -30,7 +30,7 @@ def fc(
         "fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name
     )
     if not isinstance(size, int) or size <= 0:
-        raise ValueError(f"fc: size must be a positive int, given {size!r}{at_user_line()}")
+        raise ArgumentError("fc", f"size must be a positive int, given {size!r}")
     inputs = helper.multiple_input()
     dtype = helper.input_dtype()
     if act is not None:
@@ -40,22 +40,25 @@ def fc(
     mul_results = []
     for x, attr in zip(inputs, helper.param_attr_list(len(inputs))):
         if str(x.dtype) not in _FLOATS:
-            raise DtypeError(
-                f"fc: input '{x.name}' must be float16, float32 or float64 (as in Fluid), "
-                f"given {x.dtype}{at_user_line()}"
+            raise DtypeError.in_layer(
+                "fc",
+                f"input '{x.name}' must be float16, float32 or float64 (as in Fluid), "
+                f"given {x.dtype}",
             )
         shape = list(x.shape)
         if not 1 <= num_flatten_dims < len(shape):
-            raise ShapeError(
-                f"fc: num_flatten_dims={num_flatten_dims} must be in [1, {len(shape) - 1}] for input "
-                f"'{x.name}' of shape {shape}{at_user_line()}"
+            raise ShapeError.in_layer(
+                "fc",
+                f"num_flatten_dims={num_flatten_dims} must be in [1, {len(shape) - 1}] for input "
+                f"'{x.name}' of shape {shape}",
             )
         cols = 1
         for d in shape[num_flatten_dims:]:
             if d < 0:
-                raise ShapeError(
-                    f"fc: input '{x.name}' of shape {shape} has an unknown dim after num_flatten_dims="
-                    f"{num_flatten_dims}; fc needs those dims to size its weight{at_user_line()}"
+                raise ShapeError.in_layer(
+                    "fc",
+                    f"input '{x.name}' of shape {shape} has an unknown dim after num_flatten_dims="
+                    f"{num_flatten_dims}; fc needs those dims to size its weight",
                 )
             cols *= d
         w = helper.create_parameter(attr, [cols, size], dtype)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter", "pad", "pad2d"]
@@ -25,15 +26,16 @@ def _slice_common(layer: str, input: Any, axes: Sequence, lists: dict) -> tuple:
     check_variable(layer, "input", input)
     rank = len(input.shape)
     if not isinstance(axes, (list, tuple)) or not all(_is_int(a) for a in axes):
-        raise TypeError(f"{layer}: axes must be a list of ints, given {axes!r}")
+        raise ArgumentTypeError(layer, f"axes must be a list of ints, given {axes!r}")
     for a in axes:
         if not 0 <= a < rank:
-            raise ValueError(
-                f"{layer}: axes {list(axes)} hold {a}, out of range for input of rank {rank} "
-                f"(shape {list(input.shape)})"
+            raise ArgumentError(
+                layer,
+                f"axes {list(axes)} hold {a}, out of range for input of rank {rank} "
+                f"(shape {list(input.shape)})",
             )
     if len(set(axes)) != len(axes):
-        raise ValueError(f"{layer}: axes {list(axes)} repeat a dim")
+        raise ArgumentError(layer, f"axes {list(axes)} repeat a dim")
     inputs: dict = {"Input": [input]}
     attrs: dict = {"axes": list(axes)}
     for name, value in lists.items():
@@ -43,15 +45,18 @@ def _slice_common(layer: str, input: Any, axes: Sequence, lists: dict) -> tuple:
             attrs[name] = [-1] * len(axes)
             continue
         if not isinstance(value, (list, tuple)) or len(value) != len(axes):
-            raise ValueError(
-                f"{layer}: {name} must be a list with one entry per axis ({len(axes)}), given {value!r}"
+            raise ArgumentError(
+                layer,
+                f"{name} must be a list with one entry per axis ({len(axes)}), given {value!r}",
             )
         if any(is_variable(v) for v in value):
             inputs[key + "TensorList"] = [v if is_variable(v) else _const(v) for v in value]
             attrs[name] = [-1 if is_variable(v) else int(v) for v in value]
         else:
             if not all(_is_int(v) for v in value):
-                raise TypeError(f"{layer}: {name} must hold ints or Variables, given {list(value)}")
+                raise ArgumentTypeError(
+                    layer, f"{name} must hold ints or Variables, given {list(value)}"
+                )
             attrs[name] = [int(v) for v in value]
     attrs["infer_flags"] = [1] * len(axes)
     return inputs, attrs
@@ -73,7 +78,7 @@ def strided_slice(input: Any, axes: Sequence, starts: Any, ends: Any, strides: A
         "strided_slice", input, axes, {"starts": starts, "ends": ends, "strides": strides}
     )
     if any(s == 0 for s in attrs["strides"]) and "StridesTensor" not in inputs:
-        raise ValueError(f"strided_slice: strides must not be 0, given {list(strides)}")
+        raise ArgumentError("strided_slice", f"strides must not be 0, given {list(strides)}")
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op("strided_slice", inputs, {"Out": [out]}, attrs)
     return out
@@ -124,12 +129,13 @@ def pad(x: Any, paddings: Sequence, pad_value: float = 0.0, name: str | None = N
     helper = LayerHelper("pad", name=name)
     check_variable("pad", "x", x)
     if not isinstance(paddings, (list, tuple)) or len(paddings) != 2 * len(x.shape):
-        raise ValueError(
-            f"pad: paddings must have 2 * rank = {2 * len(x.shape)} entries for x of shape "
-            f"{list(x.shape)}, given {paddings!r}"
+        raise ArgumentError(
+            "pad",
+            f"paddings must have 2 * rank = {2 * len(x.shape)} entries for x of shape "
+            f"{list(x.shape)}, given {paddings!r}",
         )
     if not all(_is_int(p) and p >= 0 for p in paddings):
-        raise ValueError(f"pad: paddings must be non-negative ints, given {list(paddings)}")
+        raise ArgumentError("pad", f"paddings must be non-negative ints, given {list(paddings)}")
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(
         "pad",
@@ -152,9 +158,11 @@ def pad2d(
     helper = LayerHelper("pad2d", name=name)
     check_variable("pad2d", "input", input)
     if mode not in ("constant", "reflect", "edge"):
-        raise ValueError(f"pad2d: mode must be 'constant', 'reflect' or 'edge', given {mode!r}")
+        raise ArgumentError(
+            "pad2d", f"mode must be 'constant', 'reflect' or 'edge', given {mode!r}"
+        )
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"pad2d: data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
+        raise ArgumentError("pad2d", f"data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
     inputs: dict = {"X": [input]}
     attrs: dict = {"mode": mode, "pad_value": float(pad_value), "data_format": data_format}
     if is_variable(paddings):
@@ -165,9 +173,10 @@ def pad2d(
             or len(paddings) != 4
             or not all(_is_int(p) and p >= 0 for p in paddings)
         ):
-            raise ValueError(
-                f"pad2d: paddings must be 4 non-negative ints [top, bottom, left, right], "
-                f"given {paddings!r}"
+            raise ArgumentError(
+                "pad2d",
+                f"paddings must be 4 non-negative ints [top, bottom, left, right], "
+                f"given {paddings!r}",
             )
         attrs["paddings"] = [int(p) for p in paddings]
     out = helper.create_variable_for_type_inference(input.dtype)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import ShapeError
+from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 __all__ = ["image_resize", "resize_bilinear", "resize_nearest"]
@@ -30,29 +30,29 @@ def image_resize(
     at run time, as in Fluid.
     """
     if not isinstance(resample, str) or resample.upper() not in _OPS:
-        raise ValueError(
-            f"image_resize: resample must be 'BILINEAR' or 'NEAREST' for a 4-D input, given "
-            f"{resample!r}"
+        raise ArgumentError(
+            "image_resize",
+            f"resample must be 'BILINEAR' or 'NEAREST' for a 4-D input, given {resample!r}",
         )
     op_type = _OPS[resample.upper()]
     helper = LayerHelper(op_type, name=name)
     check_variable("image_resize", "input", input)
     if len(input.shape) != 4:
-        raise ShapeError(
-            f"image_resize: input '{input.name}' must be 4-D, given shape {list(input.shape)}"
+        raise ShapeError.in_layer(
+            "image_resize", f"input '{input.name}' must be 4-D, given shape {list(input.shape)}"
         )
     if not isinstance(align_corners, bool):
-        raise TypeError(
-            f"image_resize: align_corners must be a bool, given {type(align_corners).__name__}"
+        raise ArgumentTypeError(
+            "image_resize", f"align_corners must be a bool, given {type(align_corners).__name__}"
         )
     if align_mode not in (0, 1):
-        raise ValueError(f"image_resize: align_mode must be 0 or 1, given {align_mode!r}")
+        raise ArgumentError("image_resize", f"align_mode must be 0 or 1, given {align_mode!r}")
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(
-            f"image_resize: data_format must be 'NCHW' or 'NHWC', given {data_format!r}"
+        raise ArgumentError(
+            "image_resize", f"data_format must be 'NCHW' or 'NHWC', given {data_format!r}"
         )
     if out_shape is None and scale is None:
-        raise ValueError("image_resize: one of out_shape and scale must not be None")
+        raise ArgumentError("image_resize", "one of out_shape and scale must not be None")
     inputs: dict = {"X": [input]}
     attrs: dict = {
         "out_d": -1,
@@ -69,9 +69,10 @@ def image_resize(
             inputs["OutSize"] = [out_shape]
         elif isinstance(out_shape, (list, tuple)):
             if len(out_shape) != 2:
-                raise ValueError(
-                    f"image_resize: out_shape must have 2 elements [h, w] for a 4-D input, given "
-                    f"{list(out_shape)}"
+                raise ArgumentError(
+                    "image_resize",
+                    f"out_shape must have 2 elements [h, w] for a 4-D input, given "
+                    f"{list(out_shape)}",
                 )
             if any(is_variable(v) for v in out_shape):
                 size_tensors = []
@@ -87,14 +88,15 @@ def image_resize(
                 if not all(
                     isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in out_shape
                 ):
-                    raise ValueError(
-                        f"image_resize: out_shape must hold positive ints, given {list(out_shape)}"
+                    raise ArgumentError(
+                        "image_resize",
+                        f"out_shape must hold positive ints, given {list(out_shape)}",
                     )
                 attrs["out_h"], attrs["out_w"] = int(out_shape[0]), int(out_shape[1])
         else:
-            raise TypeError(
-                f"image_resize: out_shape must be a list, tuple or Variable, given "
-                f"{type(out_shape).__name__}"
+            raise ArgumentTypeError(
+                "image_resize",
+                f"out_shape must be a list, tuple or Variable, given {type(out_shape).__name__}",
             )
     else:
         if is_variable(scale):
@@ -102,8 +104,8 @@ def image_resize(
         elif isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale > 0:
             attrs["scale"] = float(scale)
         else:
-            raise ValueError(
-                f"image_resize: scale must be a positive number or a Variable, given {scale!r}"
+            raise ArgumentError(
+                "image_resize", f"scale must be a positive number or a Variable, given {scale!r}"
             )
     if actual_shape is not None:
         check_variable("image_resize", "actual_shape", actual_shape)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from oar.errors import ArgumentTypeError
 from oar.framework.dtypes import VarType, convert_dtype
 from oar.framework.program import default_main_program
 
@@ -23,7 +24,7 @@ def data(
     """Declare a fed variable. ``shape`` is one sample's; a -1 batch dim is prepended
     unless ``append_batch_size=False`` or ``shape`` already holds a -1/None."""
     if not isinstance(name, str) or not name:
-        raise TypeError(f"data: name must be a non-empty str, given {name!r}")
+        raise ArgumentTypeError("data", f"name must be a non-empty str, given {name!r}")
     if not isinstance(shape, (list, tuple)):
         raise TypeError(f"data '{name}': shape must be a list or tuple, given {type_name(shape)}")
     shape = list(shape)

@@ -18,7 +18,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.framework import unique_name
+from oar.framework.mode import current_builder
 from oar.framework.program import default_main_program
 from oar.framework.variable import Variable
 from oar.initializer import Constant
@@ -57,17 +59,9 @@ def autoincreased_step_counter(
     return counter
 
 
-def _dygraph_schedule(name: str, *args: Any, **kwargs: Any) -> Any:
-    """Under ``fluid.dygraph.guard()`` Fluid returns the dygraph schedule object instead of ops."""
-    from oar.dygraph import learning_rate_scheduler as dy
-
-    return getattr(dy, name)(*args, **kwargs)
-
-
-def _in_dygraph() -> bool:
-    from oar.framework.mode import in_dygraph_mode
-
-    return in_dygraph_mode()
+def _eager(name: str, *args: Any, **kwargs: Any) -> tuple:
+    """The ``fluid.dygraph`` schedule Fluid returns instead of ops in dygraph mode."""
+    return (name, args, kwargs)
 
 
 # --- small op helpers (all appended under the LRSched role by the callers) -------------------------
@@ -124,14 +118,15 @@ def _times_lr(learning_rate: Any, x: Variable, factor: float = 1.0) -> Variable:
 
 def _check_lr(name: str, learning_rate: Any) -> None:
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float, Variable)):
-        raise TypeError(
-            f"{name}: learning_rate must be a float or a Variable, given {type(learning_rate).__name__}"
+        raise ArgumentTypeError(
+            name,
+            f"learning_rate must be a float or a Variable, given {type(learning_rate).__name__}",
         )
 
 
 def _check_positive(name: str, arg: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{name}: {arg} must be a number > 0, given {value!r}")
+        raise ArgumentError(name, f"{arg} must be a number > 0, given {value!r}")
 
 
 def _div_res(name: str, decay_steps: Any, staircase: bool) -> Variable:
@@ -148,13 +143,15 @@ def exponential_decay(
 ) -> Variable:
     """``lr * decay_rate ** (step / decay_steps)`` (the exponent floored when ``staircase``)."""
     _check_lr("exponential_decay", learning_rate)
-    if _in_dygraph():
-        return _dygraph_schedule(
-            "ExponentialDecay", learning_rate, decay_steps, decay_rate, staircase
-        )
-    with default_main_program()._lr_schedule_guard():
-        div = _div_res("exponential_decay", decay_steps, staircase)
-        return _times_lr(learning_rate, _binary("elementwise_pow", _const(decay_rate), div))
+
+    def ops() -> Variable:
+        with default_main_program()._lr_schedule_guard():
+            div = _div_res("exponential_decay", decay_steps, staircase)
+            return _times_lr(learning_rate, _binary("elementwise_pow", _const(decay_rate), div))
+
+    return current_builder().lr_schedule(
+        ops, _eager("ExponentialDecay", learning_rate, decay_steps, decay_rate, staircase)
+    )
 
 
 def natural_exp_decay(
@@ -162,13 +159,15 @@ def natural_exp_decay(
 ) -> Variable:
     """``lr * exp(-decay_rate * step / decay_steps)``."""
     _check_lr("natural_exp_decay", learning_rate)
-    if _in_dygraph():
-        return _dygraph_schedule(
-            "NaturalExpDecay", learning_rate, decay_steps, decay_rate, staircase
-        )
-    with default_main_program()._lr_schedule_guard():
-        div = _div_res("natural_exp_decay", decay_steps, staircase)
-        return _times_lr(learning_rate, _op("exp", {"X": [_scale(div, -float(decay_rate))]}))
+
+    def ops() -> Variable:
+        with default_main_program()._lr_schedule_guard():
+            div = _div_res("natural_exp_decay", decay_steps, staircase)
+            return _times_lr(learning_rate, _op("exp", {"X": [_scale(div, -float(decay_rate))]}))
+
+    return current_builder().lr_schedule(
+        ops, _eager("NaturalExpDecay", learning_rate, decay_steps, decay_rate, staircase)
+    )
 
 
 def inverse_time_decay(
@@ -176,15 +175,17 @@ def inverse_time_decay(
 ) -> Variable:
     """``lr / (1 + decay_rate * step / decay_steps)``."""
     _check_lr("inverse_time_decay", learning_rate)
-    if _in_dygraph():
-        return _dygraph_schedule(
-            "InverseTimeDecay", learning_rate, decay_steps, decay_rate, staircase
-        )
-    with default_main_program()._lr_schedule_guard():
-        div = _div_res("inverse_time_decay", decay_steps, staircase)
-        return _times_lr(
-            learning_rate, _op("reciprocal", {"X": [_scale(div, float(decay_rate), 1.0)]})
-        )
+
+    def ops() -> Variable:
+        with default_main_program()._lr_schedule_guard():
+            div = _div_res("inverse_time_decay", decay_steps, staircase)
+            return _times_lr(
+                learning_rate, _op("reciprocal", {"X": [_scale(div, float(decay_rate), 1.0)]})
+            )
+
+    return current_builder().lr_schedule(
+        ops, _eager("InverseTimeDecay", learning_rate, decay_steps, decay_rate, staircase)
+    )
 
 
 def polynomial_decay(
@@ -197,55 +198,63 @@ def polynomial_decay(
     """``(lr - end) * (1 - step/decay_steps) ** power + end``; ``cycle`` stretches decay_steps by ceil(step/decay_steps)."""
     _check_lr("polynomial_decay", learning_rate)
     _check_positive("polynomial_decay", "decay_steps", decay_steps)
-    if _in_dygraph():
-        return _dygraph_schedule(
-            "PolynomialDecay", learning_rate, decay_steps, end_learning_rate, power, cycle
-        )
-    if isinstance(learning_rate, Variable):
-        raise TypeError(
-            "polynomial_decay: learning_rate must be a float here (as in Fluid's static graph)"
-        )
-    with default_main_program()._lr_schedule_guard():
-        step = _step()
-        if cycle:
-            neg_ceil = _binary("elementwise_floordiv", _scale(step, -1.0), _const(decay_steps))
-            div = _binary(
-                "elementwise_max", _scale(neg_ceil, -1.0), _const(1.0)
-            )  # step 0 counts as cycle 1
-            frac = _binary("elementwise_div", step, _scale(div, float(decay_steps)))
-        else:
-            frac = _scale(_binary("elementwise_min", step, _const(decay_steps)), 1.0 / decay_steps)
-        base = _scale(frac, -1.0, 1.0)
-        powed = _binary("elementwise_pow", base, _const(power))
-        return _scale(
-            powed, float(learning_rate) - float(end_learning_rate), float(end_learning_rate)
-        )
+
+    def ops() -> Variable:
+        if isinstance(learning_rate, Variable):
+            raise ArgumentTypeError(
+                "polynomial_decay",
+                "learning_rate must be a float here (as in Fluid's static graph)",
+            )
+        with default_main_program()._lr_schedule_guard():
+            step = _step()
+            if cycle:
+                neg_ceil = _binary("elementwise_floordiv", _scale(step, -1.0), _const(decay_steps))
+                div = _binary(
+                    "elementwise_max", _scale(neg_ceil, -1.0), _const(1.0)
+                )  # step 0 counts as cycle 1
+                frac = _binary("elementwise_div", step, _scale(div, float(decay_steps)))
+            else:
+                frac = _scale(
+                    _binary("elementwise_min", step, _const(decay_steps)), 1.0 / decay_steps
+                )
+            base = _scale(frac, -1.0, 1.0)
+            powed = _binary("elementwise_pow", base, _const(power))
+            return _scale(
+                powed, float(learning_rate) - float(end_learning_rate), float(end_learning_rate)
+            )
+
+    return current_builder().lr_schedule(
+        ops, _eager("PolynomialDecay", learning_rate, decay_steps, end_learning_rate, power, cycle)
+    )
 
 
 def piecewise_decay(boundaries: Sequence, values: Sequence) -> Variable:
     """``values[i]`` while ``step < boundaries[i]`` (first such i), else ``values[-1]``."""
     boundaries, values = list(boundaries), list(values)
     if len(values) - len(boundaries) != 1:
-        raise ValueError(
-            f"piecewise_decay: len(values) must be len(boundaries) + 1, given {len(values)} values "
-            f"and {len(boundaries)} boundaries"
+        raise ArgumentError(
+            "piecewise_decay",
+            f"len(values) must be len(boundaries) + 1, given {len(values)} values "
+            f"and {len(boundaries)} boundaries",
         )
     if any(b2 < b1 for b1, b2 in zip(boundaries, boundaries[1:])):
-        raise ValueError(
-            f"piecewise_decay: boundaries must be in increasing order, given {boundaries}"
+        raise ArgumentError(
+            "piecewise_decay", f"boundaries must be in increasing order, given {boundaries}"
         )
-    if _in_dygraph():
-        return _dygraph_schedule("PiecewiseDecay", boundaries, values, 0)
-    with default_main_program()._lr_schedule_guard():
-        step = _step()
-        if not boundaries:
-            return _const(values[0])
-        terms = [
-            _scale(_less_than(step, b), float(values[i]) - float(values[i + 1]))
-            for i, b in enumerate(boundaries)
-        ]
-        total = _op("sum", {"X": terms}) if len(terms) > 1 else terms[0]
-        return _scale(total, 1.0, float(values[-1]))
+
+    def ops() -> Variable:
+        with default_main_program()._lr_schedule_guard():
+            step = _step()
+            if not boundaries:
+                return _const(values[0])
+            terms = [
+                _scale(_less_than(step, b), float(values[i]) - float(values[i + 1]))
+                for i, b in enumerate(boundaries)
+            ]
+            total = _op("sum", {"X": terms}) if len(terms) > 1 else terms[0]
+            return _scale(total, 1.0, float(values[-1]))
+
+    return current_builder().lr_schedule(ops, _eager("PiecewiseDecay", boundaries, values, 0))
 
 
 def cosine_decay(learning_rate: Any, step_each_epoch: int, epochs: int) -> Variable:
@@ -253,12 +262,16 @@ def cosine_decay(learning_rate: Any, step_each_epoch: int, epochs: int) -> Varia
     _check_lr("cosine_decay", learning_rate)
     _check_positive("cosine_decay", "step_each_epoch", step_each_epoch)
     _check_positive("cosine_decay", "epochs", epochs)
-    if _in_dygraph():
-        return _dygraph_schedule("CosineDecay", learning_rate, step_each_epoch, epochs)
-    with default_main_program()._lr_schedule_guard():
-        epoch = _binary("elementwise_floordiv", _step(), _const(step_each_epoch))
-        cos = _op("cos", {"X": [_scale(epoch, math.pi / epochs)]})
-        return _times_lr(learning_rate, _scale(cos, 0.5, 0.5))
+
+    def ops() -> Variable:
+        with default_main_program()._lr_schedule_guard():
+            epoch = _binary("elementwise_floordiv", _step(), _const(step_each_epoch))
+            cos = _op("cos", {"X": [_scale(epoch, math.pi / epochs)]})
+            return _times_lr(learning_rate, _scale(cos, 0.5, 0.5))
+
+    return current_builder().lr_schedule(
+        ops, _eager("CosineDecay", learning_rate, step_each_epoch, epochs)
+    )
 
 
 def noam_decay(d_model: Any, warmup_steps: Any, learning_rate: Any = 1.0) -> Variable:
@@ -266,13 +279,19 @@ def noam_decay(d_model: Any, warmup_steps: Any, learning_rate: Any = 1.0) -> Var
     _check_lr("noam_decay", learning_rate)
     _check_positive("noam_decay", "d_model", d_model)
     _check_positive("noam_decay", "warmup_steps", warmup_steps)
-    if _in_dygraph():
-        return _dygraph_schedule("NoamDecay", d_model, warmup_steps, learning_rate=learning_rate)
-    with default_main_program()._lr_schedule_guard():
-        step = _step(begin=1)
-        a = _binary("elementwise_pow", step, _const(-0.5))
-        b = _scale(step, float(warmup_steps) ** -1.5)
-        return _times_lr(learning_rate, _binary("elementwise_min", a, b), float(d_model) ** -0.5)
+
+    def ops() -> Variable:
+        with default_main_program()._lr_schedule_guard():
+            step = _step(begin=1)
+            a = _binary("elementwise_pow", step, _const(-0.5))
+            b = _scale(step, float(warmup_steps) ** -1.5)
+            return _times_lr(
+                learning_rate, _binary("elementwise_min", a, b), float(d_model) ** -0.5
+            )
+
+    return current_builder().lr_schedule(
+        ops, _eager("NoamDecay", d_model, warmup_steps, learning_rate=learning_rate)
+    )
 
 
 def linear_lr_warmup(
@@ -280,20 +299,24 @@ def linear_lr_warmup(
 ) -> Variable:
     """``start_lr + (end_lr - start_lr) * step / warmup_steps`` while step < warmup_steps, then ``learning_rate``."""
     _check_positive("linear_lr_warmup", "warmup_steps", warmup_steps)
-    if _in_dygraph():  # learning_rate may be another dygraph schedule here
-        return _dygraph_schedule("LinearLrWarmup", learning_rate, warmup_steps, start_lr, end_lr)
-    _check_lr("linear_lr_warmup", learning_rate)
-    if isinstance(learning_rate, Variable) and learning_rate.dtype not in ("float32", None):
-        raise TypeError(
-            f"linear_lr_warmup: learning_rate must be float32, given {learning_rate.dtype}"
-        )
-    with default_main_program()._lr_schedule_guard():
-        step = _step()
-        warm = _scale(step, (float(end_lr) - float(start_lr)) / warmup_steps, float(start_lr))
-        mask = _less_than(step, warmup_steps)
-        base = learning_rate if isinstance(learning_rate, Variable) else _const(learning_rate)
-        return _binary(
-            "elementwise_add",
-            base,
-            _binary("elementwise_mul", mask, _binary("elementwise_sub", warm, base)),
-        )
+
+    def ops() -> Variable:
+        _check_lr("linear_lr_warmup", learning_rate)
+        if isinstance(learning_rate, Variable) and learning_rate.dtype not in ("float32", None):
+            raise ArgumentTypeError(
+                "linear_lr_warmup", f"learning_rate must be float32, given {learning_rate.dtype}"
+            )
+        with default_main_program()._lr_schedule_guard():
+            step = _step()
+            warm = _scale(step, (float(end_lr) - float(start_lr)) / warmup_steps, float(start_lr))
+            mask = _less_than(step, warmup_steps)
+            base = learning_rate if isinstance(learning_rate, Variable) else _const(learning_rate)
+            return _binary(
+                "elementwise_add",
+                base,
+                _binary("elementwise_mul", mask, _binary("elementwise_sub", warm, base)),
+            )
+
+    return current_builder().lr_schedule(
+        ops, _eager("LinearLrWarmup", learning_rate, warmup_steps, start_lr, end_lr)
+    )

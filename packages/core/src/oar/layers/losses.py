@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar.errors import ArgumentError
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = [
@@ -75,8 +76,8 @@ def softmax_with_cross_entropy(
     _vars("softmax_with_cross_entropy", logits=logits, label=label)
     rank = len(logits.shape)
     if not isinstance(axis, int) or not -rank <= axis < rank:
-        raise ValueError(
-            f"softmax_with_cross_entropy: axis must be in [-{rank}, {rank}), given {axis!r}"
+        raise ArgumentError(
+            "softmax_with_cross_entropy", f"axis must be in [-{rank}, {rank}), given {axis!r}"
         )
     softmax = helper.create_variable_for_type_inference(logits.dtype)
     loss = helper.create_variable_for_type_inference(logits.dtype)
@@ -129,7 +130,7 @@ def huber_loss(input: Any, label: Any, delta: float) -> Any:
     helper = LayerHelper("huber_loss")
     _vars("huber_loss", input=input, label=label)
     if not isinstance(delta, (int, float)) or delta <= 0:
-        raise ValueError(f"huber_loss: delta must be a positive number, given {delta!r}")
+        raise ArgumentError("huber_loss", f"delta must be a positive number, given {delta!r}")
     residual = helper.create_variable_for_type_inference(input.dtype)
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(
@@ -152,7 +153,7 @@ def smooth_l1(
     helper = LayerHelper("smooth_l1_loss")
     _vars("smooth_l1", x=x, y=y)
     if sigma is not None and (not isinstance(sigma, (int, float)) or sigma <= 0):
-        raise ValueError(f"smooth_l1: sigma must be a positive number, given {sigma!r}")
+        raise ArgumentError("smooth_l1", f"sigma must be a positive number, given {sigma!r}")
     inputs = {"X": [x], "Y": [y]}
     if inside_weight is not None:
         check_variable("smooth_l1", "inside_weight", inside_weight)
@@ -193,8 +194,9 @@ def kldiv_loss(x: Any, target: Any, reduction: str = "mean", name: str | None = 
     helper = LayerHelper("kldiv_loss", name=name)
     _vars("kldiv_loss", x=x, target=target)
     if reduction not in ("none", "batchmean", "mean", "sum"):
-        raise ValueError(
-            f"kldiv_loss: reduction must be one of none, batchmean, mean, sum; given {reduction!r}"
+        raise ArgumentError(
+            "kldiv_loss",
+            f"reduction must be one of none, batchmean, mean, sum; given {reduction!r}",
         )
     loss = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(
@@ -240,8 +242,9 @@ def dice_loss(input: Any, label: Any, epsilon: float = 1e-5, name: str | None = 
 
     _vars("dice_loss", input=input, label=label)
     if input.shape[-1] < 1:
-        raise ValueError(
-            f"dice_loss: input's last dim (classes) must be known, given shape {list(input.shape)}"
+        raise ArgumentError(
+            "dice_loss",
+            f"input's last dim (classes) must be known, given shape {list(input.shape)}",
         )
     label = one_hot(label, depth=input.shape[-1])
     dims = list(range(1, len(input.shape)))
@@ -265,8 +268,8 @@ def npair_loss(anchor: Any, positive: Any, labels: Any, l2_reg: float = 0.002) -
     _vars("npair_loss", anchor=anchor, positive=positive, labels=labels)
     batch = labels.shape[0]
     if batch < 1:
-        raise ValueError(
-            f"npair_loss: labels need a known batch size, given shape {list(labels.shape)}"
+        raise ArgumentError(
+            "npair_loss", f"labels need a known batch size, given shape {list(labels.shape)}"
         )
     lab = expand(reshape(labels, [batch, 1]), [1, batch])
     lab = cast(equal(lab, transpose(lab, [1, 0])), "float32")
@@ -291,9 +294,10 @@ def teacher_student_sigmoid_loss(
     helper = LayerHelper("teacher_student_sigmoid_loss")
     _vars("teacher_student_sigmoid_loss", input=input, label=label)
     if soft_max_lower_bound >= soft_max_up_bound:
-        raise ValueError(
-            f"teacher_student_sigmoid_loss: soft_max_lower_bound ({soft_max_lower_bound}) must be "
-            f"below soft_max_up_bound ({soft_max_up_bound})"
+        raise ArgumentError(
+            "teacher_student_sigmoid_loss",
+            f"soft_max_lower_bound ({soft_max_lower_bound}) must be "
+            f"below soft_max_up_bound ({soft_max_up_bound})",
         )
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 __all__ = [
@@ -36,7 +37,7 @@ def _int_list(layer: str, arg: str, value: Any) -> list:
     if _is_int(value):
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(_is_int(v) for v in value):
-        raise TypeError(f"{layer}: {arg} must be an int or a list of ints, given {value!r}")
+        raise ArgumentTypeError(layer, f"{arg} must be an int or a list of ints, given {value!r}")
     return [int(v) for v in value]
 
 
@@ -50,7 +51,7 @@ def concat(input: Any, axis: Any = 0, name: str | None = None) -> Any:
     xs = list(input) if isinstance(input, (list, tuple)) else [input]
     check_variable("concat", "input", xs, allow_list=True)
     if not xs:
-        raise ValueError("concat: input must hold at least one Variable")
+        raise ArgumentError("concat", "input must hold at least one Variable")
     from oar.layers.elementwise import check_same_dtype
 
     check_same_dtype("concat", {f"input[{i}]": x for i, x in enumerate(xs)})
@@ -61,7 +62,7 @@ def concat(input: Any, axis: Any = 0, name: str | None = None) -> Any:
     elif _is_int(axis):
         attrs["axis"] = axis
     else:
-        raise TypeError(f"concat: axis must be an int or a Variable, given {axis!r}")
+        raise ArgumentTypeError("concat", f"axis must be an int or a Variable, given {axis!r}")
     out = helper.create_variable_for_type_inference(xs[0].dtype)
     helper.append_op("concat", inputs, {"Out": [out]}, attrs)
     return out
@@ -79,33 +80,34 @@ def split(input: Any, num_or_sections: Any, dim: Any = -1, name: str | None = No
         axis_known = None
     elif _is_int(dim):
         if not -rank <= dim < rank:
-            raise ValueError(f"split: dim {dim} is out of range for input of rank {rank}")
+            raise ArgumentError("split", f"dim {dim} is out of range for input of rank {rank}")
         attrs["axis"] = dim
         axis_known = dim % rank
     else:
-        raise TypeError(f"split: dim must be an int or a Variable, given {dim!r}")
+        raise ArgumentTypeError("split", f"dim must be an int or a Variable, given {dim!r}")
     if _is_int(num_or_sections):
         if num_or_sections < 1:
-            raise ValueError(f"split: num_or_sections must be >= 1, given {num_or_sections}")
+            raise ArgumentError("split", f"num_or_sections must be >= 1, given {num_or_sections}")
         n = num_or_sections
         attrs["num"] = n
         if axis_known is not None and input.shape[axis_known] >= 0 and input.shape[axis_known] % n:
-            raise ValueError(
-                f"split: input dim {axis_known} of size {input.shape[axis_known]} is not divisible "
-                f"by num_or_sections={n}"
+            raise ArgumentError(
+                "split",
+                f"input dim {axis_known} of size {input.shape[axis_known]} is not divisible "
+                f"by num_or_sections={n}",
             )
     elif isinstance(num_or_sections, (list, tuple)):
         n = len(num_or_sections)
         if n == 0:
-            raise ValueError("split: num_or_sections must not be an empty list")
+            raise ArgumentError("split", "num_or_sections must not be an empty list")
         if any(is_variable(s) for s in num_or_sections):
             attrs["sections"] = [-1 if is_variable(s) else int(s) for s in num_or_sections]
             inputs["SectionsTensorList"] = _tensor_list(num_or_sections)
         else:
             attrs["sections"] = _int_list("split", "num_or_sections", list(num_or_sections))
     else:
-        raise TypeError(
-            f"split: num_or_sections must be an int or a list, given {num_or_sections!r}"
+        raise ArgumentTypeError(
+            "split", f"num_or_sections must be an int or a list, given {num_or_sections!r}"
         )
     outs = [helper.create_variable_for_type_inference(input.dtype) for _ in range(n)]
     helper.append_op("split", inputs, {"Out": outs}, attrs)
@@ -118,9 +120,9 @@ def stack(x: Any, axis: int = 0) -> Any:
     xs = list(x) if isinstance(x, (list, tuple)) else [x]
     check_variable("stack", "x", xs, allow_list=True)
     if not xs:
-        raise ValueError("stack: x must hold at least one Variable")
+        raise ArgumentError("stack", "x must hold at least one Variable")
     if not _is_int(axis):
-        raise TypeError(f"stack: axis must be an int, given {axis!r}")
+        raise ArgumentTypeError("stack", f"axis must be an int, given {axis!r}")
     out = helper.create_variable_for_type_inference(xs[0].dtype)
     helper.append_op("stack", {"X": xs}, {"Y": [out]}, {"axis": axis})
     return out
@@ -132,12 +134,12 @@ def unstack(x: Any, axis: int = 0, num: int | None = None) -> list:
     check_variable("unstack", "x", x)
     rank = len(x.shape)
     if not _is_int(axis) or not -rank <= axis < rank:
-        raise ValueError(f"unstack: axis must be an int in [-{rank}, {rank}), given {axis!r}")
+        raise ArgumentError("unstack", f"axis must be an int in [-{rank}, {rank}), given {axis!r}")
     if num is None:
         num = x.shape[axis]
         if num < 0:
-            raise ValueError(
-                f"unstack: x's dim {axis % rank} is unknown ({list(x.shape)}); pass num"
+            raise ArgumentError(
+                "unstack", f"x's dim {axis % rank} is unknown ({list(x.shape)}); pass num"
             )
     outs = [helper.create_variable_for_type_inference(x.dtype) for _ in range(num)]
     helper.append_op("unstack", {"X": [x]}, {"Y": outs}, {"axis": axis, "num": num})
@@ -160,7 +162,9 @@ def transpose(x: Any, perm: Sequence, name: str | None = None) -> Any:
     check_variable("transpose", "x", x)
     perm = _int_list("transpose", "perm", perm)
     if len(perm) != len(x.shape):
-        raise ValueError(f"transpose: perm {perm} must have one entry per dim of x {list(x.shape)}")
+        raise ArgumentError(
+            "transpose", f"perm {perm} must have one entry per dim of x {list(x.shape)}"
+        )
     return _with_xshape("transpose2", "transpose", x, {"axis": perm}, name)
 
 
@@ -183,7 +187,7 @@ def unsqueeze(input: Any, axes: Any, name: str | None = None) -> Any:
         )
     axes = _int_list("unsqueeze", "axes", axes)
     if not axes:
-        raise ValueError("unsqueeze: axes must not be empty")
+        raise ArgumentError("unsqueeze", "axes must not be empty")
     return _with_xshape("unsqueeze2", "unsqueeze2", input, {"axes": axes}, name)
 
 
@@ -191,9 +195,10 @@ def flatten(x: Any, axis: int = 1, name: str | None = None) -> Any:
     """Flatten to 2-D: dims before ``axis`` form the rows, the rest the columns."""
     check_variable("flatten", "x", x)
     if not _is_int(axis) or not 0 <= axis <= len(x.shape):
-        raise ValueError(
-            f"flatten: axis must be an int in [0, {len(x.shape)}] for x of shape {list(x.shape)}, "
-            f"given {axis!r}"
+        raise ArgumentError(
+            "flatten",
+            f"axis must be an int in [0, {len(x.shape)}] for x of shape {list(x.shape)}, "
+            f"given {axis!r}",
         )
     return _with_xshape("flatten2", "flatten", x, {"axis": axis}, name)
 
@@ -208,9 +213,10 @@ def expand(x: Any, expand_times: Any, name: str | None = None) -> Any:
         inputs["ExpandTimes"] = [expand_times]
     elif isinstance(expand_times, (list, tuple)):
         if len(expand_times) != len(x.shape):
-            raise ValueError(
-                f"expand: expand_times {list(expand_times)} must have one entry per dim of x "
-                f"{list(x.shape)}"
+            raise ArgumentError(
+                "expand",
+                f"expand_times {list(expand_times)} must have one entry per dim of x "
+                f"{list(x.shape)}",
             )
         if any(is_variable(t) for t in expand_times):
             attrs["expand_times"] = [-1 if is_variable(t) else int(t) for t in expand_times]
@@ -218,11 +224,11 @@ def expand(x: Any, expand_times: Any, name: str | None = None) -> Any:
         else:
             times = _int_list("expand", "expand_times", list(expand_times))
             if any(t < 1 for t in times):
-                raise ValueError(f"expand: expand_times must be positive, given {times}")
+                raise ArgumentError("expand", f"expand_times must be positive, given {times}")
             attrs["expand_times"] = times
     else:
-        raise TypeError(
-            f"expand: expand_times must be a list, tuple or Variable, given {expand_times!r}"
+        raise ArgumentTypeError(
+            "expand", f"expand_times must be a list, tuple or Variable, given {expand_times!r}"
         )
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("expand", inputs, {"Out": [out]}, attrs)

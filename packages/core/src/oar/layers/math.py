@@ -58,8 +58,9 @@ def mean(x: Any, name: str | None = None) -> Any:
     if str(x.dtype) not in ("float16", "float32", "float64"):
         from oar.errors import DtypeError
 
-        raise DtypeError(
-            f"mean: x '{x.name}' must be float16, float32 or float64 (as in Fluid), given {x.dtype}"
+        raise DtypeError.in_layer(
+            "mean",
+            f"x '{x.name}' must be float16, float32 or float64 (as in Fluid), given {x.dtype}",
         )
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("mean", {"X": [x]}, {"Out": [out]})

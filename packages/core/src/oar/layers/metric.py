@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 __all__ = ["accuracy", "topk"]
@@ -21,11 +22,11 @@ def topk(input: Any, k: int, name: str | None = None) -> tuple:
     attrs = {}
     if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
         if k < 1:
-            raise ValueError(f"topk: k must be a positive int, given {k}")
+            raise ArgumentError("topk", f"k must be a positive int, given {k}")
         attrs["k"] = int(k)
     elif not is_variable(k):
-        raise TypeError(
-            f"topk: k must be an int or a [1] int Variable, given {type(k).__name__} {k!r}"
+        raise ArgumentTypeError(
+            "topk", f"k must be an int or a [1] int Variable, given {type(k).__name__} {k!r}"
         )
     else:
         inputs["K"] = [k]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import ShapeError
+from oar.errors import ArgumentError, ShapeError
 from oar.framework.param_attr import ParamAttr
 from oar.layer_helper import LayerHelper, check_variable
 
@@ -40,18 +40,20 @@ def batch_norm(
     )
     check_variable("batch_norm", "input", input)
     if data_layout not in ("NCHW", "NHWC"):
-        raise ValueError(f"batch_norm: data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}")
+        raise ArgumentError(
+            "batch_norm", f"data_layout must be 'NCHW' or 'NHWC', given {data_layout!r}"
+        )
     shape = list(input.shape)
     if not 2 <= len(shape) <= 5:
-        raise ShapeError(
-            f"batch_norm: input '{input.name}' must be 2-D to 5-D, given shape {shape}"
+        raise ShapeError.in_layer(
+            "batch_norm", f"input '{input.name}' must be 2-D to 5-D, given shape {shape}"
         )
     if not 0.0 <= float(momentum) <= 1.0:
-        raise ValueError(f"batch_norm: momentum must be in [0, 1], given {momentum!r}")
+        raise ArgumentError("batch_norm", f"momentum must be in [0, 1], given {momentum!r}")
     c = shape[-1] if data_layout == "NHWC" and len(shape) > 2 else shape[1]
     if c < 0:
-        raise ShapeError(
-            f"batch_norm: the channel dim of input '{input.name}' (shape {shape}) must be known"
+        raise ShapeError.in_layer(
+            "batch_norm", f"the channel dim of input '{input.name}' (shape {shape}) must be known"
         )
     dtype = helper.input_dtype()
     stat_dtype = "float32" if dtype == "float16" else dtype
@@ -129,16 +131,18 @@ def layer_norm(
     check_variable("layer_norm", "input", input)
     shape = list(input.shape)
     if not isinstance(begin_norm_axis, int) or not 0 < begin_norm_axis < len(shape):
-        raise ValueError(
-            f"layer_norm: begin_norm_axis must be in [1, {len(shape) - 1}] for input "
-            f"'{input.name}' of shape {shape}, given {begin_norm_axis!r}"
+        raise ArgumentError(
+            "layer_norm",
+            f"begin_norm_axis must be in [1, {len(shape) - 1}] for input "
+            f"'{input.name}' of shape {shape}, given {begin_norm_axis!r}",
         )
     right = 1
     for d in shape[begin_norm_axis:]:
         if d < 0:
-            raise ShapeError(
-                f"layer_norm: dims from begin_norm_axis={begin_norm_axis} of input '{input.name}' "
-                f"(shape {shape}) must be known"
+            raise ShapeError.in_layer(
+                "layer_norm",
+                f"dims from begin_norm_axis={begin_norm_axis} of input '{input.name}' "
+                f"(shape {shape}) must be known",
             )
         right *= d
     dtype = helper.input_dtype()
@@ -178,11 +182,13 @@ def lrn(
     helper = LayerHelper("lrn", name=name)
     check_variable("lrn", "input", input)
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"lrn: data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
+        raise ArgumentError("lrn", f"data_format must be 'NCHW' or 'NHWC', given {data_format!r}")
     if len(input.shape) != 4:
-        raise ShapeError(f"lrn: input '{input.name}' must be 4-D, given shape {list(input.shape)}")
+        raise ShapeError.in_layer(
+            "lrn", f"input '{input.name}' must be 4-D, given shape {list(input.shape)}"
+        )
     if not isinstance(n, int) or n <= 0 or n % 2 == 0:
-        raise ValueError(f"lrn: n must be a positive odd int, given {n!r}")
+        raise ArgumentError("lrn", f"n must be a positive odd int, given {n!r}")
     dtype = input.dtype
     mid = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
     out = helper.create_variable_for_type_inference(dtype)

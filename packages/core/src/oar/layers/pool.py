@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar.errors import ArgumentError
 from oar.layer_helper import LayerHelper
 from oar.layers._conv_args import check_bool, image_input, paddings, pair
 
@@ -12,7 +13,7 @@ __all__ = ["pool2d", "adaptive_pool2d"]
 
 def _pool_type(layer: str, pool_type: Any) -> str:
     if pool_type not in ("max", "avg"):
-        raise ValueError(f"{layer}: pool_type must be 'max' or 'avg', given {pool_type!r}")
+        raise ArgumentError(layer, f"pool_type must be 'max' or 'avg', given {pool_type!r}")
     return pool_type
 
 
@@ -45,15 +46,16 @@ def pool2d(
         ksize = [-1, -1] if pool_size == -1 else pair("pool2d", "pool_size", pool_size)
     else:
         if pool_size == -1:
-            raise ValueError(
-                "pool2d: pool_size must be given (a positive int or 2 ints) unless global_pooling=True"
+            raise ArgumentError(
+                "pool2d",
+                "pool_size must be given (a positive int or 2 ints) unless global_pooling=True",
             )
         ksize = pair("pool2d", "pool_size", pool_size)
     strides = pair("pool2d", "pool_stride", pool_stride)
     pads, alg = paddings("pool2d", pool_padding, data_format)
     if alg == "VALID" and ceil_mode:
-        raise ValueError(
-            "pool2d: when pool_padding is 'VALID', ceil_mode must be False, given ceil_mode=True"
+        raise ArgumentError(
+            "pool2d", "when pool_padding is 'VALID', ceil_mode must be False, given ceil_mode=True"
         )
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(
@@ -94,8 +96,8 @@ def adaptive_pool2d(
     _pool_type("adaptive_pool2d", pool_type)
     check_bool("adaptive_pool2d", "require_index", require_index)
     if pool_type == "avg" and require_index:
-        raise ValueError(
-            "adaptive_pool2d: require_index=True is only supported for pool_type='max'"
+        raise ArgumentError(
+            "adaptive_pool2d", "require_index=True is only supported for pool_type='max'"
         )
     ksize = pair("adaptive_pool2d", "pool_size", pool_size)
     out = helper.create_variable_for_type_inference(input.dtype)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
@@ -42,7 +43,7 @@ def _scalar(layer: str, arg: str, v: Any, dtype: str) -> Any:
             return cast(v, dtype)
         return v
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"{layer}: {arg} must be a number or a Variable, given {v!r}")
+        raise ArgumentTypeError(layer, f"{arg} must be a number or a Variable, given {v!r}")
     return fill_constant([1], dtype, v)
 
 
@@ -52,7 +53,7 @@ def range(start: Any, end: Any, step: Any, dtype: Any) -> Any:  # noqa: A001 - F
     dtype = convert_dtype(dtype)
     if not any(is_variable(v) for v in (start, end, step)):
         if step == 0:
-            raise ValueError("range: step must not be 0")
+            raise ArgumentError("range", "step must not be 0")
     out = helper.create_variable_for_type_inference(dtype)
     helper.append_op(
         "range",
@@ -72,7 +73,7 @@ def linspace(start: Any, stop: Any, num: Any, dtype: Any) -> Any:
     helper = LayerHelper("linspace")
     dtype = convert_dtype(dtype)
     if not is_variable(num) and (not isinstance(num, int) or isinstance(num, bool) or num < 1):
-        raise ValueError(f"linspace: num must be a positive int or a Variable, given {num!r}")
+        raise ArgumentError("linspace", f"num must be a positive int or a Variable, given {num!r}")
     out = helper.create_variable_for_type_inference(dtype)
     helper.append_op(
         "linspace",
@@ -114,7 +115,7 @@ def _random(op: str, shape_: Any, dtype: Any, attrs: dict) -> Any:
     helper = LayerHelper(op)
     dtype = convert_dtype(dtype)
     if dtype not in ("float16", "float32", "float64"):
-        raise TypeError(f"{op}: dtype must be a float type, given {dtype}")
+        raise ArgumentTypeError(op, f"dtype must be a float type, given {dtype}")
     inputs: dict = {}
     if is_variable(shape_):
         inputs["ShapeTensor"] = [shape_]
@@ -130,12 +131,13 @@ def _random(op: str, shape_: Any, dtype: Any, attrs: dict) -> Any:
             or not shape_
             or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape_)
         ):
-            raise ValueError(
-                f"{op}: shape must be a non-empty list of positive ints (or a Variable), given {shape_!r}"
+            raise ArgumentError(
+                op,
+                f"shape must be a non-empty list of positive ints (or a Variable), given {shape_!r}",
             )
         attrs["shape"] = [int(d) for d in shape_]
     if not isinstance(attrs["seed"], int):
-        raise TypeError(f"{op}: seed must be an int, given {attrs['seed']!r}")
+        raise ArgumentTypeError(op, f"seed must be an int, given {attrs['seed']!r}")
     out = helper.create_variable_for_type_inference(dtype)
     helper.append_op(op, inputs, {"Out": [out]}, {"dtype": dtype, **attrs})
     return out
@@ -150,7 +152,7 @@ def uniform_random(
 ) -> Any:
     """A tensor of values drawn uniformly from [min, max) (seed 0: a fresh draw each run)."""
     if not min < max:
-        raise ValueError(f"uniform_random: min ({min}) must be less than max ({max})")
+        raise ArgumentError("uniform_random", f"min ({min}) must be less than max ({max})")
     return _random(
         "uniform_random", shape, dtype, {"min": float(min), "max": float(max), "seed": seed}
     )
@@ -161,7 +163,7 @@ def gaussian_random(
 ) -> Any:
     """A tensor of normal samples N(mean, std^2)."""
     if std < 0:
-        raise ValueError(f"gaussian_random: std must be >= 0, given {std}")
+        raise ArgumentError("gaussian_random", f"std must be >= 0, given {std}")
     return _random(
         "gaussian_random", shape, dtype, {"mean": float(mean), "std": float(std), "seed": seed}
     )
@@ -180,13 +182,13 @@ def _random_like(
     check_variable(op, "input", input)
     dtype = convert_dtype(dtype)
     if dtype not in ("float16", "float32", "float64"):
-        raise TypeError(f"{op}: dtype must be a float type, given {dtype}")
+        raise ArgumentTypeError(op, f"dtype must be a float type, given {dtype}")
     if (
         not isinstance(shape, (list, tuple))
         or not shape
         or not all(isinstance(d, int) for d in shape)
     ):
-        raise ValueError(f"{op}: shape must be a non-empty list of ints, given {shape!r}")
+        raise ArgumentError(op, f"shape must be a non-empty list of ints, given {shape!r}")
     out = helper.create_variable_for_type_inference(dtype)
     helper.append_op(
         op,
@@ -216,8 +218,8 @@ def uniform_random_batch_size_like(
 ) -> Any:
     """Uniform noise whose dim ``output_dim_idx`` is ``input``'s dim ``input_dim_idx`` (the batch size)."""
     if not min < max:
-        raise ValueError(
-            f"uniform_random_batch_size_like: min ({min}) must be less than max ({max})"
+        raise ArgumentError(
+            "uniform_random_batch_size_like", f"min ({min}) must be less than max ({max})"
         )
     return _random_like(
         "uniform_random_batch_size_like",
@@ -242,7 +244,7 @@ def gaussian_random_batch_size_like(
 ) -> Any:
     """Normal noise whose dim ``output_dim_idx`` is ``input``'s dim ``input_dim_idx`` (the batch size)."""
     if std < 0:
-        raise ValueError(f"gaussian_random_batch_size_like: std must be >= 0, given {std}")
+        raise ArgumentError("gaussian_random_batch_size_like", f"std must be >= 0, given {std}")
     return _random_like(
         "gaussian_random_batch_size_like",
         input,

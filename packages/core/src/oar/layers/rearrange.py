@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
@@ -28,7 +29,7 @@ __all__ = [
 
 def _pos_int(layer: str, arg: str, v: Any) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise ValueError(f"{layer}: {arg} must be a positive int, given {v!r}")
+        raise ArgumentError(layer, f"{arg} must be a positive int, given {v!r}")
     return v
 
 
@@ -68,7 +69,7 @@ def _int_list_or_tensor(layer: str, arg: str, value: Any, inputs: dict, slot: st
         inputs[slot] = [value]
         return []
     if not isinstance(value, (list, tuple)):
-        raise TypeError(f"{layer}: {arg} must be a list, tuple or Variable, given {value!r}")
+        raise ArgumentTypeError(layer, f"{arg} must be a list, tuple or Variable, given {value!r}")
     if any(is_variable(v) for v in value):
         inputs[slot + "Tensor"] = [
             v if is_variable(v) else fill_constant([1], "int32", int(v)) for v in value
@@ -84,7 +85,7 @@ def crop_tensor(x: Any, shape: Any = None, offsets: Any = None, name: str | None
     inputs: dict = {"X": [x]}
     attrs: dict = {}
     if shape is None:
-        raise ValueError("crop_tensor: shape is required")
+        raise ArgumentError("crop_tensor", "shape is required")
     attrs["shape"] = _int_list_or_tensor("crop_tensor", "shape", shape, inputs, "Shape")
     if offsets is None:
         offsets = [0] * len(x.shape)
@@ -108,7 +109,7 @@ def pad_constant_like(x: Any, y: Any, pad_value: float = 0.0, name: str | None =
 
 def _tri(layer: str, input: Any, diagonal: int, lower: bool, name: str | None) -> Any:
     if not isinstance(diagonal, int) or isinstance(diagonal, bool):
-        raise TypeError(f"{layer}: diagonal must be an int, given {diagonal!r}")
+        raise ArgumentTypeError(layer, f"diagonal must be an int, given {diagonal!r}")
     helper = LayerHelper(layer, name=name)
     check_variable(layer, "input", input)
     out = helper.create_variable_for_type_inference(input.dtype)
@@ -164,14 +165,14 @@ def randint(
     if high is None:
         low, high = 0, low
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) or low >= high:
-        raise ValueError(f"randint: need ints low < high, given low={low!r}, high={high!r}")
+        raise ArgumentError("randint", f"need ints low < high, given low={low!r}, high={high!r}")
     dtype = convert_dtype(dtype or "int64")
     if dtype not in ("int32", "int64"):
-        raise TypeError(f"randint: dtype must be int32 or int64, given {dtype}")
+        raise ArgumentTypeError("randint", f"dtype must be int32 or int64, given {dtype}")
     inputs: dict = {}
     attrs: dict = {"low": low, "high": high, "seed": seed, "dtype": dtype}
     if shape is None:
-        raise ValueError("randint: shape is required")
+        raise ArgumentError("randint", "shape is required")
     if is_variable(shape):
         inputs["ShapeTensor"] = [shape]
     elif isinstance(shape, (list, tuple)) and any(is_variable(d) for d in shape):
@@ -186,8 +187,8 @@ def randint(
             or not shape
             or not all(isinstance(d, int) and d > 0 for d in shape)
         ):
-            raise ValueError(
-                f"randint: shape must be a non-empty list of positive ints, given {shape!r}"
+            raise ArgumentError(
+                "randint", f"shape must be a non-empty list of positive ints, given {shape!r}"
             )
         attrs["shape"] = list(shape)
     out = out or helper.create_variable_for_type_inference(dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar.errors import ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = [
@@ -25,7 +26,7 @@ def _reduce(op: str, input: Any, dim: Any, keep_dim: bool, name: str | None) -> 
     else:
         dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
         if not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-            raise TypeError(f"{op}: dim must be an int or a list of ints, given {dim!r}")
+            raise ArgumentTypeError(op, f"dim must be an int or a list of ints, given {dim!r}")
         reduce_all = len(dims) == len(input.shape) and len(
             {d % max(len(input.shape), 1) for d in dims}
         ) == len(dims)

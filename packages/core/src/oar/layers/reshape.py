@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from oar.errors import ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 __all__ = ["reshape"]
@@ -24,8 +25,8 @@ def reshape(
     helper = LayerHelper("reshape2", act=act, name=name)
     check_variable("reshape", "x", x)
     if not isinstance(shape, (list, tuple)) and not is_variable(shape):
-        raise TypeError(
-            f"reshape: shape must be a list, tuple or Variable, given {type(shape).__name__}"
+        raise ArgumentTypeError(
+            "reshape", f"shape must be a list, tuple or Variable, given {type(shape).__name__}"
         )
     if not is_variable(shape):
         bad = [
@@ -34,8 +35,8 @@ def reshape(
             if not is_variable(d) and (isinstance(d, bool) or not isinstance(d, (int, np.integer)))
         ]
         if bad:
-            raise TypeError(
-                f"reshape: shape entries must be ints or [1] int Variables, given {list(shape)}"
+            raise ArgumentTypeError(
+                "reshape", f"shape entries must be ints or [1] int Variables, given {list(shape)}"
             )
     inputs: dict = {"X": [x]}
     attrs: dict = {}

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable
 
 __all__ = ["argmax", "argmin", "argsort", "where", "cumsum"]
@@ -14,9 +15,10 @@ __all__ = ["argmax", "argmin", "argsort", "where", "cumsum"]
 def _check_axis(layer: str, x: Any, axis: Any) -> None:
     rank = len(x.shape)
     if not isinstance(axis, int) or isinstance(axis, bool) or not -rank <= axis < max(rank, 1):
-        raise ValueError(
-            f"{layer}: axis must be an int in [-{rank}, {rank}) for x of shape {list(x.shape)}, "
-            f"given {axis!r}"
+        raise ArgumentError(
+            layer,
+            f"axis must be an int in [-{rank}, {rank}) for x of shape {list(x.shape)}, "
+            f"given {axis!r}",
         )
 
 
@@ -46,8 +48,9 @@ def argsort(input: Any, axis: int = -1, descending: bool = False, name: str | No
     check_variable("argsort", "input", input)
     _check_axis("argsort", input, axis)
     if not isinstance(descending, (bool, np.bool_)):
-        raise TypeError(
-            f"argsort: descending must be a bool, given {type(descending).__name__} {descending!r}"
+        raise ArgumentTypeError(
+            "argsort",
+            f"descending must be a bool, given {type(descending).__name__} {descending!r}",
         )
     out = helper.create_variable_for_type_inference(input.dtype)
     ids = helper.create_variable_for_type_inference("int64", stop_gradient=True)
@@ -66,8 +69,8 @@ def where(condition: Any) -> Any:
     helper = LayerHelper("where_index")
     check_variable("where", "condition", condition)
     if condition.dtype != "bool":
-        raise TypeError(
-            f"where: condition '{condition.name}' must be a bool tensor, given {condition.dtype}"
+        raise ArgumentTypeError(
+            "where", f"condition '{condition.name}' must be a bool tensor, given {condition.dtype}"
         )
     out = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     helper.append_op("where_index", {"Condition": [condition]}, {"Out": [out]})

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
@@ -30,12 +31,12 @@ def _check_shape(layer: str, shape: Any) -> list:
     if isinstance(shape, int):
         shape = [shape]
     if not isinstance(shape, (list, tuple)):
-        raise TypeError(
-            f"{layer}: shape must be a list/tuple of ints, given {type(shape).__name__}"
+        raise ArgumentTypeError(
+            layer, f"shape must be a list/tuple of ints, given {type(shape).__name__}"
         )
     for d in shape:
         if not isinstance(d, (int, np.integer)) or d < -1:
-            raise ValueError(f"{layer}: shape entries must be ints >= -1, given {list(shape)}")
+            raise ArgumentError(layer, f"shape entries must be ints >= -1, given {list(shape)}")
     return [int(d) for d in shape]
 
 
@@ -135,14 +136,16 @@ def assign(input: Any, output: Any = None) -> Any:
     try:
         arr = np.asarray(input)
     except ValueError:
-        raise TypeError(
-            f"assign: input must be a Variable, a numpy array or a rectangular (nested) list of "
-            f"numbers, given a ragged {type(input).__name__}"
+        raise ArgumentTypeError(
+            "assign",
+            f"input must be a Variable, a numpy array or a rectangular (nested) list of "
+            f"numbers, given a ragged {type(input).__name__}",
         ) from None
     if arr.dtype == object:
-        raise TypeError(
-            f"assign: input must be a Variable, a numpy array or a list of numbers, "
-            f"given {type(input).__name__} holding {type(arr.flat[0]).__name__}"
+        raise ArgumentTypeError(
+            "assign",
+            f"input must be a Variable, a numpy array or a list of numbers, "
+            f"given {type(input).__name__} holding {type(arr.flat[0]).__name__}",
         ) from None
     if arr.dtype == np.float64:
         arr = arr.astype(np.float32)
@@ -154,8 +157,9 @@ def assign(input: Any, output: Any = None) -> Any:
         "bool": "bool_values",
     }.get(dtype)
     if key is None:
-        raise TypeError(
-            f"assign: numpy input of dtype {dtype} is not supported (use float32, int32, int64 or bool)"
+        raise ArgumentTypeError(
+            "assign",
+            f"numpy input of dtype {dtype} is not supported (use float32, int32, int64 or bool)",
         )
     output = output or helper.create_variable_for_type_inference(dtype)
     helper.append_op(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable
 
@@ -36,7 +37,7 @@ def _ints(layer: str, arg: str, v: Any) -> list:
     if not isinstance(v, (list, tuple)) or not all(
         isinstance(a, int) and not isinstance(a, bool) for a in v
     ):
-        raise TypeError(f"{layer}: {arg} must be an int or a list of ints, given {v!r}")
+        raise ArgumentTypeError(layer, f"{arg} must be an int or a list of ints, given {v!r}")
     return [int(a) for a in v]
 
 
@@ -69,7 +70,9 @@ def label_smooth(
         or not isinstance(epsilon, (int, float))
         or not 0.0 <= epsilon <= 1.0
     ):
-        raise ValueError(f"label_smooth: epsilon must be a number in [0, 1], given {epsilon!r}")
+        raise ArgumentError(
+            "label_smooth", f"epsilon must be a number in [0, 1], given {epsilon!r}"
+        )
     inputs = {"X": [label]}
     if prior_dist is not None:
         check_variable("label_smooth", "prior_dist", prior_dist)
@@ -117,7 +120,7 @@ def multiplex(inputs: Sequence, index: Any) -> Any:
         allow_list=True,
     )
     if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
-        raise ValueError("multiplex: inputs must be a list of at least 2 Variables")
+        raise ArgumentError("multiplex", "inputs must be a list of at least 2 Variables")
     check_variable("multiplex", "index", index)
     out = helper.create_variable_for_type_inference(inputs[0].dtype)
     helper.append_op("multiplex", {"X": list(inputs), "Ids": [index]}, {"Out": [out]})
@@ -134,7 +137,7 @@ def eye(
     helper = LayerHelper("eye")
     for arg, v in (("num_rows", num_rows), ("num_columns", num_columns)):
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-            raise ValueError(f"eye: {arg} must be a non-negative int, given {v!r}")
+            raise ArgumentError("eye", f"{arg} must be a non-negative int, given {v!r}")
     out = helper.create_variable_for_type_inference(convert_dtype(dtype))
     helper.append_op(
         "eye",
@@ -179,7 +182,7 @@ def unique(x: Any, dtype: Any = "int32") -> tuple:
     check_variable("unique", "x", x)
     dtype = convert_dtype(dtype)
     if dtype not in ("int32", "int64"):
-        raise TypeError(f"unique: dtype must be int32 or int64, given {dtype}")
+        raise ArgumentTypeError("unique", f"dtype must be int32 or int64, given {dtype}")
     out = helper.create_variable_for_type_inference(x.dtype)
     index = helper.create_variable_for_type_inference(dtype)
     helper.append_op("unique", {"X": [x]}, {"Out": [out], "Index": [index]}, {"dtype": dtype})
@@ -231,7 +234,9 @@ def unique_with_counts(x: Any, dtype: Any = "int32") -> tuple:
     check_variable("unique_with_counts", "x", x)
     dtype = convert_dtype(dtype)
     if dtype not in ("int32", "int64"):
-        raise TypeError(f"unique_with_counts: dtype must be int32 or int64, given {dtype}")
+        raise ArgumentTypeError(
+            "unique_with_counts", f"dtype must be int32 or int64, given {dtype}"
+        )
     out = helper.create_variable_for_type_inference(x.dtype)
     index = helper.create_variable_for_type_inference(dtype)
     count = helper.create_variable_for_type_inference(dtype)

@@ -21,4 +21,8 @@ def op_modules() -> list:
 @hookimpl
 def oar_register_ops(registry) -> None:
     for name in op_modules():
-        importlib.import_module(f"{__name__}.{name}").register(registry)
+        registry.current_family = name  # kernel plugins may register a family's kernels lazily
+        try:
+            importlib.import_module(f"{__name__}.{name}").register(registry)
+        finally:
+            registry.current_family = None

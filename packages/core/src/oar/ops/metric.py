@@ -43,6 +43,7 @@ def register(registry) -> None:
             {"k": Attr(int, 1)},
             infer_shape=_infer_topk,
             grad=GradSpec(("X", "Indices", "Out@GRAD"), ("X@GRAD",)),
+            share_lod=(("X", "Out"), ("X", "Indices")),
         )
     )
     registry.register_op(

@@ -1,4 +1,9 @@
-"""The Optimizer base class: backward, regularization, clipping, then update ops."""
+"""The Optimizer base class: backward, regularization, clipping, then update ops.
+
+One pipeline serves both modes: what differs (where gradients come from, the
+learning-rate variable, whether accumulators persist across steps, the block
+update ops go to) is asked of the current builder (``oar.framework.builder``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 
 from oar.backward import append_backward
 from oar.framework import unique_name
-from oar.framework.operator import OpRole
+from oar.framework.mode import current_builder
 from oar.framework.program import Program, default_main_program, program_guard
 from oar.framework.variable import Variable
 from oar.initializer import Constant
@@ -56,39 +61,16 @@ class Optimizer:
 
     # --- learning rate ----------------------------------------------------------------------------
     def _create_global_learning_rate(self) -> None:
-        program = default_main_program()
-        if id(program) in self._lr_vars:
-            return
-        if isinstance(self._learning_rate, Variable):
-            self._lr_vars[id(program)] = self._learning_rate
-            return
-        helper = LayerHelper("learning_rate")
-        var = helper.create_global_variable(
-            name=unique_name.generate("learning_rate"), shape=[1], dtype="float32", persistable=True
-        )
-        helper.set_variable_initializer(var, Constant(float(self._learning_rate)))
-        self._lr_vars[id(program)] = var
+        current_builder().set_learning_rate(self)
 
     def _global_learning_rate(self, program: Program | None = None) -> Variable:
         program = program or default_main_program()
         return self._lr_vars.get(id(program))
 
     def _create_param_lr(self, param_and_grad: tuple) -> Variable:
-        param = param_and_grad[0]
-        if _dygraph():
-            from oar.dygraph.optimizer import scaled_lr
-
-            return scaled_lr(self, param)
-        lr = self._global_learning_rate()
-        mult = float(param.optimize_attr.get("learning_rate", 1.0))
-        if mult == 1.0:
-            return lr
-        block = default_main_program().global_block()
-        out = block.create_var(
-            name=unique_name.generate(f"{param.name}_lr"), shape=[1], dtype=lr.dtype
+        return current_builder().param_learning_rate(
+            self._global_learning_rate(), param_and_grad[0]
         )
-        block.append_op("scale", {"X": [lr]}, {"Out": [out]}, {"scale": mult})
-        return out
 
     # --- accumulators ---------------------------------------------------------------------------
     def _add_accumulator(
@@ -99,13 +81,11 @@ class Optimizer:
         fill_value: float = 0.0,
         shape: Sequence | None = None,
     ) -> Variable:
+        builder = current_builder()
+        existing = builder.existing_accumulator(self, name, param)
+        if existing is not None:
+            return existing
         per = self._accumulators.setdefault(name, {})
-        if param.name in per and _dygraph():
-            return per[param.name]  # dygraph calls minimize every step
-        if param.name in per:
-            raise ValueError(
-                f"{type(self).__name__}: accumulator '{name}' for '{param.name}' exists already"
-            )
         helper = LayerHelper(self.type)
         var = helper.create_global_variable(
             name=unique_name.generate(f"{param.name}_{name}"),
@@ -115,10 +95,7 @@ class Optimizer:
         )
         helper.set_variable_initializer(var, Constant(float(fill_value)))
         per[param.name] = var
-        if _dygraph():
-            from oar.dygraph.optimizer import fill_from_holder
-
-            fill_from_holder(self, var)
+        builder.restore_accumulator(self, var)
         return var
 
     def _get_accumulator(self, name: str, param: Variable) -> Variable:
@@ -153,8 +130,9 @@ class Optimizer:
 
     def apply_gradients(self, params_grads: list) -> list:
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)
+        builder = current_builder()
         program = params_grads[0][0].block.program if params_grads else default_main_program()
-        with program._role_guard(OpRole.Optimize):
+        with builder.update_guard(program):
             if self._grad_clip is not None:
                 params_grads = self._grad_clip(params_grads)
             else:
@@ -165,7 +143,7 @@ class Optimizer:
             return self._create_optimization_pass(params_grads)
 
     def _create_optimization_pass(self, params_grads: list) -> list:
-        block = default_main_program().global_block()
+        block = current_builder().update_block()
         start = len(block.ops)
         self._create_global_learning_rate()
         self._create_accumulators(block, [p for p, g in params_grads if g is not None])
@@ -190,58 +168,36 @@ class Optimizer:
         no_grad_set: Any = None,
         grad_clip: Any = None,
     ) -> tuple:
-        """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``."""
-        from oar.framework.mode import in_dygraph_mode
+        """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``.
 
-        if in_dygraph_mode():
-            return self._dygraph_minimize(loss, parameter_list, no_grad_set)
-        if not isinstance(loss, Variable):
-            raise TypeError(
-                f"{type(self).__name__}.minimize: loss must be a Variable, given {type(loss).__name__}"
-            )
+        In dygraph the gradients are those ``loss.backward()`` left on the parameters and
+        the update ops run at once (``optimize_ops`` is then empty)."""
+        builder = current_builder()
         if grad_clip is not None:
             self._grad_clip = grad_clip
-        params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
-        optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+        params_grads = builder.gradients(self, loss, startup_program, parameter_list, no_grad_set)
+        with builder.loss_guard(loss, startup_program):
+            optimize_ops = self.apply_gradients(params_grads)
         return optimize_ops, params_grads
 
-    def _dygraph_minimize(self, loss, parameter_list, no_grad_set):
-        from oar.dygraph.optimizer import dygraph_minimize
-
-        return dygraph_minimize(self, loss, parameter_list, no_grad_set)
-
-    # --- dygraph state (oar.dygraph.optimizer does the work) -------------------------------------
+    # --- dygraph state (the eager builder does the work; Fluid 1.8 allows these in dygraph only) ---
     def state_dict(self) -> dict:
         """Accumulators by name and the LR schedule's state, for ``fluid.save_dygraph``."""
-        from oar.dygraph.optimizer import state_dict
-
-        return state_dict(self)
+        return current_builder().optimizer_state(self, "state_dict")
 
     def set_dict(self, state_dict: dict) -> None:
         """Restore what :meth:`state_dict` gave (e.g. from ``fluid.load_dygraph``)."""
-        from oar.dygraph.optimizer import set_dict
-
-        set_dict(self, state_dict)
+        current_builder().optimizer_state(self, "set_dict", state_dict)
 
     set_state_dict = set_dict
 
     def clear_gradients(self) -> None:
-        from oar.dygraph.optimizer import clear_gradients
-
-        clear_gradients(self)
+        current_builder().optimizer_state(self, "clear_gradients")
 
     clear_grad = clear_gradients
 
     def current_step_lr(self) -> float:
-        from oar.dygraph.optimizer import current_lr
-
-        return current_lr(self)
-
-
-def _dygraph() -> bool:
-    from oar.framework.mode import in_dygraph_mode
-
-    return in_dygraph_mode()
+        return current_builder().optimizer_state(self, "current_step_lr")
 
 
 def _is_lr_schedule(obj: Any) -> bool:

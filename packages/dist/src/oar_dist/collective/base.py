@@ -74,6 +74,7 @@ class CollectiveBackend(abc.ABC):
 
     def close(self) -> None:
         """Release what the backend holds (nothing by default)."""
+        return None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} rank {self.rank}/{self.size}>"

@@ -1,21 +1,27 @@
 """The MPI backend (mpi4py): one rank per process, started by ``mpiexec``.
 
-Collectives are issued non-blocking and polled against a deadline
-(``OAR_COLLECTIVE_TIMEOUT``), so a dead or hung peer ends the job with an
-error naming the collective instead of hanging it: blocking MPI calls cannot
-time out. ``mpi4py`` is imported when the first backend is made, never at
+Collectives block (as fast as raw mpi4py); a watchdog thread ends the job
+with ``MPI_Abort`` and a message naming the rank and the collective when one
+outlives ``OAR_COLLECTIVE_TIMEOUT`` (default 60 s), so a dead or hung peer
+never hangs the job. ``mpi4py`` is imported when the first backend is made, never at
 plugin import.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
 
-from oar_dist.collective.base import CollectiveBackend, CollectiveError, check_op
+from oar_dist.collective.base import CollectiveBackend, check_op
 from oar_dist.collective.timeouts import collective_timeout
+
+# the exit status of every rank when a collective times out (mpiexec reports it)
+ABORT_CODE = 70
 
 
 def load_mpi() -> Any:
@@ -43,35 +49,38 @@ class MPIBackend(CollectiveBackend):
         self.size = self.comm.Get_size()
         self.timeout = collective_timeout() if timeout is None else timeout
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
+        self._inflight: tuple | None = None
+        self._watchdog: threading.Thread | None = None
 
-    def _wait(self, req: Any, what: str) -> None:
-        if req.Test():
-            return
-        deadline = time.monotonic() + self.timeout
-        pause = 0.0
-        while not req.Test():  # Test() also drives MPI's progress engine
-            if time.monotonic() > deadline:
-                raise CollectiveError(
-                    f"mpi backend: rank {self.rank} of {self.size} waited more than "
-                    f"{self.timeout:g} s in {what}: a peer rank died or is stuck "
-                    f"(OAR_COLLECTIVE_TIMEOUT sets the bound)"
-                )
-            if pause:
-                time.sleep(pause)
-            pause = min(pause * 2 or 1e-5, 1e-3)
+    def _run(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> None:
+        """Run the blocking collective ``fn`` under the watchdog's deadline."""
+        if self._watchdog is None:
+            self._start_watchdog()
+        self._inflight = (what, time.monotonic())
+        try:
+            fn(*args, **kwargs)
+        finally:
+            self._inflight = None
+
+    def _start_watchdog(self) -> None:
+        t = threading.Thread(
+            target=_watch, args=(weakref.ref(self),), name="oar-mpi-watchdog", daemon=True
+        )
+        self._watchdog = t
+        t.start()
 
     def allreduce(self, array: np.ndarray, op: str = "sum") -> np.ndarray:
         check_op(op, "allreduce")
         src = np.ascontiguousarray(array)
         out = np.empty_like(src)
-        self._wait(self.comm.Iallreduce(src, out, op=self._ops[op]), "allreduce")
+        self._run("allreduce", self.comm.Allreduce, src, out, op=self._ops[op])
         return out
 
     def broadcast(self, array: np.ndarray, root: int = 0) -> np.ndarray:
         if not 0 <= root < self.size:
             raise ValueError(f"broadcast: root {root} is out of range for {self.size} ranks")
         buf = np.array(array, copy=True, order="C")
-        self._wait(self.comm.Ibcast(buf, root=root), "broadcast")
+        self._run("broadcast", self.comm.Bcast, buf, root=root)
         return buf
 
     def allgather(self, array: np.ndarray) -> np.ndarray:
@@ -79,16 +88,40 @@ class MPIBackend(CollectiveBackend):
         if src.ndim == 0:
             src = src.reshape(1)
         rows = np.empty(self.size, dtype=np.int64)
-        self._wait(self.comm.Iallgather(np.array([src.shape[0]], np.int64), rows), "allgather")
+        self._run("allgather", self.comm.Allgather, np.array([src.shape[0]], np.int64), rows)
         row = int(np.prod(src.shape[1:], dtype=np.int64))
         counts = rows * row
         out = np.empty((int(rows.sum()),) + src.shape[1:], dtype=src.dtype)
         displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        self._wait(
-            self.comm.Iallgatherv(src, [out, (counts, displs)]),
-            "allgather",
-        )
+        self._run("allgather", self.comm.Allgatherv, src, [out, (counts, displs)])
         return out
 
     def barrier(self) -> None:
-        self._wait(self.comm.Ibarrier(), "barrier")
+        self._run("barrier", self.comm.Barrier)
+
+
+def _watch(ref: Any) -> None:
+    """Abort the job when a collective of the backend ``ref`` outlives its timeout.
+
+    A blocking MPI call cannot be interrupted, and polling a non-blocking one
+    from Python is several times slower for large messages; so the call blocks
+    and this thread ends a hung job (``MPI_Abort`` stops every rank), saying
+    which rank waited in which collective.
+    """
+    while True:
+        backend = ref()
+        if backend is None:
+            return
+        inflight, timeout, comm = backend._inflight, backend.timeout, backend.comm
+        rank, size = backend.rank, backend.size
+        del backend
+        if inflight is not None and time.monotonic() - inflight[1] > timeout:
+            sys.stderr.write(
+                f"oar-dist: mpi backend: rank {rank} of {size} waited more than {timeout:g} s in "
+                f"{inflight[0]}: a peer rank died or is stuck (OAR_COLLECTIVE_TIMEOUT sets the "
+                f"bound); aborting the job\n"
+            )
+            sys.stderr.flush()
+            comm.Abort(ABORT_CODE)
+            return
+        time.sleep(min(1.0, timeout / 20))

@@ -68,16 +68,21 @@ def _buckets(block, grads: list, bucket_bytes: int) -> list:
     return out
 
 
-def scale_loss_grad(block, loss_name: str, strategy: int, nranks: int) -> None:
+def scale_loss_grad(block, loss_name: str | None, strategy: int, nranks: int) -> None:
     """Apply ``gradient_scale_strategy`` to the op that seeds ``loss@GRAD``.
+
+    ``loss_name=None`` takes the first op that seeds a loss gradient (op role
+    Backward|Loss), as Fluid's collective transpiler does.
 
     CoeffNumDevice: the seed becomes 1/nranks, so summing the ranks' gradients
     gives their mean. One: left at 1 (the sum). Customized: the seed op is
     removed and each device is fed ``loss@GRAD`` (as in Fluid).
     """
-    target = loss_name + "@GRAD"
+    target = None if loss_name is None else loss_name + "@GRAD"
     for i, op in enumerate(block.ops):
-        if (_role(op) & OpRole.Loss) and target in op.outputs.get("Out", ()):
+        if not (_role(op) & OpRole.Loss and _role(op) & OpRole.Backward):
+            continue
+        if target is None or target in op.outputs.get("Out", ()):
             if strategy == COEFF_NUM_DEVICE:
                 op.attrs["value"] = float(op.attrs.get("value", 1.0)) / nranks
             elif strategy == CUSTOMIZED:
@@ -100,10 +105,16 @@ def insert_grad_allreduce(
     ring_id: int = 0,
     fuse: bool = True,
     bucket_bytes: int = DEFAULT_BUCKET_BYTES,
+    scale_loss: bool | None = None,
 ) -> list:
-    """Insert the gradient all-reduce into ``program`` (in place); returns the gradient names."""
+    """Insert the gradient all-reduce into ``program`` (in place); returns the gradient names.
+
+    The loss gradient is scaled when ``scale_loss`` (default: when ``loss_name``
+    is given, as Fluid's ParallelExecutor; the transpiler scales whichever loss
+    the program differentiates).
+    """
     block = program.global_block()
-    if loss_name is not None:
+    if scale_loss if scale_loss is not None else loss_name is not None:
         scale_loss_grad(block, loss_name, scale_strategy, nranks)
     grads = [g for _, g in param_grads(block)]
     if not grads:

@@ -1,52 +1,36 @@
-"""numpy kernels, one module per op family (same module names as ``oar.ops``).
+"""Array-generic kernels, one module per op family (same module names as ``oar.ops``).
 
-A module declares kernels with the :func:`kernel` decorator; the plugin
-registers every declared kernel for the ``cpu`` device.
+A module declares kernels with the :func:`kernel` decorator and computes with
+``xp = array_module(__name__)``: numpy when the module is imported (the ``cpu``
+device), another numpy-like module (cupy) when ``oar.kernel_family``
+instantiates it for another device. Kernels that need numpy-only APIs say
+``generic=False``. ``np.`` is used only for dtype metadata (see
+``tests/kernels_cpu/test_generic_kernels.py``).
 """
 
 from __future__ import annotations
 
-import importlib
 import pkgutil
-from collections.abc import Callable, Sequence
 
-import attrs
+from oar.kernel_family import array_module, family_kernels, kernel
 
 FLOATS = ("float16", "float32", "float64")
 NUMERIC = FLOATS + ("int8", "int16", "int32", "int64", "uint8")
 
 
-@attrs.frozen
-class KernelSpec:
-    op_type: str
-    dtypes: tuple | None
-    fn: Callable
-    flags: dict
-
-
-_declared: list = []
-
-
-def kernel(op_type: str, dtypes: Sequence[str] | None = None, **flags) -> Callable:
-    """Declare ``fn`` as the numpy kernel of ``op_type`` (for ``dtypes``; None = any)."""
-
-    def deco(fn: Callable) -> Callable:
-        _declared.append(KernelSpec(op_type, tuple(dtypes) if dtypes else None, fn, flags))
-        return fn
-
-    return deco
-
-
 def kernel_modules() -> list:
+    """The family modules of this package (``oar_kernels_cpu.kernels.<family>``), in name order."""
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
-def all_kernels() -> list:
-    """Every declared kernel (importing the kernel modules on first call)."""
-    for name in kernel_modules():
-        importlib.import_module(f"{__name__}.{name}")
-    return list(_declared)
+def all_kernels(xp=None, tag: str | None = None) -> list:
+    """Every declared kernel, for array module ``xp`` (default numpy: the modules as imported)."""
+    return [k for name in kernel_modules() for k in family_kernels(f"{__name__}.{name}", xp, tag)]
 
 
 def kernels_for(op_type: str) -> list:
+    """The numpy kernels declared for ``op_type``."""
     return [k for k in all_kernels() if k.op_type == op_type]
+
+
+__all__ = ["FLOATS", "NUMERIC", "array_module", "kernel", "kernel_modules", "all_kernels"]

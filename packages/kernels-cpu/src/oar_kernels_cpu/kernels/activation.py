@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+xp = array_module(__name__)
 
 
 def _unary(op_type, fn, dtypes=FLOATS):
-    if isinstance(fn, np.ufunc) or fn is _sigmoid:
+    if isinstance(fn, xp.ufunc) or fn is _sigmoid:
         # same-dtype elementwise maps: a dying float input can hold the result
         def unary(inputs, attrs, donated=frozenset()):
             x = inputs["X"]
@@ -24,36 +24,36 @@ def _unary(op_type, fn, dtypes=FLOATS):
 
 
 def _sigmoid(x, out=None):
-    t = np.negative(x, out=out)
-    np.logaddexp(0, t, out=t)
-    np.negative(t, out=t)
-    return np.exp(t, out=t).astype(x.dtype, copy=False)
+    t = xp.negative(x, out=out)
+    xp.logaddexp(0, t, out=t)
+    xp.negative(t, out=t)
+    return xp.exp(t, out=t).astype(x.dtype, copy=False)
 
 
 def _softplus(x):
-    return np.logaddexp(0, x).astype(x.dtype, copy=False)
+    return xp.logaddexp(0, x).astype(x.dtype, copy=False)
 
 
 @kernel("relu", FLOATS, inplace=True)
 def relu(inputs, attrs, donated=frozenset()):
     x = inputs["X"]
-    return {"Out": np.maximum(x, 0, out=x if "X" in donated else None)}
+    return {"Out": xp.maximum(x, 0, out=x if "X" in donated else None)}
 
 
 _unary("sigmoid", _sigmoid)
-_unary("tanh", np.tanh)
-_unary("exp", np.exp)
-_unary("sqrt", np.sqrt)
-_unary("rsqrt", lambda x: 1 / np.sqrt(x))
+_unary("tanh", xp.tanh)
+_unary("exp", xp.exp)
+_unary("sqrt", xp.sqrt)
+_unary("rsqrt", lambda x: 1 / xp.sqrt(x))
 _unary("reciprocal", lambda x: 1 / x)
-_unary("square", np.square, None)
-_unary("abs", np.abs, None)
-_unary("log", np.log)
-_unary("sin", np.sin)
-_unary("cos", np.cos)
-_unary("softsign", lambda x: x / (1 + np.abs(x)))
+_unary("square", xp.square, None)
+_unary("abs", xp.abs, None)
+_unary("log", xp.log)
+_unary("sin", xp.sin)
+_unary("cos", xp.cos)
+_unary("softsign", lambda x: x / (1 + xp.abs(x)))
 _unary("softplus", _softplus)
-_unary("sign", np.sign, None)
+_unary("sign", xp.sign, None)
 
 
 def _grad_out(op_type, fn):
@@ -71,7 +71,7 @@ def _grad_x(op_type, fn, dtypes=FLOATS):
 @kernel("relu_grad", FLOATS, inplace=True)
 def relu_grad(inputs, attrs, donated=frozenset()):
     y, d = inputs["Out"], inputs["Out@GRAD"]
-    return {"X@GRAD": np.multiply(d, y > 0, out=d if "Out@GRAD" in donated else None)}
+    return {"X@GRAD": xp.multiply(d, y > 0, out=d if "Out@GRAD" in donated else None)}
 
 
 _grad_out("sigmoid", lambda y, d: d * y * (1 - y))
@@ -81,65 +81,65 @@ _grad_out("sqrt", lambda y, d: d * 0.5 / y)
 _grad_out("rsqrt", lambda y, d: d * -0.5 * y * y * y)
 _grad_out("reciprocal", lambda y, d: d * -(y * y))
 _grad_x("square", lambda x, d: d * 2 * x, None)
-_grad_x("abs", lambda x, d: d * np.sign(x), None)
+_grad_x("abs", lambda x, d: d * xp.sign(x), None)
 _grad_x("log", lambda x, d: d / x)
-_grad_x("sin", lambda x, d: d * np.cos(x))
-_grad_x("cos", lambda x, d: -d * np.sin(x))
-_grad_x("softsign", lambda x, d: d / np.square(1 + np.abs(x)))
+_grad_x("sin", lambda x, d: d * xp.cos(x))
+_grad_x("cos", lambda x, d: -d * xp.sin(x))
+_grad_x("softsign", lambda x, d: d / xp.square(1 + xp.abs(x)))
 _grad_x("softplus", lambda x, d: d * _sigmoid(x))
 
 
 # --- logsigmoid, tanh_shrink, piecewise-constant --------------------------------------------
-_unary("logsigmoid", lambda x: -np.logaddexp(0, -x).astype(x.dtype, copy=False))
-_unary("tanh_shrink", lambda x: x - np.tanh(x))
+_unary("logsigmoid", lambda x: -xp.logaddexp(0, -x).astype(x.dtype, copy=False))
+_unary("tanh_shrink", lambda x: x - xp.tanh(x))
 _grad_x("logsigmoid", lambda x, d: d * _sigmoid(-x))
-_grad_x("tanh_shrink", lambda x, d: d * np.square(np.tanh(x)))
-for _name, _fn in (("floor", np.floor), ("ceil", np.ceil), ("round", np.round)):
+_grad_x("tanh_shrink", lambda x, d: d * xp.square(xp.tanh(x)))
+for _name, _fn in (("floor", xp.floor), ("ceil", xp.ceil), ("round", xp.round)):
     _unary(_name, _fn)
-    _grad_x(_name, lambda x, d: np.zeros_like(d))
+    _grad_x(_name, lambda x, d: xp.zeros_like(d))
 
 
 # --- parametric activations: forward f(x, attrs), grad g(x, out, d, attrs) ------------------
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
-def erf(x: np.ndarray) -> np.ndarray:
+def erf(x: xp.ndarray) -> xp.ndarray:
     """erf via Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7: float32 precision), vectorised."""
-    sign = np.sign(x)
-    a = np.abs(x)
+    sign = xp.sign(x)
+    a = xp.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (
         0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
     )
-    return (sign * (1.0 - poly * np.exp(-a * a))).astype(x.dtype, copy=False)
+    return (sign * (1.0 - poly * xp.exp(-a * a))).astype(x.dtype, copy=False)
 
 
 def _gelu(x, a):
     if a["approximate"]:
-        return 0.5 * x * (1 + np.tanh(_SQRT_2_PI * (x + 0.044715 * x**3)))
+        return 0.5 * x * (1 + xp.tanh(_SQRT_2_PI * (x + 0.044715 * x**3)))
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
 def _gelu_grad(x, out, d, a):
     if a["approximate"]:
         inner = _SQRT_2_PI * (x + 0.044715 * x**3)
-        t = np.tanh(inner)
+        t = xp.tanh(inner)
         return d * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_PI * (1 + 3 * 0.044715 * x * x))
     return d * (
-        0.5 * (1 + erf(x / math.sqrt(2))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+        0.5 * (1 + erf(x / math.sqrt(2))) + x * xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
     )
 
 
 def _hard_swish(x, a):
-    return x * np.clip(x + a["offset"], 0, a["threshold"]) / a["scale"]
+    return x * xp.clip(x + a["offset"], 0, a["threshold"]) / a["scale"]
 
 
 def _hard_swish_grad(x, out, d, a):
     z = x + a["offset"]
-    g = np.where(
+    g = xp.where(
         z <= 0,
         0.0,
-        np.where(
+        xp.where(
             z >= a["threshold"], a["threshold"] / a["scale"], (2 * x + a["offset"]) / a["scale"]
         ),
     )
@@ -148,32 +148,32 @@ def _hard_swish_grad(x, out, d, a):
 
 def _soft_relu(x, a):
     t = a["threshold"]
-    return np.logaddexp(0, np.clip(x, -t, t)).astype(x.dtype, copy=False)
+    return xp.logaddexp(0, xp.clip(x, -t, t)).astype(x.dtype, copy=False)
 
 
 _PARAMETRIC = {
     "leaky_relu": (
-        lambda x, a: np.where(x > 0, x, x * a["alpha"]),
-        lambda x, o, d, a: d * np.where(x > 0, 1.0, a["alpha"]).astype(x.dtype),
+        lambda x, a: xp.where(x > 0, x, x * a["alpha"]),
+        lambda x, o, d, a: d * xp.where(x > 0, 1.0, a["alpha"]).astype(x.dtype),
     ),
     "elu": (
-        lambda x, a: np.where(x > 0, x, a["alpha"] * np.expm1(np.minimum(x, 0))),
+        lambda x, a: xp.where(x > 0, x, a["alpha"] * xp.expm1(xp.minimum(x, 0))),
         lambda x, o, d, a: (
-            d * np.where(x > 0, 1.0, a["alpha"] * np.exp(np.minimum(x, 0))).astype(x.dtype)
+            d * xp.where(x > 0, 1.0, a["alpha"] * xp.exp(xp.minimum(x, 0))).astype(x.dtype)
         ),
     ),
     "relu6": (
-        lambda x, a: np.clip(x, 0, a["threshold"]),
+        lambda x, a: xp.clip(x, 0, a["threshold"]),
         lambda x, o, d, a: d * ((x > 0) & (x < a["threshold"])),
     ),
     "brelu": (
-        lambda x, a: np.clip(x, a["t_min"], a["t_max"]),
+        lambda x, a: xp.clip(x, a["t_min"], a["t_max"]),
         lambda x, o, d, a: d * ((x > a["t_min"]) & (x < a["t_max"])),
     ),
     "soft_relu": (
         _soft_relu,
         lambda x, o, d, a: (
-            d * _sigmoid(np.clip(x, -a["threshold"], a["threshold"])) * (np.abs(x) < a["threshold"])
+            d * _sigmoid(xp.clip(x, -a["threshold"], a["threshold"])) * (xp.abs(x) < a["threshold"])
         ),
     ),
     "swish": (
@@ -182,7 +182,7 @@ _PARAMETRIC = {
     ),
     "gelu": (_gelu, _gelu_grad),
     "hard_sigmoid": (
-        lambda x, a: np.clip(a["slope"] * x + a["offset"], 0, 1),
+        lambda x, a: xp.clip(a["slope"] * x + a["offset"], 0, 1),
         lambda x, o, d, a: (
             d
             * a["slope"]
@@ -191,32 +191,32 @@ _PARAMETRIC = {
     ),
     "hard_swish": (_hard_swish, _hard_swish_grad),
     "selu": (
-        lambda x, a: a["scale"] * np.where(x > 0, x, a["alpha"] * np.expm1(np.minimum(x, 0))),
+        lambda x, a: a["scale"] * xp.where(x > 0, x, a["alpha"] * xp.expm1(xp.minimum(x, 0))),
         lambda x, o, d, a: (
             d
             * a["scale"]
-            * np.where(x > 0, 1.0, a["alpha"] * np.exp(np.minimum(x, 0))).astype(x.dtype)
+            * xp.where(x > 0, 1.0, a["alpha"] * xp.exp(xp.minimum(x, 0))).astype(x.dtype)
         ),
     ),
     "stanh": (
-        lambda x, a: a["scale_b"] * np.tanh(a["scale_a"] * x),
+        lambda x, a: a["scale_b"] * xp.tanh(a["scale_a"] * x),
         lambda x, o, d, a: (
-            d * a["scale_a"] * a["scale_b"] * (1 - np.square(np.tanh(a["scale_a"] * x)))
+            d * a["scale_a"] * a["scale_b"] * (1 - xp.square(xp.tanh(a["scale_a"] * x)))
         ),
     ),
     "thresholded_relu": (
-        lambda x, a: np.where(x > a["threshold"], x, 0).astype(x.dtype, copy=False),
+        lambda x, a: xp.where(x > a["threshold"], x, 0).astype(x.dtype, copy=False),
         lambda x, o, d, a: d * (x > a["threshold"]),
     ),
     "softshrink": (
-        lambda x, a: np.where(
-            x > a["lambda"], x - a["lambda"], np.where(x < -a["lambda"], x + a["lambda"], 0)
+        lambda x, a: xp.where(
+            x > a["lambda"], x - a["lambda"], xp.where(x < -a["lambda"], x + a["lambda"], 0)
         ).astype(x.dtype, copy=False),
-        lambda x, o, d, a: d * (np.abs(x) > a["lambda"]),
+        lambda x, o, d, a: d * (xp.abs(x) > a["lambda"]),
     ),
     "hard_shrink": (
-        lambda x, a: np.where(np.abs(x) > a["threshold"], x, 0).astype(x.dtype, copy=False),
-        lambda x, o, d, a: d * (np.abs(x) > a["threshold"]),
+        lambda x, a: xp.where(xp.abs(x) > a["threshold"], x, 0).astype(x.dtype, copy=False),
+        lambda x, o, d, a: d * (xp.abs(x) > a["threshold"]),
     ),
 }
 
@@ -240,20 +240,20 @@ for _name, (_fwd, _bwd) in _PARAMETRIC.items():
 
 def _factor(inputs, attrs):
     ft = inputs.get("FactorTensor")
-    return float(np.asarray(ft).reshape(-1)[0]) if ft is not None else attrs["factor"]
+    return float(xp.asarray(ft).reshape(-1)[0]) if ft is not None else attrs["factor"]
 
 
 @kernel("pow", FLOATS)
 def pow_(inputs, attrs):
     x = inputs["X"]
-    return {"Out": np.power(x, np.asarray(_factor(inputs, attrs), x.dtype))}
+    return {"Out": xp.power(x, xp.asarray(_factor(inputs, attrs), x.dtype))}
 
 
 @kernel("pow_grad", FLOATS)
 def pow_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
-    f = np.asarray(_factor(inputs, attrs), x.dtype)
-    return {"X@GRAD": d * f * np.power(x, f - 1)}
+    f = xp.asarray(_factor(inputs, attrs), x.dtype)
+    return {"X@GRAD": d * f * xp.power(x, f - 1)}
 
 
 @kernel("log_softmax", FLOATS)
@@ -261,10 +261,10 @@ def log_softmax(inputs, attrs):
     x = inputs["X"]
     axis = attrs["axis"]
     shifted = x - x.max(axis=axis, keepdims=True)
-    return {"Out": shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))}
+    return {"Out": shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))}
 
 
 @kernel("log_softmax_grad", FLOATS)
 def log_softmax_grad(inputs, attrs):
     out, d = inputs["Out"], inputs["Out@GRAD"]
-    return {"X@GRAD": d - np.exp(out) * d.sum(axis=attrs["axis"], keepdims=True)}
+    return {"X@GRAD": d - xp.exp(out) * d.sum(axis=attrs["axis"], keepdims=True)}

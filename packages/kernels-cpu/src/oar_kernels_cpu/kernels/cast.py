@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
+
+xp = array_module(__name__)
 
 
 @kernel("cast")

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+xp = array_module(__name__)
 
 
 def _bounds(inputs, attrs):
     lo = (
-        float(np.asarray(inputs["Min"]).reshape(-1)[0])
+        float(xp.asarray(inputs["Min"]).reshape(-1)[0])
         if inputs.get("Min") is not None
         else attrs["min"]
     )
     hi = (
-        float(np.asarray(inputs["Max"]).reshape(-1)[0])
+        float(xp.asarray(inputs["Max"]).reshape(-1)[0])
         if inputs.get("Max") is not None
         else attrs["max"]
     )
@@ -27,7 +27,7 @@ def _bounds(inputs, attrs):
 def clip(inputs, attrs):
     x = inputs["X"]
     lo, hi = _bounds(inputs, attrs)
-    return {"Out": np.clip(x, x.dtype.type(lo), x.dtype.type(hi))}
+    return {"Out": xp.clip(x, x.dtype.type(lo), x.dtype.type(hi))}
 
 
 @kernel("clip_grad", FLOATS)
@@ -40,7 +40,7 @@ def clip_grad(inputs, attrs):
 @kernel("clip_by_norm", FLOATS)
 def clip_by_norm(inputs, attrs):
     x = inputs["X"]
-    norm = float(np.sqrt(np.vdot(x, x)))
+    norm = float(xp.sqrt(xp.vdot(x, x)))
     m = attrs["max_norm"]
     return {"Out": x * x.dtype.type(m / norm) if norm > m else x.copy()}
 
@@ -48,12 +48,12 @@ def clip_by_norm(inputs, attrs):
 @kernel("clip_by_norm_grad", FLOATS)
 def clip_by_norm_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
-    norm = float(np.sqrt(np.vdot(x, x)))
+    norm = float(xp.sqrt(xp.vdot(x, x)))
     m = attrs["max_norm"]
     if norm <= m:
         return {"X@GRAD": d.copy()}
     # out = m x / |x|:  d out = m/|x| (d - x <x, d> / |x|^2)
-    dx = (m / norm) * (d - x * (float(np.vdot(x, d)) / (norm * norm)))
+    dx = (m / norm) * (d - x * (float(xp.vdot(x, d)) / (norm * norm)))
     return {"X@GRAD": dx.astype(x.dtype, copy=False)}
 
 
@@ -61,7 +61,7 @@ def clip_by_norm_grad(inputs, attrs):
 def norm(inputs, attrs):
     x = inputs["X"]
     axis = attrs["axis"] % x.ndim
-    n = np.sqrt(np.square(x).sum(axis=axis, keepdims=True) + x.dtype.type(attrs["epsilon"]))
+    n = xp.sqrt(xp.square(x).sum(axis=axis, keepdims=True) + x.dtype.type(attrs["epsilon"]))
     return {"Out": x / n, "Norm": n}
 
 

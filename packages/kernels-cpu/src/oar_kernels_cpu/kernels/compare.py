@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
 from oar_kernels_cpu.kernels._util import align_y
 
+xp = array_module(__name__)
+
 _COMPARE = {
-    "less_than": np.less,
-    "less_equal": np.less_equal,
-    "greater_than": np.greater,
-    "greater_equal": np.greater_equal,
-    "equal": np.equal,
-    "not_equal": np.not_equal,
+    "less_than": xp.less,
+    "less_equal": xp.less_equal,
+    "greater_than": xp.greater,
+    "greater_equal": xp.greater_equal,
+    "equal": xp.equal,
+    "not_equal": xp.not_equal,
 }
 _LOGICAL = {
-    "logical_and": np.logical_and,
-    "logical_or": np.logical_or,
-    "logical_xor": np.logical_xor,
+    "logical_and": xp.logical_and,
+    "logical_or": xp.logical_or,
+    "logical_xor": xp.logical_xor,
 }
 
 
@@ -40,4 +40,4 @@ for _name, _f in _LOGICAL.items():
 
 @kernel("logical_not", ("bool",))
 def logical_not(inputs, attrs):
-    return {"Out": np.logical_not(inputs["X"])}
+    return {"Out": xp.logical_not(inputs["X"])}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 from oar.ops.conv import resolve_paddings
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import col2im_batched, grid_windows, im2col, pad_nchw
+
+xp = array_module(__name__)
 
 
 def _to_nchw(x, attrs):
@@ -14,7 +16,7 @@ def _to_nchw(x, attrs):
 
 
 def _from_nchw(y, attrs):
-    return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs["data_format"] == "NHWC" else y
+    return xp.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs["data_format"] == "NHWC" else y
 
 
 def _geometry(x, w, attrs):
@@ -59,18 +61,18 @@ def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
     n = x.shape[0]
     g, og, kg = w_mat.shape
     oh, ow = out_hw
-    win = grid_windows(x, pads, k, s, d, out_hw, wide_grid(kg, og))  # (N, C, KH, KW, OH, GW)
+    win = grid_windows(xp, x, pads, k, s, d, out_hw, wide_grid(kg, og))  # (N, C, KH, KW, OH, GW)
     gw = win.shape[5]
-    out = np.empty((n, g, og, oh, ow), dtype=np.result_type(x.dtype, w_mat.dtype))
+    out = xp.empty((n, g, og, oh, ow), dtype=np.result_type(x.dtype, w_mat.dtype))
     buf = tmp = None
     for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
         m = b - a
         if buf is None or buf.shape[0] != m:
-            buf = np.empty((m,) + win.shape[1:], dtype=x.dtype)
-            tmp = None if gw == ow else np.empty((m, g, og, oh, gw), dtype=out.dtype)
-        np.copyto(buf, win[a:b])
+            buf = xp.empty((m,) + win.shape[1:], dtype=x.dtype)
+            tmp = None if gw == ow else xp.empty((m, g, og, oh, gw), dtype=out.dtype)
+        xp.copyto(buf, win[a:b])
         dst = out[a:b] if gw == ow else tmp
-        np.matmul(w_mat, buf.reshape(m, g, kg, oh * gw), out=dst.reshape(m, g, og, oh * gw))
+        xp.matmul(w_mat, buf.reshape(m, g, kg, oh * gw), out=dst.reshape(m, g, og, oh * gw))
         if gw != ow:
             out[a:b] = tmp[..., :ow]
     return out.reshape(n, g * og, oh, ow)
@@ -93,7 +95,7 @@ def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
     n, oc = x.shape[0], w.shape[0]
     oh, ow = out_hw
     kg = w[0].size  # C/G * KH * KW
-    win = grid_windows(x, pads, w.shape[2:], s, d, out_hw, wide_grid(kg, oc // g)).transpose(
+    win = grid_windows(xp, x, pads, w.shape[2:], s, d, out_hw, wide_grid(kg, oc // g)).transpose(
         1, 2, 3, 0, 4, 5
     )
     gw = win.shape[5]
@@ -101,23 +103,23 @@ def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
     for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
         m = b - a
         if buf is None or buf.shape[3] != m:
-            buf = np.empty(win.shape[:3] + (m,) + win.shape[4:], dtype=x.dtype)
-            dyb = np.zeros((oc, m, oh, gw), dtype=dy.dtype)
-        np.copyto(buf, win[:, :, :, a:b])
+            buf = xp.empty(win.shape[:3] + (m,) + win.shape[4:], dtype=x.dtype)
+            dyb = xp.zeros((oc, m, oh, gw), dtype=dy.dtype)
+        xp.copyto(buf, win[:, :, :, a:b])
         dyb[..., :ow] = dy[a:b].transpose(1, 0, 2, 3)
         # dW^T (kg, O/G) = cols @ dy^T: the tall-skinny orientation is the faster one for BLAS
-        prod = np.matmul(
+        prod = xp.matmul(
             buf.reshape(g, kg, m * oh * gw),
             dyb.reshape(g, oc // g, m * oh * gw).transpose(0, 2, 1),
             out=tmp,
         )
         if dw is None:
-            dw, tmp = prod, np.empty_like(prod)
+            dw, tmp = prod, xp.empty_like(prod)
         else:
             dw += prod
     if dw is None:  # empty batch
-        return np.zeros(w.shape, np.result_type(x.dtype, dy.dtype))
-    return np.ascontiguousarray(dw.transpose(0, 2, 1)).reshape(w.shape)
+        return xp.zeros(w.shape, np.result_type(x.dtype, dy.dtype))
+    return xp.ascontiguousarray(dw.transpose(0, 2, 1)).reshape(w.shape)
 
 
 def _input_grad(x_shape, dy, w, g, s, d, pads):
@@ -130,13 +132,13 @@ def _input_grad(x_shape, dy, w, g, s, d, pads):
     back = [f - p for f, p in zip(full, pads)]
     if tuple(s) == (1, 1) and min(back) >= 0:
         wf = w.reshape(g, og, cg, kh, kw)[:, :, :, ::-1, ::-1].transpose(0, 2, 1, 3, 4)
-        wf = np.ascontiguousarray(wf).reshape(g, cg, og * kh * kw)
+        wf = xp.ascontiguousarray(wf).reshape(g, cg, og * kh * kw)
         return conv_nchw(dy, wf, (kh, kw), (1, 1), d, back, (h, wd))
     oh, ow = dy.shape[2:]
-    dcols = np.matmul(w.reshape(g, og, -1).transpose(0, 2, 1), dy.reshape(n, g, og, oh * ow))
+    dcols = xp.matmul(w.reshape(g, og, -1).transpose(0, 2, 1), dy.reshape(n, g, og, oh * ow))
     dcols = dcols.reshape(n, c, kh, kw, oh, ow)
     hp = (h + pads[0] + pads[1], wd + pads[2] + pads[3])
-    dxp = col2im_batched(dcols, hp, s, d)
+    dxp = col2im_batched(xp, dcols, hp, s, d)
     return dxp[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + wd]
 
 
@@ -182,11 +184,11 @@ def conv2d_transpose(inputs, attrs):
     n, ci, h, wd = x.shape
     pads, d, full, padded = _transpose_geometry(x, w, attrs)
     w_g = w.reshape(g, ci // g, -1)
-    cols = np.matmul(
+    cols = xp.matmul(
         w_g.transpose(0, 2, 1), x.reshape(n, g, ci // g, h * wd)
     )  # (N, G, Og*KH*KW, H*W)
     cols = cols.reshape((n, w.shape[1] * g) + w.shape[2:] + (h, wd))
-    y = col2im_batched(cols, padded, attrs["strides"], d)
+    y = col2im_batched(xp, cols, padded, attrs["strides"], d)
     return {
         "Output": _from_nchw(
             y[:, :, pads[0] : pads[0] + full[0], pads[2] : pads[2] + full[1]], attrs
@@ -209,7 +211,9 @@ def conv2d_transpose_grad(inputs, attrs, wanted):
         dx = conv_nchw(dy, w.reshape(g, ci // g, -1), w.shape[2:], s, d, dy_pads, (h, wd))
         res["Input@GRAD"] = _from_nchw(dx, attrs)
     if "Filter@GRAD" in wanted:
-        dcols = im2col(pad_nchw(dy, dy_pads), w.shape[2:], s, d, (h, wd)).reshape(g, -1, n * h * wd)
-        x_g = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).reshape(g, ci // g, n * h * wd)
-        res["Filter@GRAD"] = np.matmul(x_g, dcols.transpose(0, 2, 1)).reshape(w.shape)
+        dcols = im2col(xp, pad_nchw(xp, dy, dy_pads), w.shape[2:], s, d, (h, wd)).reshape(
+            g, -1, n * h * wd
+        )
+        x_g = xp.ascontiguousarray(x.transpose(1, 0, 2, 3)).reshape(g, ci // g, n * h * wd)
+        res["Filter@GRAD"] = xp.matmul(x_g, dcols.transpose(0, 2, 1)).reshape(w.shape)
     return res

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+from oar_kernels_cpu.kernels import array_module, kernel
+from oar_kernels_cpu.kernels._util import rng_for
 
-from oar_kernels_cpu.kernels import kernel
-
-_rng = np.random.default_rng()
-
-
-def rng_for(seed: int) -> np.random.Generator:
-    """A generator seeded by the op's ``seed`` attr, or the shared one for seed 0."""
-    return np.random.default_rng(seed) if seed else _rng
+xp = array_module(__name__)
 
 
 def _shape(inputs, attrs):
     st = inputs.get("ShapeTensor")
     if st is not None:
-        return [int(d) for d in np.asarray(st).reshape(-1)]
+        return [int(d) for d in xp.asarray(st).reshape(-1)]
     return [int(d) for d in attrs["shape"]]
 
 
@@ -25,7 +19,7 @@ def _shape(inputs, attrs):
 def fill_constant(inputs, attrs):
     value = attrs["str_value"] or attrs["value"]
     value = float(value) if isinstance(value, str) else value
-    out = np.empty(_shape(inputs, attrs), dtype=attrs["dtype"])
+    out = xp.empty(_shape(inputs, attrs), dtype=attrs["dtype"])
     out.fill(value)
     return {"Out": out}
 
@@ -33,26 +27,28 @@ def fill_constant(inputs, attrs):
 @kernel("fill_constant_batch_size_like")
 def fill_constant_batch_size_like(inputs, attrs):
     shape = list(attrs["shape"])
-    shape[attrs["output_dim_idx"]] = np.shape(inputs["Input"])[attrs["input_dim_idx"]]
+    shape[attrs["output_dim_idx"]] = xp.shape(inputs["Input"])[attrs["input_dim_idx"]]
     value = float(attrs["str_value"]) if attrs["str_value"] else attrs["value"]
-    return {"Out": np.full(shape, value, dtype=attrs["dtype"])}
+    return {"Out": xp.full(shape, value, dtype=attrs["dtype"])}
 
 
 @kernel("fill_zeros_like")
 def fill_zeros_like(inputs, attrs):
-    return {"Out": np.zeros_like(inputs["X"])}
+    return {"Out": xp.zeros_like(inputs["X"])}
 
 
 @kernel("fill_any_like")
 def fill_any_like(inputs, attrs):
     x = inputs["X"]
-    return {"Out": np.full(x.shape, attrs["value"], dtype=attrs["dtype"] or x.dtype)}
+    return {"Out": xp.full(x.shape, attrs["value"], dtype=attrs["dtype"] or x.dtype)}
 
 
 @kernel("uniform_random")
 def uniform_random(inputs, attrs):
     shape = _shape(inputs, attrs)
-    out = rng_for(attrs["seed"]).uniform(attrs["min"], attrs["max"], shape).astype(attrs["dtype"])
+    out = (
+        rng_for(xp, attrs["seed"]).uniform(attrs["min"], attrs["max"], shape).astype(attrs["dtype"])
+    )
     if attrs["diag_num"] > 0:
         flat = out.reshape(shape[0], -1)
         for i in range(attrs["diag_num"]):
@@ -63,19 +59,19 @@ def uniform_random(inputs, attrs):
 @kernel("gaussian_random")
 def gaussian_random(inputs, attrs):
     shape = _shape(inputs, attrs)
-    out = rng_for(attrs["seed"]).normal(attrs["mean"], attrs["std"], shape)
+    out = rng_for(xp, attrs["seed"]).normal(attrs["mean"], attrs["std"], shape)
     return {"Out": out.astype(attrs["dtype"])}
 
 
 @kernel("truncated_gaussian_random")
 def truncated_gaussian_random(inputs, attrs):
-    rng = rng_for(attrs["seed"])
-    n = int(np.prod(attrs["shape"]))
+    rng = rng_for(xp, attrs["seed"])
+    n = int(xp.prod(attrs["shape"]))
     out = rng.standard_normal(n)
-    bad = np.abs(out) > 2
+    bad = xp.abs(out) > 2
     while bad.any():
         out[bad] = rng.standard_normal(int(bad.sum()))
-        bad = np.abs(out) > 2
+        bad = xp.abs(out) > 2
     out = out.reshape(attrs["shape"]) * attrs["std"] + attrs["mean"]
     return {"Out": out.astype(attrs["dtype"])}
 
@@ -97,4 +93,4 @@ _VALUE_ATTR = {
 def assign_value(inputs, attrs):
     dtype = attrs["dtype"]
     values = attrs[_VALUE_ATTR[dtype]]
-    return {"Out": np.array(values, dtype=dtype).reshape(attrs["shape"])}
+    return {"Out": xp.array(values, dtype=dtype).reshape(attrs["shape"])}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
 from oar.lod_tensor import LoDTensor
 
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
+
+xp = array_module(__name__)
 
 # Fluid prints the C++ type id's short name
 _TYPE_CODES = {
@@ -32,7 +33,7 @@ def _should_print(attrs) -> bool:
     return phase in ("BACKWARD", "BOTH")
 
 
-def format_tensor(arr: np.ndarray, attrs, name: str, lod=None) -> str:
+def format_tensor(arr: xp.ndarray, attrs, name: str, lod=None) -> str:
     lines = [f"{int(time.time())}\t{attrs['message']}\tThe place is:CPUPlace"]
     if attrs["print_tensor_name"]:
         lines.append(f"Tensor[{name}]")
@@ -55,14 +56,14 @@ def format_tensor(arr: np.ndarray, attrs, name: str, lod=None) -> str:
     return "\n".join(lines)
 
 
-@kernel("print", None, lod=True)
+@kernel("print", None, lod=True, generic=False)  # formats and prints host data
 def print_(inputs, attrs):
     x = inputs["In"]
     if _should_print(attrs):
         count = attrs.get(_COUNT, 0)
         if attrs["first_n"] < 0 or count < attrs["first_n"]:
             attrs[_COUNT] = count + 1
-            arr = np.asarray(x._array if isinstance(x, LoDTensor) else x)
+            arr = xp.asarray(x._array if isinstance(x, LoDTensor) else x)
             lod = x._lod if isinstance(x, LoDTensor) else None
             print(
                 format_tensor(arr, attrs, attrs.get("op_print_var", "?"), lod),

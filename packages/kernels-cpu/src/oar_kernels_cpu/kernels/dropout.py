@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._util import rng_for
 
-_rng = np.random.default_rng()
+xp = array_module(__name__)
 
 
-def _generator(inputs, attrs) -> np.random.Generator:
+def _generator(inputs, attrs):
     if "Seed" in inputs:
-        return np.random.default_rng(int(np.asarray(inputs["Seed"]).reshape(-1)[0]))
+        return xp.random.default_rng(int(xp.asarray(inputs["Seed"]).reshape(-1)[0]))
     if attrs["fix_seed"]:
-        return np.random.default_rng(attrs["seed"])
-    return _rng
+        return xp.random.default_rng(attrs["seed"])
+    return rng_for(xp, 0)
 
 
 @kernel("dropout", FLOATS, wants_outputs=True)
@@ -23,16 +24,16 @@ def dropout(inputs, attrs, wanted):
     p = attrs["dropout_prob"]
     upscale = attrs["dropout_implementation"] == "upscale_in_train"
     if attrs["is_test"]:
-        out = x.copy() if upscale else x * np.asarray(1.0 - p, x.dtype)
+        out = x.copy() if upscale else x * xp.asarray(1.0 - p, x.dtype)
         # no mask in inference: an all-kept view costs nothing
-        return {"Out": out, "Mask": np.broadcast_to(np.uint8(1), x.shape)}
+        return {"Out": out, "Mask": xp.broadcast_to(np.uint8(1), x.shape)}
     if p >= 1.0:
-        mask = np.zeros(x.shape, np.uint8)
+        mask = xp.zeros(x.shape, np.uint8)
     else:
         mask = (_generator(inputs, attrs).random(x.shape, dtype=np.float32) >= p).view(np.uint8)
     out = x * mask
     if upscale and p < 1.0:
-        out *= np.asarray(1.0 / (1.0 - p), x.dtype)
+        out *= xp.asarray(1.0 / (1.0 - p), x.dtype)
     return {"Out": out, "Mask": mask}
 
 
@@ -42,8 +43,8 @@ def dropout_grad(inputs, attrs):
     p = attrs["dropout_prob"]
     upscale = attrs["dropout_implementation"] == "upscale_in_train"
     if attrs["is_test"] or mask is None:
-        return {"X@GRAD": dy.copy() if upscale else dy * np.asarray(1.0 - p, dy.dtype)}
+        return {"X@GRAD": dy.copy() if upscale else dy * xp.asarray(1.0 - p, dy.dtype)}
     dx = dy * mask
     if upscale and p < 1.0:
-        dx *= np.asarray(1.0 / (1.0 - p), dy.dtype)
+        dx *= xp.asarray(1.0 / (1.0 - p), dy.dtype)
     return {"X@GRAD": dx}

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
 from oar_kernels_cpu.kernels._util import align_y, reduce_to
 
+xp = array_module(__name__)
+
 _FORWARD = {
-    "elementwise_add": np.add,
-    "elementwise_sub": np.subtract,
-    "elementwise_mul": np.multiply,
-    "elementwise_max": np.maximum,
-    "elementwise_min": np.minimum,
-    "elementwise_pow": np.power,
-    "elementwise_mod": np.mod,
-    "elementwise_floordiv": np.floor_divide,
+    "elementwise_add": xp.add,
+    "elementwise_sub": xp.subtract,
+    "elementwise_mul": xp.multiply,
+    "elementwise_max": xp.maximum,
+    "elementwise_min": xp.minimum,
+    "elementwise_pow": xp.power,
+    "elementwise_mod": xp.mod,
+    "elementwise_floordiv": xp.floor_divide,
 }
 
 
-def _fits(small: np.ndarray, big: np.ndarray) -> bool:
+def _fits(small: xp.ndarray, big: xp.ndarray) -> bool:
     """Whether broadcasting ``small`` against ``big`` gives ``big``'s shape."""
     return small.ndim <= big.ndim and all(
         s == 1 or s == b for s, b in zip(small.shape[::-1], big.shape[::-1])
@@ -76,8 +76,8 @@ def elementwise_div(inputs, attrs):
         x, y = align_y(x, y, attrs["axis"])
     try:
         if x.dtype.kind in "iu":
-            return {"Out": np.floor_divide(x, y)}  # Fluid's integer division truncates toward zero
-        return {"Out": np.divide(x, y)}
+            return {"Out": xp.floor_divide(x, y)}  # Fluid's integer division truncates toward zero
+        return {"Out": xp.divide(x, y)}
     except ValueError:
         _mismatch(inputs, attrs)
         raise
@@ -132,9 +132,9 @@ def _min(x, y, out, d, wx, wy):
 
 
 def _pow(x, y, out, d, wx, wy):
-    dx = d * y * np.power(x, y - 1) if wx else None
+    dx = d * y * xp.power(x, y - 1) if wx else None
     dy = (
-        d * (out if out is not None else np.power(x, y)) * np.log(np.where(x > 0, x, 1))
+        d * (out if out is not None else xp.power(x, y)) * xp.log(xp.where(x > 0, x, 1))
         if wy
         else None
     )

@@ -5,10 +5,13 @@ from __future__ import annotations
 import numpy as np
 from oar.lod_tensor import SelectedRows
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._util import scatter_add
+
+xp = array_module(__name__)
 
 
-def _ids(ids: np.ndarray, height: int, op: str) -> np.ndarray:
+def _ids(ids: xp.ndarray, height: int, op: str) -> xp.ndarray:
     flat = ids.reshape(-1).astype(np.int64, copy=False)
     if flat.size and (flat.min() < 0 or flat.max() >= height):
         bad = flat[(flat < 0) | (flat >= height)]
@@ -44,9 +47,9 @@ def _lookup(op, v2):
             if not keep.all():
                 flat, dv = flat[keep], dv[keep]
         if attrs["is_sparse"]:
-            return {"W@GRAD": SelectedRows(flat, w.shape[0], np.ascontiguousarray(dv))}
-        dw = np.zeros_like(w)
-        np.add.at(dw, flat, dv)
+            return {"W@GRAD": SelectedRows(flat, w.shape[0], xp.ascontiguousarray(dv))}
+        dw = xp.zeros_like(w)
+        scatter_add(xp, dw, flat, dv)
         return {"W@GRAD": dw}
 
     kernel(op, FLOATS)(fwd)
@@ -62,7 +65,7 @@ def _one_hot(op, v2):
         x = inputs["X"]
         depth = attrs["depth"]
         if inputs.get("depth_tensor") is not None:
-            depth = int(np.asarray(inputs["depth_tensor"]).reshape(-1)[0])
+            depth = int(xp.asarray(inputs["depth_tensor"]).reshape(-1)[0])
         flat = x.reshape(-1).astype(np.int64, copy=False)
         bad = (flat < 0) | (flat >= depth)
         if bad.any() and not attrs["allow_out_of_range"]:
@@ -70,8 +73,8 @@ def _one_hot(op, v2):
                 f"{op}: X holds {flat[bad][:5].tolist()} outside [0, depth={depth}); "
                 f"pass allow_out_of_range=True to get all-zero rows instead"
             )
-        out = np.zeros((flat.size, depth), dtype=attrs["dtype"])
-        rows = np.arange(flat.size)[~bad]
+        out = xp.zeros((flat.size, depth), dtype=attrs["dtype"])
+        rows = xp.arange(flat.size)[~bad]
         out[rows, flat[~bad]] = 1
         lead = x.shape if v2 else x.shape[:-1]
         return {"Out": out.reshape(tuple(lead) + (depth,))}

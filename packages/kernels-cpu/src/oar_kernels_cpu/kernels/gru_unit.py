@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+xp = array_module(__name__)
 
 
 def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
+    return 1.0 / (1.0 + xp.exp(-z))
 
 
-_ACT = {0: lambda z: z, 1: _sigmoid, 2: np.tanh, 3: lambda z: np.maximum(z, 0)}
+_ACT = {0: lambda z: z, 1: _sigmoid, 2: xp.tanh, 3: lambda z: xp.maximum(z, 0)}
 # derivative expressed through the activation's output y
 _DACT = {
     0: lambda y: 1.0,
@@ -38,7 +38,7 @@ def gru_unit(inputs, attrs):
     rhp = r * hp
     c = _ACT[attrs["activation"]](g[:, 2 * d :] + rhp @ ws)
     h = u * hp + (1 - u) * c if attrs["origin_mode"] else (1 - u) * hp + u * c
-    gate = np.concatenate([ur, c], axis=1).astype(x.dtype, copy=False)
+    gate = xp.concatenate([ur, c], axis=1).astype(x.dtype, copy=False)
     return {
         "Gate": gate,
         "ResetHiddenPrev": rhp.astype(x.dtype, copy=False),
@@ -66,16 +66,16 @@ def gru_unit_grad(inputs, attrs, wanted):
     drhp = dc @ ws.T
     dr = drhp * hp
     dhp = dhp + drhp * r
-    dur = np.concatenate([du, dr], axis=1) * _DACT[attrs["gate_activation"]](gate[:, : 2 * d])
+    dur = xp.concatenate([du, dr], axis=1) * _DACT[attrs["gate_activation"]](gate[:, : 2 * d])
     dhp = dhp + dur @ wg.T
-    dg = np.concatenate([dur, dc], axis=1)
+    dg = xp.concatenate([dur, dc], axis=1)
     out = {}
     if "Input@GRAD" in wanted:
         out["Input@GRAD"] = dg.astype(hp.dtype, copy=False)
     if "HiddenPrev@GRAD" in wanted:
         out["HiddenPrev@GRAD"] = dhp.astype(hp.dtype, copy=False)
     if "Weight@GRAD" in wanted:
-        dw = np.concatenate([(hp.T @ dur).reshape(-1), (rhp.T @ dc).reshape(-1)])
+        dw = xp.concatenate([(hp.T @ dur).reshape(-1), (rhp.T @ dc).reshape(-1)])
         out["Weight@GRAD"] = dw.reshape(w.shape).astype(w.dtype, copy=False)
     if "Bias@GRAD" in wanted:
         out["Bias@GRAD"] = dg.sum(axis=0, keepdims=True).astype(hp.dtype, copy=False)

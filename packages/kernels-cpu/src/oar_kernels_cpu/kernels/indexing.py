@@ -5,16 +5,19 @@ from __future__ import annotations
 import numpy as np
 from oar.ops.indexing import slice_bounds, strided_bounds
 
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
+from oar_kernels_cpu.kernels._util import scatter_add
+
+xp = array_module(__name__)
 
 
 def _vals(inputs, attrs, name):
     """starts/ends/strides from the tensor input, the tensor list, or the attr."""
     key = name.capitalize()
     if inputs.get(key + "Tensor") is not None:
-        return [int(v) for v in np.asarray(inputs[key + "Tensor"]).reshape(-1)]
+        return [int(v) for v in xp.asarray(inputs[key + "Tensor"]).reshape(-1)]
     if inputs.get(key + "TensorList"):
-        return [int(np.asarray(t).reshape(-1)[0]) for t in inputs[key + "TensorList"]]
+        return [int(xp.asarray(t).reshape(-1)[0]) for t in inputs[key + "TensorList"]]
     return list(attrs[name])
 
 
@@ -47,7 +50,7 @@ def _slicer(strided):
     def backward(inputs, attrs):
         x, d = inputs["Input"], inputs["Out@GRAD"]
         idx = _slice_index(inputs, attrs, x.shape, strided)
-        dx = np.zeros_like(x)
+        dx = xp.zeros_like(x)
         dx[idx] = d.reshape(dx[idx].shape)
         return {"Input@GRAD": dx}
 
@@ -79,8 +82,8 @@ def gather(inputs, attrs):
 @kernel("gather_grad")
 def gather_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
-    dx = np.zeros_like(x)
-    np.add.at(dx, _index(inputs["Index"], x.shape[0], "gather"), d)
+    dx = xp.zeros_like(x)
+    scatter_add(xp, dx, _index(inputs["Index"], x.shape[0], "gather"), d)
     return {"X@GRAD": dx}
 
 
@@ -90,7 +93,7 @@ def _nd(x, idx):
         col = idx[..., j]
         if col.size and (col.min() < -x.shape[j] or col.max() >= x.shape[j]):
             raise ValueError(f"gather_nd: Index column {j} holds values outside [0, {x.shape[j]})")
-    return tuple(np.moveaxis(idx.astype(np.int64, copy=False), -1, 0))
+    return tuple(xp.moveaxis(idx.astype(np.int64, copy=False), -1, 0))
 
 
 @kernel("gather_nd")
@@ -103,9 +106,9 @@ def gather_nd(inputs, attrs):
 @kernel("gather_nd_grad")
 def gather_nd_grad(inputs, attrs):
     x, idx, d = inputs["X"], inputs["Index"], inputs["Out@GRAD"]
-    dx = np.zeros_like(x)
+    dx = xp.zeros_like(x)
     target = idx.shape[:-1] + x.shape[idx.shape[-1] :]
-    np.add.at(dx, _nd(x, idx), d.reshape(target))
+    scatter_add(xp, dx, _nd(x, idx), d.reshape(target))
     return {"X@GRAD": dx}
 
 
@@ -118,7 +121,7 @@ def scatter(inputs, attrs):
         out[ids] = up  # repeated ids: the last update wins
     else:
         out[ids] = 0
-        np.add.at(out, ids, up)
+        scatter_add(xp, out, ids, up)
     return {"Out": out}
 
 
@@ -134,8 +137,8 @@ def scatter_grad(inputs, attrs, wanted):
     if "Updates@GRAD" in wanted:
         du = d[ids]
         if attrs["overwrite"]:  # only the last write of a repeated id reaches Out
-            last = len(ids) - 1 - np.unique(ids[::-1], return_index=True)[1]
-            keep = np.zeros(len(ids), dtype=bool)
+            last = len(ids) - 1 - xp.unique(ids[::-1], return_index=True)[1]
+            keep = xp.zeros(len(ids), dtype=bool)
             keep[last] = True
             du[~keep] = 0
         res["Updates@GRAD"] = du
@@ -149,7 +152,7 @@ def _pairs(p):
 @kernel("pad")
 def pad(inputs, attrs):
     x = inputs["X"]
-    return {"Out": np.pad(x, _pairs(attrs["paddings"]), constant_values=attrs["pad_value"])}
+    return {"Out": xp.pad(x, _pairs(attrs["paddings"]), constant_values=attrs["pad_value"])}
 
 
 @kernel("pad_grad")
@@ -162,19 +165,19 @@ def pad_grad(inputs, attrs):
 def _pad2d_setup(inputs, attrs, shape):
     p = attrs["paddings"]
     if inputs.get("Paddings") is not None:
-        p = [int(v) for v in np.asarray(inputs["Paddings"]).reshape(-1)]
+        p = [int(v) for v in xp.asarray(inputs["Paddings"]).reshape(-1)]
     h, w = (2, 3) if attrs["data_format"] == "NCHW" else (1, 2)
     return p, h, w
 
 
 def _source_index(n, before, after, mode):
     """For each padded position, the input position it copies (reflect / edge)."""
-    pos = np.arange(-before, n + after)
+    pos = xp.arange(-before, n + after)
     if mode == "edge":
-        return np.clip(pos, 0, n - 1)
+        return xp.clip(pos, 0, n - 1)
     period = 2 * (n - 1) if n > 1 else 1
-    pos = np.abs(pos) % period
-    return np.where(pos >= n, period - pos, pos)
+    pos = xp.abs(pos) % period
+    return xp.where(pos >= n, period - pos, pos)
 
 
 @kernel("pad2d")
@@ -184,10 +187,10 @@ def pad2d(inputs, attrs):
     if attrs["mode"] == "constant":
         width = [(0, 0)] * 4
         width[h], width[w] = (p[0], p[1]), (p[2], p[3])
-        return {"Out": np.pad(x, width, constant_values=attrs["pad_value"])}
+        return {"Out": xp.pad(x, width, constant_values=attrs["pad_value"])}
     ih = _source_index(x.shape[h], p[0], p[1], attrs["mode"])
     iw = _source_index(x.shape[w], p[2], p[3], attrs["mode"])
-    return {"Out": np.take(np.take(x, ih, axis=h), iw, axis=w)}
+    return {"Out": xp.take(xp.take(x, ih, axis=h), iw, axis=w)}
 
 
 @kernel("pad2d_grad")
@@ -202,10 +205,10 @@ def pad2d_grad(inputs, attrs):
     # each padded position adds its gradient to its source: two small 0/1 matrices, two GEMMs
     ih = _source_index(x.shape[h], p[0], p[1], attrs["mode"])
     iw = _source_index(x.shape[w], p[2], p[3], attrs["mode"])
-    mh = np.zeros((len(ih), x.shape[h]), dtype=d.dtype)
-    mh[np.arange(len(ih)), ih] = 1
-    mw = np.zeros((len(iw), x.shape[w]), dtype=d.dtype)
-    mw[np.arange(len(iw)), iw] = 1
-    dn = d if h == 2 else np.moveaxis(d, 3, 1)  # NHWC -> NCHW view
-    dx = np.swapaxes(mh, 0, 1) @ dn @ mw
-    return {"X@GRAD": dx if h == 2 else np.moveaxis(dx, 1, 3)}
+    mh = xp.zeros((len(ih), x.shape[h]), dtype=d.dtype)
+    mh[xp.arange(len(ih)), ih] = 1
+    mw = xp.zeros((len(iw), x.shape[w]), dtype=d.dtype)
+    mw[xp.arange(len(iw)), iw] = 1
+    dn = d if h == 2 else xp.moveaxis(d, 3, 1)  # NHWC -> NCHW view
+    dx = xp.swapaxes(mh, 0, 1) @ dn @ mw
+    return {"X@GRAD": dx if h == 2 else xp.moveaxis(dx, 1, 3)}

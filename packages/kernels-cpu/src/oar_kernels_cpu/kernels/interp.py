@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._util import scatter_add
+
+xp = array_module(__name__)
 
 
 def _out_size(inputs, attrs, h, w):
     if "OutSize" in inputs:
-        oh, ow = (int(v) for v in np.asarray(inputs["OutSize"]).reshape(-1)[:2])
+        oh, ow = (int(v) for v in xp.asarray(inputs["OutSize"]).reshape(-1)[:2])
     elif "SizeTensor" in inputs:
-        oh, ow = (int(np.asarray(v).reshape(-1)[0]) for v in inputs["SizeTensor"][:2])
+        oh, ow = (int(xp.asarray(v).reshape(-1)[0]) for v in inputs["SizeTensor"][:2])
     elif "Scale" in inputs or attrs["scale"] > 0:
         s = (
-            float(np.asarray(inputs["Scale"]).reshape(-1)[0])
+            float(xp.asarray(inputs["Scale"]).reshape(-1)[0])
             if "Scale" in inputs
             else attrs["scale"]
         )
@@ -41,25 +44,25 @@ def _ratio(size, out, align_corners):
 
 def _bilinear_matrix(size, out, align_corners, align_mode, dtype):
     ratio = _ratio(size, out, align_corners)
-    k = np.arange(out)
+    k = xp.arange(out)
     half = align_mode == 0 and not align_corners
     src = ratio * (k + 0.5) - 0.5 if half else ratio * k
-    src = np.maximum(src, 0.0)
-    lo = np.maximum(src.astype(np.int64) if half else (ratio * k).astype(np.int64), 0)
-    lo = np.minimum(lo, size - 1)
-    hi = np.minimum(lo + 1, size - 1)
+    src = xp.maximum(src, 0.0)
+    lo = xp.maximum(src.astype(np.int64) if half else (ratio * k).astype(np.int64), 0)
+    lo = xp.minimum(lo, size - 1)
+    hi = xp.minimum(lo + 1, size - 1)
     frac = src - lo
-    a = np.zeros((out, size), np.float64)
-    np.add.at(a, (k, lo), 1.0 - frac)
-    np.add.at(a, (k, hi), frac)
+    a = xp.zeros((out, size), np.float64)
+    scatter_add(xp, a, (k, lo), 1.0 - frac)
+    scatter_add(xp, a, (k, hi), frac)
     return a.astype(dtype)
 
 
 def _nearest_index(size, out, align_corners):
     ratio = _ratio(size, out, align_corners)
-    k = np.arange(out)
+    k = xp.arange(out)
     idx = (ratio * k + 0.5).astype(np.int64) if align_corners else (ratio * k).astype(np.int64)
-    return np.minimum(idx, size - 1)
+    return xp.minimum(idx, size - 1)
 
 
 def _nchw(x, attrs):
@@ -67,7 +70,7 @@ def _nchw(x, attrs):
 
 
 def _back(y, attrs):
-    return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs["data_layout"] == "NHWC" else y
+    return xp.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs["data_layout"] == "NHWC" else y
 
 
 def _matrices(x_hw, out_hw, attrs, dtype):
@@ -82,8 +85,8 @@ def _matrices(x_hw, out_hw, attrs, dtype):
         )
     mats = []
     for size, out in zip(x_hw, out_hw):
-        m = np.zeros((out, size), dtype)
-        m[np.arange(out), _nearest_index(size, out, attrs["align_corners"])] = 1
+        m = xp.zeros((out, size), dtype)
+        m[xp.arange(out), _nearest_index(size, out, attrs["align_corners"])] = 1
         mats.append(m)
     return mats
 
@@ -94,16 +97,16 @@ def _forward(inputs, attrs):
     if attrs["interp_method"] == "nearest":
         ih = _nearest_index(x.shape[2], oh, attrs["align_corners"])
         iw = _nearest_index(x.shape[3], ow, attrs["align_corners"])
-        return {"Out": _back(np.ascontiguousarray(x[:, :, ih][:, :, :, iw]), attrs)}
+        return {"Out": _back(xp.ascontiguousarray(x[:, :, ih][:, :, :, iw]), attrs)}
     ah, aw = _matrices(x.shape[2:], (oh, ow), attrs, x.dtype)
-    return {"Out": _back(np.matmul(np.matmul(ah, x), aw.T), attrs)}
+    return {"Out": _back(xp.matmul(xp.matmul(ah, x), aw.T), attrs)}
 
 
 def _grad(inputs, attrs):
     x = _nchw(inputs["X"], attrs)
     dy = _nchw(inputs["Out@GRAD"], attrs)
     ah, aw = _matrices(x.shape[2:], dy.shape[2:], attrs, x.dtype)
-    return {"X@GRAD": _back(np.matmul(np.matmul(ah.T, dy), aw), attrs)}
+    return {"X@GRAD": _back(xp.matmul(xp.matmul(ah.T, dy), aw), attrs)}
 
 
 for _name in ("bilinear_interp", "nearest_interp"):

@@ -1,4 +1,8 @@
-"""numpy kernel of lod_reset (and lod_append): the data is shared, only the LoD changes."""
+"""numpy kernel of lod_reset (and lod_append): the data is shared, only the LoD changes.
+
+Numpy-only (``generic=False``): LoD offsets are host data and the kernels loop over
+sequences on the host; a device plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ def _target(inputs, attrs) -> list:
     return [list(attrs["target_lod"])]
 
 
-@kernel("lod_reset", NUMERIC, lod=True)
+@kernel("lod_reset", NUMERIC, lod=True, generic=False)
 def lod_reset(inputs, attrs):
     x_in = inputs["X"]
     x = array_of(x_in)
@@ -52,7 +56,7 @@ def lod_reset(inputs, attrs):
     return {"Out": with_lod(x, levels)}
 
 
-@kernel("lod_reset_grad", NUMERIC, lod=True)
+@kernel("lod_reset_grad", NUMERIC, lod=True, generic=False)
 def lod_reset_grad(inputs, attrs):
     x_in = inputs["X"]
     lod = [list(level) for level in x_in._lod] if isinstance(x_in, LoDTensor) and x_in._lod else []

@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 from oar.ops.manip import split_sizes, squeeze_shape, unsqueeze_shape
 
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
+
+xp = array_module(__name__)
 
 
 def _scalar(t) -> int:
-    return int(np.asarray(t).reshape(-1)[0])
+    return int(xp.asarray(t).reshape(-1)[0])
 
 
 def _axis(inputs, attrs, rank):
@@ -23,7 +25,7 @@ def concat(inputs, attrs):
     xs = inputs["X"]
     axis = _axis(inputs, attrs, xs[0].ndim)
     try:
-        return {"Out": np.concatenate(xs, axis=axis)}
+        return {"Out": xp.concatenate(xs, axis=axis)}
     except ValueError:
         raise ValueError(
             f"concat: inputs of shapes {[list(x.shape) for x in xs]} must match except at "
@@ -35,8 +37,8 @@ def concat(inputs, attrs):
 def concat_grad(inputs, attrs, wanted):
     xs, d = inputs["X"], inputs["Out@GRAD"]
     axis = _axis(inputs, attrs, d.ndim)
-    cuts = np.cumsum([x.shape[axis] for x in xs])[:-1]
-    return {"X@GRAD": np.split(d, cuts, axis=axis)}
+    cuts = xp.cumsum([x.shape[axis] for x in xs])[:-1]
+    return {"X@GRAD": xp.split(d, cuts, axis=axis)}
 
 
 @kernel("split")
@@ -47,14 +49,14 @@ def split(inputs, attrs):
     if inputs.get("SectionsTensorList"):
         sections = [_scalar(t) for t in inputs["SectionsTensorList"]]
     sizes = split_sizes(x.shape[axis], attrs["num"], sections)
-    return {"Out": np.split(x, np.cumsum(sizes)[:-1], axis=axis)}
+    return {"Out": xp.split(x, xp.cumsum(sizes)[:-1], axis=axis)}
 
 
 @kernel("stack")
 def stack(inputs, attrs):
     xs = inputs["X"]
     try:
-        return {"Y": np.stack(xs, axis=attrs["axis"] % (xs[0].ndim + 1))}
+        return {"Y": xp.stack(xs, axis=attrs["axis"] % (xs[0].ndim + 1))}
     except ValueError:
         raise ValueError(
             f"stack: inputs must all have the same shape, given {[list(x.shape) for x in xs]}"
@@ -65,24 +67,24 @@ def stack(inputs, attrs):
 def stack_grad(inputs, attrs):
     d = inputs["Y@GRAD"]
     axis = attrs["axis"] % d.ndim
-    return {"X@GRAD": [np.take(d, i, axis=axis) for i in range(d.shape[axis])]}
+    return {"X@GRAD": [xp.take(d, i, axis=axis) for i in range(d.shape[axis])]}
 
 
 @kernel("unstack")
 def unstack(inputs, attrs):
     x = inputs["X"]
     axis = attrs["axis"] % x.ndim
-    return {"Y": [np.take(x, i, axis=axis) for i in range(x.shape[axis])]}
+    return {"Y": [xp.take(x, i, axis=axis) for i in range(x.shape[axis])]}
 
 
 @kernel("unstack_grad")
 def unstack_grad(inputs, attrs):
     ds = inputs["Y@GRAD"]
-    return {"X@GRAD": np.stack(ds, axis=attrs["axis"] % (ds[0].ndim + 1))}
+    return {"X@GRAD": xp.stack(ds, axis=attrs["axis"] % (ds[0].ndim + 1))}
 
 
 def _xshape(x):
-    return np.empty((0,) + x.shape, dtype=x.dtype)
+    return xp.empty((0,) + x.shape, dtype=x.dtype)
 
 
 @kernel("transpose2")
@@ -94,7 +96,7 @@ def transpose2(inputs, attrs):
 @kernel("transpose2_grad")
 def transpose2_grad(inputs, attrs):
     d = inputs["Out@GRAD"]
-    return {"X@GRAD": d.transpose(np.argsort([a % d.ndim for a in attrs["axis"]]))}
+    return {"X@GRAD": d.transpose(xp.argsort([a % d.ndim for a in attrs["axis"]]))}
 
 
 @kernel("squeeze2")
@@ -108,7 +110,7 @@ def unsqueeze2(inputs, attrs):
     x = inputs["X"]
     axes = attrs["axes"]
     if inputs.get("AxesTensor") is not None:
-        axes = [int(a) for a in np.asarray(inputs["AxesTensor"]).reshape(-1)]
+        axes = [int(a) for a in xp.asarray(inputs["AxesTensor"]).reshape(-1)]
     elif inputs.get("AxesTensorList"):
         axes = [_scalar(t) for t in inputs["AxesTensorList"]]
     return {"Out": x.reshape(unsqueeze_shape(list(x.shape), axes)), "XShape": _xshape(x)}
@@ -118,9 +120,9 @@ def unsqueeze2(inputs, attrs):
 def flatten2(inputs, attrs):
     x = inputs["X"]
     a = attrs["axis"]
-    rows = int(np.prod(x.shape[:a], dtype=np.int64))
+    rows = int(xp.prod(x.shape[:a], dtype=np.int64))
     return {
-        "Out": x.reshape(rows, -1) if x.size else x.reshape(rows, int(np.prod(x.shape[a:]))),
+        "Out": x.reshape(rows, -1) if x.size else x.reshape(rows, int(xp.prod(x.shape[a:]))),
         "XShape": _xshape(x),
     }
 
@@ -135,7 +137,7 @@ for _op in ("squeeze2", "unsqueeze2", "flatten2"):
 
 def _times(inputs, attrs):
     if inputs.get("ExpandTimes") is not None:
-        return [int(t) for t in np.asarray(inputs["ExpandTimes"]).reshape(-1)]
+        return [int(t) for t in xp.asarray(inputs["ExpandTimes"]).reshape(-1)]
     if inputs.get("expand_times_tensor"):
         return [_scalar(t) for t in inputs["expand_times_tensor"]]
     return list(attrs["expand_times"])
@@ -143,7 +145,7 @@ def _times(inputs, attrs):
 
 @kernel("expand")
 def expand(inputs, attrs):
-    return {"Out": np.tile(inputs["X"], _times(inputs, attrs))}
+    return {"Out": xp.tile(inputs["X"], _times(inputs, attrs))}
 
 
 def _fold(d, x_shape):
@@ -167,7 +169,7 @@ def expand_as(inputs, attrs):
         raise ValueError(
             f"expand_as: target_tensor shape {list(t.shape)} is not a multiple of X's {list(x.shape)}"
         )
-    return {"Out": np.tile(x, [b // a for a, b in zip(x.shape, t.shape)])}
+    return {"Out": xp.tile(x, [b // a for a, b in zip(x.shape, t.shape)])}
 
 
 @kernel("expand_as_grad")

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 from oar.lod_tensor import SelectedRows
 
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
+from oar_kernels_cpu.kernels._util import scatter_add
+
+xp = array_module(__name__)
 
 
 @kernel("scale")
@@ -14,7 +17,7 @@ def scale(inputs, attrs):
     s = attrs["scale"]
     st = inputs.get("ScaleTensor")
     if st is not None:
-        s = float(np.asarray(st).reshape(-1)[0])
+        s = float(xp.asarray(st).reshape(-1)[0])
     b = attrs["bias"]
     out = x * s + b if attrs["bias_after_scale"] else (x + b) * s
     return {"Out": out if out.dtype == x.dtype else out.astype(x.dtype)}
@@ -26,8 +29,8 @@ def sum_(inputs, attrs):
     dense = [x for x in xs if not isinstance(x, SelectedRows)]
     sparse = [x for x in xs if isinstance(x, SelectedRows)]
     if sparse and not dense:
-        rows = np.concatenate([s.row_array for s in sparse])
-        value = np.concatenate([np.asarray(s.value) for s in sparse])
+        rows = xp.concatenate([s.row_array for s in sparse])
+        value = xp.concatenate([xp.asarray(s.value) for s in sparse])
         return {"Out": SelectedRows(rows, sparse[0].height(), value)}
     for i, x in enumerate(dense[1:], 1):
         if x.shape != dense[0].shape:
@@ -35,11 +38,11 @@ def sum_(inputs, attrs):
                 f"sum: X[{i}] has shape {list(x.shape)}, X[0] has {list(dense[0].shape)}; "
                 f"all inputs must have the same shape (nothing is broadcast)"
             )
-    out = dense[0].copy() if len(dense) == 1 else np.add(dense[0], dense[1])
+    out = dense[0].copy() if len(dense) == 1 else xp.add(dense[0], dense[1])
     for x in dense[2:]:
         out += x
     for s in sparse:
-        np.add.at(out, s.row_array, np.asarray(s.value))
+        scatter_add(xp, out, xp.asarray(s.row_array), xp.asarray(s.value))
     return {"Out": out}
 
 
@@ -47,8 +50,8 @@ def sum_(inputs, attrs):
 def mean(inputs, attrs):
     x = inputs["X"]
     # what x.mean(dtype=x.dtype) computes, without its Python-level wrapper
-    total = np.add.reduce(x, axis=None, dtype=x.dtype)
-    out = np.empty(1, dtype=x.dtype)
+    total = xp.add.reduce(x, axis=None, dtype=x.dtype)
+    out = xp.empty(1, dtype=x.dtype)
     out[0] = total / max(x.size, 1) if x.size else np.nan
     return {"Out": out}
 
@@ -57,7 +60,7 @@ def mean(inputs, attrs):
 def mean_grad(inputs, attrs):
     x = inputs["X"]
     d = inputs["Out@GRAD"].reshape(-1)[0]
-    out = np.empty(x.shape, dtype=x.dtype)
+    out = xp.empty(x.shape, dtype=x.dtype)
     out.fill(d / max(x.size, 1))
     return {"X@GRAD": out}
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._util import reduce_to
+
+xp = array_module(__name__)
 
 
 def _flat(a, n):
@@ -53,7 +53,7 @@ def _shaped(a, shape):
 
 
 def _t(a):
-    return np.swapaxes(a, -1, -2)
+    return xp.swapaxes(a, -1, -2)
 
 
 @kernel("matmul", FLOATS)
@@ -64,7 +64,7 @@ def matmul(inputs, attrs):
     if attrs["transpose_Y"] and y.ndim > 1:
         y = _t(y)
     try:
-        out = np.matmul(x, y)
+        out = xp.matmul(x, y)
     except ValueError:
         k_y = y.shape[0 if y.ndim == 1 else -2]
         why = (
@@ -79,7 +79,7 @@ def matmul(inputs, attrs):
             f"{why}"
         ) from None
     if attrs["alpha"] != 1.0:
-        out = out * np.asarray(attrs["alpha"], out.dtype)
+        out = out * xp.asarray(attrs["alpha"], out.dtype)
     if out.ndim == 0:
         out = out.reshape(1)
     return {"Out": out}
@@ -93,17 +93,17 @@ def matmul_grad(inputs, attrs, wanted):
     y = y0.reshape(-1, 1) if y0.ndim == 1 else y0
     xe = _t(x) if tx else x
     ye = _t(y) if ty else y
-    out_shape = np.broadcast_shapes(xe.shape[:-2], ye.shape[:-2]) + (xe.shape[-2], ye.shape[-1])
+    out_shape = xp.broadcast_shapes(xe.shape[:-2], ye.shape[:-2]) + (xe.shape[-2], ye.shape[-1])
     d = d.reshape(out_shape)
     if alpha != 1.0:
-        d = d * np.asarray(alpha, d.dtype)
+        d = d * xp.asarray(alpha, d.dtype)
     res = {}
     if "X@GRAD" in wanted:
-        dxe = np.matmul(d, _t(ye))
+        dxe = xp.matmul(d, _t(ye))
         dx = _t(dxe) if tx else dxe
         res["X@GRAD"] = reduce_to(dx, x.shape).reshape(x0.shape)
     if "Y@GRAD" in wanted:
-        dye = np.matmul(_t(xe), d)
+        dye = xp.matmul(_t(xe), d)
         dy = _t(dye) if ty else dye
         res["Y@GRAD"] = reduce_to(dy, y.shape).reshape(y0.shape)
     return res

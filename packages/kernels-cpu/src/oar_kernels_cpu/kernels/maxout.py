@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+xp = array_module(__name__)
 
 
 def _grouped(x, groups, axis):
@@ -23,7 +23,7 @@ def maxout(inputs, attrs):
 def maxout_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
     g, ax = _grouped(x, attrs["groups"], attrs["axis"])
-    first = np.expand_dims(g.argmax(axis=ax), ax)  # the first max of each group gets the gradient
-    mask = np.zeros_like(g)
-    np.put_along_axis(mask, first, 1, ax)
-    return {"X@GRAD": (mask * np.expand_dims(d, ax)).reshape(x.shape)}
+    first = xp.expand_dims(g.argmax(axis=ax), ax)  # the first max of each group gets the gradient
+    mask = xp.zeros_like(g)
+    xp.put_along_axis(mask, first, 1, ax)
+    return {"X@GRAD": (mask * xp.expand_dims(d, ax)).reshape(x.shape)}

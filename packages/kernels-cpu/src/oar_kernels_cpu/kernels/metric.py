@@ -4,26 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
+
+xp = array_module(__name__)
 
 
 @kernel("top_k")
 def top_k(inputs, attrs):
     x = inputs["X"]
-    k = int(np.asarray(inputs["K"]).reshape(-1)[0]) if inputs.get("K") is not None else attrs["k"]
+    k = int(xp.asarray(inputs["K"]).reshape(-1)[0]) if inputs.get("K") is not None else attrs["k"]
     if not 1 <= k <= x.shape[-1]:
         raise ValueError(
             f"top_k: k={k} must be in [1, {x.shape[-1]}] (X's last dim), X has shape {list(x.shape)}"
         )
-    idx = np.argsort(-x, axis=-1, kind="stable")[..., :k]
-    return {"Out": np.take_along_axis(x, idx, -1), "Indices": idx.astype(np.int64)}
+    idx = xp.argsort(-x, axis=-1, kind="stable")[..., :k]
+    return {"Out": xp.take_along_axis(x, idx, -1), "Indices": idx.astype(np.int64)}
 
 
 @kernel("top_k_grad")
 def top_k_grad(inputs, attrs):
     x, idx, d = inputs["X"], inputs["Indices"], inputs["Out@GRAD"]
-    dx = np.zeros_like(x)
-    np.put_along_axis(dx, idx, d, -1)
+    dx = xp.zeros_like(x)
+    xp.put_along_axis(dx, idx, d, -1)
     return {"X@GRAD": dx}
 
 
@@ -39,7 +41,7 @@ def accuracy(inputs, attrs):
     correct = int((idx == label.reshape(-1, 1)).any(axis=1).sum())
     acc = correct / total if total else 0.0
     return {
-        "Accuracy": np.array([acc], dtype=np.float32),
-        "Correct": np.array([correct], dtype=np.int32),
-        "Total": np.array([total], dtype=np.int32),
+        "Accuracy": xp.array([acc], dtype=np.float32),
+        "Correct": xp.array([correct], dtype=np.int32),
+        "Total": xp.array([total], dtype=np.int32),
     }

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from oar.ops.norm import channel_axis
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+
+xp = array_module(__name__)
 
 # --- batch_norm ---
 
@@ -29,18 +31,18 @@ def batch_norm(inputs, attrs):
     axes, bshape = _axes(x, attrs)
     eps = attrs["epsilon"]
     if _global_stats(attrs):
-        use_mean, inv_std = mean, 1.0 / np.sqrt(var + np.asarray(eps, var.dtype))
+        use_mean, inv_std = mean, 1.0 / xp.sqrt(var + xp.asarray(eps, var.dtype))
     else:
         use_mean = x.mean(axis=axes)
         centred = x - use_mean.reshape(bshape)
-        batch_var = np.square(centred).mean(axis=axes)
-        inv_std = 1.0 / np.sqrt(batch_var + np.asarray(eps, batch_var.dtype))
+        batch_var = xp.square(centred).mean(axis=axes)
+        inv_std = 1.0 / xp.sqrt(batch_var + xp.asarray(eps, batch_var.dtype))
         m = (
             inputs["MomentumTensor"].reshape(-1)[0]
             if "MomentumTensor" in inputs
             else attrs["momentum"]
         )
-        m = np.asarray(m, mean.dtype)
+        m = xp.asarray(m, mean.dtype)
         mean *= m
         mean += (1 - m) * use_mean.astype(mean.dtype)
         var *= m
@@ -53,7 +55,7 @@ def batch_norm(inputs, attrs):
         "Y": y,
         "MeanOut": mean,
         "VarianceOut": var,
-        "SavedMean": np.array(use_mean, dtype=mean.dtype),
+        "SavedMean": xp.array(use_mean, dtype=mean.dtype),
         "SavedVariance": inv_std.astype(mean.dtype),
     }
 
@@ -64,7 +66,7 @@ def batch_norm_grad(inputs, attrs, wanted):
     axes, bshape = _axes(x, attrs)
     if _global_stats(attrs):
         mean = inputs["Mean"]
-        inv_std = 1.0 / np.sqrt(inputs["Variance"] + np.asarray(attrs["epsilon"], x.dtype))
+        inv_std = 1.0 / xp.sqrt(inputs["Variance"] + xp.asarray(attrs["epsilon"], x.dtype))
     else:
         mean, inv_std = inputs["SavedMean"], inputs["SavedVariance"]
     xhat = (x - mean.reshape(bshape).astype(x.dtype)) * inv_std.reshape(bshape).astype(x.dtype)
@@ -93,7 +95,7 @@ def batch_norm_grad(inputs, attrs, wanted):
 
 def _rows(x, attrs):
     axis = attrs["begin_norm_axis"]
-    left = int(np.prod(x.shape[:axis], dtype=np.int64))
+    left = int(xp.prod(x.shape[:axis], dtype=np.int64))
     return x.reshape(left, -1)
 
 
@@ -103,8 +105,8 @@ def layer_norm(inputs, attrs):
     x2 = _rows(x, attrs)
     mean = x2.mean(axis=1)
     centred = x2 - mean[:, None]
-    var = np.square(centred).mean(axis=1)
-    y = centred * (1.0 / np.sqrt(var + np.asarray(attrs["epsilon"], var.dtype)))[:, None]
+    var = xp.square(centred).mean(axis=1)
+    y = centred * (1.0 / xp.sqrt(var + xp.asarray(attrs["epsilon"], var.dtype)))[:, None]
     if "Scale" in inputs:
         y *= inputs["Scale"].reshape(1, -1)
     if "Bias" in inputs:
@@ -117,7 +119,7 @@ def layer_norm_grad(inputs, attrs, wanted):
     x, mean, var = inputs["X"], inputs["Mean"], inputs["Variance"]
     x2 = _rows(x, attrs)
     dy = inputs["Y@GRAD"].reshape(x2.shape)
-    inv_std = (1.0 / np.sqrt(var + np.asarray(attrs["epsilon"], var.dtype)))[:, None]
+    inv_std = (1.0 / xp.sqrt(var + xp.asarray(attrs["epsilon"], var.dtype)))[:, None]
     xhat = (x2 - mean[:, None]) * inv_std
     res = {}
     scale = inputs.get("Scale")
@@ -143,16 +145,16 @@ def _nchw(x, attrs):
 
 
 def _back(y, attrs):
-    return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs["data_format"] == "NHWC" else y
+    return xp.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs["data_format"] == "NHWC" else y
 
 
 def _window_sum(a, before, after):
     """out[:, c] = sum of a[:, c - before : c + after + 1] (clipped to the channel range)."""
     c = a.shape[1]
-    cs = np.zeros((a.shape[0], c + 1) + a.shape[2:], a.dtype)
-    np.cumsum(a, axis=1, out=cs[:, 1:])
-    hi = np.minimum(np.arange(c) + after + 1, c)
-    lo = np.maximum(np.arange(c) - before, 0)
+    cs = xp.zeros((a.shape[0], c + 1) + a.shape[2:], a.dtype)
+    xp.cumsum(a, axis=1, out=cs[:, 1:])
+    hi = xp.minimum(xp.arange(c) + after + 1, c)
+    lo = xp.maximum(xp.arange(c) - before, 0)
     return cs[:, hi] - cs[:, lo]
 
 
@@ -161,10 +163,10 @@ def lrn(inputs, attrs):
     x = _nchw(inputs["X"], attrs)
     n = attrs["n"]
     pre = (n - 1) // 2
-    mid = _window_sum(np.square(x), pre, n - 1 - pre)
-    mid *= np.asarray(attrs["alpha"], x.dtype)
-    mid += np.asarray(attrs["k"], x.dtype)
-    out = x * np.power(mid, np.asarray(-attrs["beta"], x.dtype))
+    mid = _window_sum(xp.square(x), pre, n - 1 - pre)
+    mid *= xp.asarray(attrs["alpha"], x.dtype)
+    mid += xp.asarray(attrs["k"], x.dtype)
+    out = x * xp.power(mid, xp.asarray(-attrs["beta"], x.dtype))
     return {"Out": _back(out, attrs), "MidOut": _back(mid, attrs)}
 
 
@@ -177,7 +179,7 @@ def lrn_grad(inputs, attrs):
     # channel i appears in the windows of channels i - (n-1-pre) .. i + pre
     t = _window_sum(dy * out / mid, n - 1 - pre, pre)
     dx = (
-        dy * np.power(mid, np.asarray(-beta, x.dtype))
-        - np.asarray(2 * attrs["alpha"] * beta, x.dtype) * x * t
+        dy * xp.power(mid, xp.asarray(-beta, x.dtype))
+        - xp.asarray(2 * attrs["alpha"] * beta, x.dtype) * x * t
     )
     return {"X@GRAD": _back(dx, attrs)}

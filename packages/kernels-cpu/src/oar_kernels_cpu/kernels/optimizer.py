@@ -7,7 +7,10 @@ import math
 import numpy as np
 from oar.lod_tensor import SelectedRows
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._util import merge_rows, scatter_sub
+
+xp = array_module(__name__)
 
 
 @kernel("sgd", FLOATS, selected_rows=True, inplace=True)
@@ -15,7 +18,7 @@ def sgd(inputs, attrs, donated=frozenset()):
     p, g = inputs["Param"], inputs["Grad"]
     lr = inputs["LearningRate"].reshape(-1)[0]
     if isinstance(g, SelectedRows):
-        np.subtract.at(p, g.row_array, lr * np.asarray(g.value))
+        scatter_sub(xp, p, xp.asarray(g.row_array), lr * xp.asarray(g.value))
     elif "Grad" in donated and g.shape == p.shape and g.dtype == p.dtype:
         g *= lr  # the gradient dies here: scale it in place instead of allocating lr * g
         p -= g
@@ -49,22 +52,22 @@ def adam(inputs, attrs):
     if isinstance(g, SelectedRows):
         g = g.to_dense() if not attrs["lazy_mode"] else g
     if isinstance(g, SelectedRows):  # lazy mode: only the rows present move
-        rows, gv = _merge_rows(g)
+        rows, gv = merge_rows(xp, g)
         m1[rows] = b1 * m1[rows] + (1 - b1) * gv
         m2[rows] = b2 * m2[rows] + (1 - b2) * gv * gv
-        p[rows] -= lr_t * m1[rows] / (np.sqrt(m2[rows]) + eps_t)
+        p[rows] -= lr_t * m1[rows] / (xp.sqrt(m2[rows]) + eps_t)
     else:
         # one scratch array instead of a temporary per arithmetic step
-        s = np.multiply(g, 1 - b1)
+        s = xp.multiply(g, 1 - b1)
         m1 *= b1
         m1 += s
-        np.multiply(g, g, out=s)
+        xp.multiply(g, g, out=s)
         s *= 1 - b2
         m2 *= b2
         m2 += s
-        np.sqrt(m2, out=s)
+        xp.sqrt(m2, out=s)
         s += eps_t
-        np.divide(m1, s, out=s)
+        xp.divide(m1, s, out=s)
         s *= lr_t
         p -= s
     b1p *= b1
@@ -76,11 +79,3 @@ def adam(inputs, attrs):
         "Beta1PowOut": b1p,
         "Beta2PowOut": b2p,
     }
-
-
-def _merge_rows(g: SelectedRows):
-    rows, inv = np.unique(g.row_array, return_inverse=True)
-    v = np.asarray(g.value)
-    merged = np.zeros((len(rows),) + v.shape[1:], dtype=v.dtype)
-    np.add.at(merged, inv, v)
-    return rows, merged

@@ -11,23 +11,14 @@ from __future__ import annotations
 import numpy as np
 from oar.lod_tensor import SelectedRows
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._util import merge_rows
+
+xp = array_module(__name__)
 
 
 def _lr(inputs) -> float:
     return float(inputs["LearningRate"].reshape(-1)[0])
-
-
-def _merge_rows(g: SelectedRows):
-    """Unique rows and their summed values (a row looked up twice gets both gradients)."""
-    rows, inv = np.unique(g.row_array, return_inverse=True)
-    v = np.asarray(g.value)
-    if len(rows) == len(g.row_array):
-        order = np.argsort(g.row_array, kind="stable")
-        return rows, v[order]
-    merged = np.zeros((len(rows),) + v.shape[1:], dtype=v.dtype)
-    np.add.at(merged, inv.reshape(-1), v)
-    return rows, merged
 
 
 @kernel("momentum", FLOATS)
@@ -47,8 +38,8 @@ def momentum(inputs, attrs):
 def lars_momentum(inputs, attrs):
     p, g, v = inputs["Param"], inputs["Grad"], inputs["Velocity"]
     lr, mu, coeff, wd = _lr(inputs), attrs["mu"], attrs["lars_coeff"], attrs["lars_weight_decay"]
-    p_norm = float(np.sqrt(np.sum(np.square(p, dtype=np.float64))))
-    g_norm = float(np.sqrt(np.sum(np.square(g, dtype=np.float64))))
+    p_norm = float(xp.sqrt(xp.sum(xp.square(p, dtype=np.float64))))
+    g_norm = float(xp.sqrt(xp.sum(xp.square(g, dtype=np.float64))))
     local_lr = lr
     if p_norm > 0 and g_norm > 0:
         local_lr = lr * coeff * p_norm / (g_norm + wd * p_norm)
@@ -63,12 +54,12 @@ def adagrad(inputs, attrs):
     p, g, m = inputs["Param"], inputs["Grad"], inputs["Moment"]
     lr, eps = _lr(inputs), attrs["epsilon"]
     if isinstance(g, SelectedRows):
-        rows, gv = _merge_rows(g)
+        rows, gv = merge_rows(xp, g)
         m[rows] += gv * gv
-        p[rows] -= lr * gv / (np.sqrt(m[rows]) + eps)
+        p[rows] -= lr * gv / (xp.sqrt(m[rows]) + eps)
     else:
         m += g * g
-        p -= lr * g / (np.sqrt(m) + eps)
+        p -= lr * g / (xp.sqrt(m) + eps)
     return {"ParamOut": p, "MomentOut": m}
 
 
@@ -78,7 +69,7 @@ def decayed_adagrad(inputs, attrs):
     lr, decay, eps = _lr(inputs), attrs["decay"], attrs["epsilon"]
     m *= decay
     m += (1 - decay) * (g * g)
-    p -= lr * g / (np.sqrt(m) + eps)
+    p -= lr * g / (xp.sqrt(m) + eps)
     return {"ParamOut": p, "MomentOut": m}
 
 
@@ -96,10 +87,10 @@ def rmsprop(inputs, attrs, wanted=frozenset()):
             raise ValueError("rmsprop: centered=True needs the MeanGrad input")
         mg *= rho
         mg += (1 - rho) * g
-        denom = np.sqrt(ms - mg * mg + eps)
+        denom = xp.sqrt(ms - mg * mg + eps)
         out["MeanGradOut"] = mg
     else:
-        denom = np.sqrt(ms + eps)
+        denom = xp.sqrt(ms + eps)
     mom *= mu
     mom += lr * g / denom
     p -= mom
@@ -116,7 +107,7 @@ def adamax(inputs, attrs):
     m += (1 - b1) * g
     inf *= b2
     inf += eps
-    np.maximum(inf, np.abs(g), out=inf)
+    xp.maximum(inf, xp.abs(g), out=inf)
     p -= (_lr(inputs) / (1 - b1pow)) * (m / inf)
     return {"ParamOut": p, "MomentOut": m, "InfNormOut": inf}
 
@@ -128,12 +119,12 @@ def adadelta(inputs, attrs):
     rho, eps = attrs["rho"], attrs["epsilon"]
     asg *= rho
     asg += (1 - rho) * (g * g)
-    update = -np.sqrt((asu + eps) / (asg + eps)) * g
+    update = -xp.sqrt((asu + eps) / (asg + eps)) * g
     asu *= rho
     asu += (1 - rho) * (update * update)
     # Fluid 1.8 evaluates ``update`` lazily after AvgSquaredUpdate was overwritten in
     # place, so the step applied uses the new E[u²]; we reproduce its numbers.
-    p -= np.sqrt((asu + eps) / (asg + eps)) * g
+    p -= xp.sqrt((asu + eps) / (asg + eps)) * g
     return {"ParamOut": p, "AvgSquaredGradOut": asg, "AvgSquaredUpdateOut": asu}
 
 
@@ -144,14 +135,14 @@ def ftrl(inputs, attrs):
     lr, l1, l2, power = _lr(inputs), attrs["l1"], attrs["l2"], attrs["lr_power"]
     new_sq = sq + g * g
     if power == -0.5:
-        lin += g - (np.sqrt(new_sq) - np.sqrt(sq)) / lr * p
-        y = np.sqrt(new_sq) / lr + l2
+        lin += g - (xp.sqrt(new_sq) - xp.sqrt(sq)) / lr * p
+        y = xp.sqrt(new_sq) / lr + l2
     else:
-        lin += g - (np.power(new_sq, -power) - np.power(sq, -power)) / lr * p
-        y = np.power(new_sq, -power) / lr  # Fluid 1.8 adds no l2 term on this branch
-    x = l1 * np.sign(lin) - lin
-    with np.errstate(divide="ignore", invalid="ignore"):  # y is 0 only where |lin| <= l1 (masked)
-        p[...] = np.where(np.abs(lin) > l1, x / y, 0.0)
+        lin += g - (xp.power(new_sq, -power) - xp.power(sq, -power)) / lr * p
+        y = xp.power(new_sq, -power) / lr  # Fluid 1.8 adds no l2 term on this branch
+    x = l1 * xp.sign(lin) - lin
+    # y is 0 only where |lin| <= l1 (masked out): divide by 1 there instead of warning
+    p[...] = xp.where(xp.abs(lin) > l1, x / xp.where(y == 0, 1, y), 0.0)
     sq[...] = new_sq
     return {"ParamOut": p, "SquaredAccumOut": sq, "LinearAccumOut": lin}
 
@@ -166,9 +157,9 @@ def lamb(inputs, attrs):
     m2 *= b2
     m2 += (1 - b2) * (g * g)
     # Fluid 1.8's lamb has no bias correction (Beta1Pow/Beta2Pow are read, never used)
-    r = m1 / (np.sqrt(m2) + eps) + wd * p
-    p_norm = float(np.sqrt(np.sum(np.square(p, dtype=np.float64))))
-    r_norm = float(np.sqrt(np.sum(np.square(r, dtype=np.float64))))
+    r = m1 / (xp.sqrt(m2) + eps) + wd * p
+    p_norm = float(xp.sqrt(xp.sum(xp.square(p, dtype=np.float64))))
+    r_norm = float(xp.sqrt(xp.sum(xp.square(r, dtype=np.float64))))
     ratio = p_norm / r_norm if p_norm > 0 and r_norm > 0 else 1.0
     p -= (_lr(inputs) * ratio) * r
     return {"ParamOut": p, "Moment1Out": m1, "Moment2Out": m2}

@@ -14,8 +14,10 @@ from __future__ import annotations
 import numpy as np
 from oar.ops.pool import pool_geometry
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import pad_nchw, windows
+
+xp = array_module(__name__)
 
 
 def _nchw(x, attrs):
@@ -24,7 +26,7 @@ def _nchw(x, attrs):
 
 def _back(y, attrs):
     return (
-        np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs.get("data_format") == "NHWC" else y
+        xp.ascontiguousarray(y.transpose(0, 2, 3, 1)) if attrs.get("data_format") == "NHWC" else y
     )
 
 
@@ -64,17 +66,17 @@ def _tap_slice(i, j, s, out):
 def _count(hw, k, s, pads, out, exclusive, dtype):
     """Divisor of each output cell: real pixels in the window (exclusive) or kh*kw."""
     if not exclusive:
-        return np.asarray(k[0] * k[1], dtype)
+        return xp.asarray(k[0] * k[1], dtype)
     counts = []
     for ax in range(2):
-        start = np.arange(out[ax]) * s[ax] - pads[2 * ax]
-        end = np.minimum(start + k[ax], hw[ax])
-        counts.append(end - np.maximum(start, 0))
-    return np.outer(counts[0], counts[1]).astype(dtype)
+        start = xp.arange(out[ax]) * s[ax] - pads[2 * ax]
+        end = xp.minimum(start + k[ax], hw[ax])
+        counts.append(end - xp.maximum(start, 0))
+    return xp.outer(counts[0], counts[1]).astype(dtype)
 
 
 def _adaptive_bounds(size, out):
-    i = np.arange(out)
+    i = xp.arange(out)
     return (i * size) // out, -((-(i + 1) * size) // out)
 
 
@@ -82,11 +84,11 @@ def _pool_regular(x, attrs, geo):
     k, s, pads, out = geo
     is_max = attrs.get("pooling_type", "max") == "max"
     fill = -np.inf if is_max else 0.0
-    win = windows(pad_nchw(x, pads, fill), k, s, (1, 1), out)
+    win = windows(xp, pad_nchw(xp, x, pads, fill), k, s, (1, 1), out)
     y = win[:, :, 0, 0].copy()
     for i, j in _taps(k)[1:]:
         if is_max:
-            np.maximum(y, win[:, :, i, j], out=y)
+            xp.maximum(y, win[:, :, i, j], out=y)
         else:
             y += win[:, :, i, j]
     if not is_max:
@@ -98,7 +100,7 @@ def _pool_regular(x, attrs, geo):
 def _window_matrix(size, out, dtype):
     """(out, size) 0/1 matrix: row i marks adaptive window i."""
     start, end = _adaptive_bounds(size, out)
-    idx = np.arange(size)
+    idx = xp.arange(size)
     return ((idx >= start[:, None]) & (idx < end[:, None])).astype(dtype)
 
 
@@ -107,16 +109,16 @@ def _adaptive_first_max(x, out):
     hs, he = _adaptive_bounds(x.shape[2], out[0])
     ws, we = _adaptive_bounds(x.shape[3], out[1])
     # per row, per output column: the max over the window's columns and where it first occurs
-    colmax = np.stack([x[:, :, :, ws[b] : we[b]].max(axis=3) for b in range(out[1])], axis=3)
-    firstcol = np.stack(
+    colmax = xp.stack([x[:, :, :, ws[b] : we[b]].max(axis=3) for b in range(out[1])], axis=3)
+    firstcol = xp.stack(
         [x[:, :, :, ws[b] : we[b]].argmax(axis=3) + ws[b] for b in range(out[1])], axis=3
     )
     # per output row: the first row of the window holding the max, then that row's first column
-    rows = np.stack(
+    rows = xp.stack(
         [colmax[:, :, hs[a] : he[a]].argmax(axis=2) + hs[a] for a in range(out[0])], axis=2
     )
-    y = np.take_along_axis(colmax, rows, axis=2)
-    cols = np.take_along_axis(firstcol, rows, axis=2)
+    y = xp.take_along_axis(colmax, rows, axis=2)
+    cols = xp.take_along_axis(firstcol, rows, axis=2)
     return y, rows, cols
 
 
@@ -128,7 +130,7 @@ def _pool_adaptive(x, attrs):
         _window_matrix(x.shape[2], out[0], x.dtype),
         _window_matrix(x.shape[3], out[1], x.dtype),
     )
-    return np.matmul(np.matmul(ah, x), aw.T) / np.outer(ah.sum(1), aw.sum(1))
+    return xp.matmul(xp.matmul(ah, x), aw.T) / xp.outer(ah.sum(1), aw.sum(1))
 
 
 @kernel("pool2d", FLOATS)
@@ -149,32 +151,32 @@ def _max_grad_tiled(x, y, dy, k):
     """
     n, c, oh, ow = y.shape
     x6 = x.reshape(n, c, oh, k[0], ow, k[1])
-    dx = np.empty(x6.shape, x.dtype)
-    hit = np.empty(y.shape, bool)
+    dx = xp.empty(x6.shape, x.dtype)
+    hit = xp.empty(y.shape, bool)
     taken = None
     for i, j in _taps(k):
-        np.equal(x6[:, :, :, i, :, j], y, out=hit)
+        xp.equal(x6[:, :, :, i, :, j], y, out=hit)
         if taken is None:
             taken = hit.copy()
         else:
             hit &= ~taken
             taken |= hit
-        np.multiply(hit, dy, out=dx[:, :, :, i, :, j])
+        xp.multiply(hit, dy, out=dx[:, :, :, i, :, j])
     return dx.reshape(x.shape)
 
 
 def _max_grad_regular(x, y, dy, geo):
     """Route each output gradient to the first maximum of its window (Fluid's tie rule)."""
     k, s, pads, out = geo
-    xp = pad_nchw(x, pads, -np.inf)
-    win = windows(xp, k, s, (1, 1), out)
-    dxp = np.zeros(xp.shape, x.dtype)
-    taken = np.zeros(y.shape, bool)
+    xpad = pad_nchw(xp, x, pads, -np.inf)
+    win = windows(xp, xpad, k, s, (1, 1), out)
+    dxp = xp.zeros(xpad.shape, x.dtype)
+    taken = xp.zeros(y.shape, bool)
     for i, j in _taps(k):
         hit = win[:, :, i, j] == y
         hit &= ~taken
         taken |= hit
-        dxp[_tap_slice(i, j, s, out)] += np.where(hit, dy, 0)
+        dxp[_tap_slice(i, j, s, out)] += xp.where(hit, dy, 0)
     return dxp
 
 
@@ -183,7 +185,7 @@ def _avg_grad_regular(x, dy, attrs, geo):
     exclusive = attrs.get("exclusive", True) or attrs.get("adaptive", False)
     share = dy / _count(x.shape[2:], k, s, pads, out, exclusive, x.dtype)
     hp = (x.shape[2] + pads[0] + pads[1], x.shape[3] + pads[2] + pads[3])
-    dxp = np.zeros(x.shape[:2] + hp, x.dtype)
+    dxp = xp.zeros(x.shape[:2] + hp, x.dtype)
     for i, j in _taps(k):
         dxp[_tap_slice(i, j, s, out)] += share
     return dxp
@@ -192,9 +194,9 @@ def _avg_grad_regular(x, dy, attrs, geo):
 def _scatter_to(x, rows, cols, dy):
     """Sum ``dy`` into a zero array shaped like ``x`` at per-(n, c) positions (rows, cols)."""
     n, c, h, w = x.shape
-    base = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+    base = (xp.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
     flat = (base + rows * w + cols).ravel()
-    return np.bincount(flat, weights=dy.ravel(), minlength=x.size).astype(x.dtype).reshape(x.shape)
+    return xp.bincount(flat, weights=dy.ravel(), minlength=x.size).astype(x.dtype).reshape(x.shape)
 
 
 def _grad_adaptive(x, dy, attrs):
@@ -206,8 +208,8 @@ def _grad_adaptive(x, dy, attrs):
         _window_matrix(x.shape[2], out[0], x.dtype),
         _window_matrix(x.shape[3], out[1], x.dtype),
     )
-    share = dy / np.outer(ah.sum(1), aw.sum(1))
-    return np.matmul(np.matmul(ah.T, share), aw)
+    share = dy / xp.outer(ah.sum(1), aw.sum(1))
+    return xp.matmul(xp.matmul(ah.T, share), aw)
 
 
 @kernel("pool2d_grad", FLOATS)
@@ -230,7 +232,7 @@ def pool2d_grad(inputs, attrs):
     else:
         dxp = _avg_grad_regular(x, dy, attrs, geo)
     dx = dxp[:, :, pads[0] : pads[0] + x.shape[2], pads[2] : pads[2] + x.shape[3]]
-    return {"X@GRAD": _back(np.ascontiguousarray(dx), attrs)}
+    return {"X@GRAD": _back(xp.ascontiguousarray(dx), attrs)}
 
 
 @kernel("max_pool2d_with_index", FLOATS)
@@ -244,13 +246,13 @@ def max_pool2d_with_index(inputs, attrs):
         _, rows, cols = _adaptive_first_max(x, tuple(attrs["ksize"]))
         return {"Out": y, "Mask": (rows * w + cols).astype(np.int32)}
     k, s, pads, out = geo
-    win = windows(pad_nchw(x, pads, -np.inf), k, s, (1, 1), out)
-    mask = np.full(y.shape, -1, np.int64)
-    rows = np.arange(out[0])[:, None] * s[0] - pads[0]
-    cols = np.arange(out[1])[None, :] * s[1] - pads[2]
+    win = windows(xp, pad_nchw(xp, x, pads, -np.inf), k, s, (1, 1), out)
+    mask = xp.full(y.shape, -1, np.int64)
+    rows = xp.arange(out[0])[:, None] * s[0] - pads[0]
+    cols = xp.arange(out[1])[None, :] * s[1] - pads[2]
     for i, j in reversed(_taps(k)):
         hit = win[:, :, i, j] == y
-        mask = np.where(hit, (rows + i) * w + cols + j, mask)
+        mask = xp.where(hit, (rows + i) * w + cols + j, mask)
     return {"Out": y, "Mask": mask.astype(np.int32)}
 
 

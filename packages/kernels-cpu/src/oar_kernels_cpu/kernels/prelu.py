@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 from oar.ops.prelu import alpha_shape
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._util import reduce_to
+
+xp = array_module(__name__)
 
 
 def _alpha(x, alpha, mode):
@@ -17,7 +18,7 @@ def _alpha(x, alpha, mode):
 def prelu(inputs, attrs):
     x = inputs["X"]
     a = _alpha(x, inputs["Alpha"], attrs["mode"])
-    return {"Out": np.where(x > 0, x, a * x)}
+    return {"Out": xp.where(x > 0, x, a * x)}
 
 
 @kernel("prelu_grad", FLOATS, wants_outputs=True)
@@ -27,8 +28,8 @@ def prelu_grad(inputs, attrs, wanted):
     pos = x > 0
     out = {}
     if "X@GRAD" in wanted:
-        out["X@GRAD"] = np.where(pos, d, a * d)
+        out["X@GRAD"] = xp.where(pos, d, a * d)
     if "Alpha@GRAD" in wanted:
-        ga = np.where(pos, 0, x * d)
+        ga = xp.where(pos, 0, x * d)
         out["Alpha@GRAD"] = reduce_to(ga, a.shape).reshape(alpha.shape)
     return out

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from oar_kernels_cpu.kernels import kernel
+from oar_kernels_cpu.kernels import array_module, kernel
+
+xp = array_module(__name__)
 
 
 def _scalar(a):
-    return np.asarray(a).reshape(-1)[0]
+    return xp.asarray(a).reshape(-1)[0]
 
 
 @kernel("shape")
 def shape(inputs, attrs):
-    return {"Out": np.asarray(np.shape(inputs["Input"]), dtype=np.int32)}
+    return {"Out": xp.asarray(xp.shape(inputs["Input"]), dtype=np.int32)}
 
 
 @kernel("range")
@@ -21,7 +23,7 @@ def range_(inputs, attrs):
     start, end, step = (_scalar(inputs[k]) for k in ("Start", "End", "Step"))
     if step == 0:
         raise ValueError("range: Step must not be 0")
-    return {"Out": np.arange(start, end, step, dtype=np.asarray(inputs["Start"]).dtype)}
+    return {"Out": xp.arange(start, end, step, dtype=xp.asarray(inputs["Start"]).dtype)}
 
 
 @kernel("linspace")
@@ -33,7 +35,7 @@ def linspace(inputs, attrs):
     )
     if num < 1:
         raise ValueError(f"linspace: Num must be >= 1, given {num}")
-    return {"Out": np.linspace(start, stop, num, dtype=np.asarray(inputs["Start"]).dtype)}
+    return {"Out": xp.linspace(start, stop, num, dtype=xp.asarray(inputs["Start"]).dtype)}
 
 
 @kernel("increment")

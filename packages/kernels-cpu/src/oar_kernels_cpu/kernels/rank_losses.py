@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import numpy as np
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+xp = array_module(__name__)
 
 
 @kernel("margin_rank_loss", FLOATS)
 def margin_rank_loss(inputs, attrs):
     x1, x2, label = inputs["X1"], inputs["X2"], inputs["Label"]
-    out = np.maximum(0, -label * (x1 - x2) + x1.dtype.type(attrs["margin"]))
+    out = xp.maximum(0, -label * (x1 - x2) + x1.dtype.type(attrs["margin"]))
     return {"Out": out, "Activated": (out > 0).astype(x1.dtype)}
 
 
@@ -28,13 +28,13 @@ def margin_rank_loss_grad(inputs, attrs, wanted):
 @kernel("rank_loss", FLOATS)
 def rank_loss(inputs, attrs):
     diff = inputs["Left"] - inputs["Right"]
-    return {"Out": np.logaddexp(0, diff).astype(diff.dtype, copy=False) - inputs["Label"] * diff}
+    return {"Out": xp.logaddexp(0, diff).astype(diff.dtype, copy=False) - inputs["Label"] * diff}
 
 
 @kernel("rank_loss_grad", FLOATS, wants_outputs=True)
 def rank_loss_grad(inputs, attrs, wanted):
     diff = inputs["Left"] - inputs["Right"]
-    g = (np.exp(-np.logaddexp(0, -diff)) - inputs["Label"]) * inputs["Out@GRAD"]
+    g = (xp.exp(-xp.logaddexp(0, -diff)) - inputs["Label"]) * inputs["Out@GRAD"]
     g = g.astype(diff.dtype, copy=False)
     res = {}
     if "Left@GRAD" in wanted:

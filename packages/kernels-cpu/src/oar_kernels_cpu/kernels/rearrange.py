@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from oar_kernels_cpu.kernels import kernel
-from oar_kernels_cpu.kernels.creation import rng_for
+from oar_kernels_cpu.kernels import array_module, kernel
+from oar_kernels_cpu.kernels._util import rng_for, scatter_add
+
+xp = array_module(__name__)
 
 
 @kernel("pixel_shuffle")
@@ -45,9 +47,9 @@ def shuffle_channel_grad(inputs, attrs):
 def _ints(inputs, attrs, name):
     key = name.capitalize()
     if inputs.get(key) is not None:
-        return [int(v) for v in np.asarray(inputs[key]).reshape(-1)]
+        return [int(v) for v in xp.asarray(inputs[key]).reshape(-1)]
     if inputs.get(key + "Tensor"):
-        return [int(np.asarray(t).reshape(-1)[0]) for t in inputs[key + "Tensor"]]
+        return [int(xp.asarray(t).reshape(-1)[0]) for t in inputs[key + "Tensor"]]
     return list(attrs[name])
 
 
@@ -75,7 +77,7 @@ def crop_tensor(inputs, attrs):
 def crop_tensor_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
     offsets = _ints(inputs, attrs, "offsets") or [0] * x.ndim
-    dx = np.zeros_like(x)
+    dx = xp.zeros_like(x)
     dx[tuple(slice(o, o + s) for o, s in zip(offsets, d.shape))] = d
     return {"X@GRAD": dx}
 
@@ -84,7 +86,7 @@ def crop_tensor_grad(inputs, attrs):
 def pad_constant_like(inputs, attrs):
     x, y = inputs["X"], inputs["Y"]
     return {
-        "Out": np.pad(
+        "Out": xp.pad(
             y, [(0, a - b) for a, b in zip(x.shape, y.shape)], constant_values=attrs["pad_value"]
         )
     }
@@ -100,41 +102,41 @@ def _tri_mask(shape, attrs):
     rows, cols = shape[-2:]
     k = attrs["diagonal"]
     return (
-        np.tri(rows, cols, k, dtype=bool)
+        xp.tri(rows, cols, k, dtype=bool)
         if attrs["lower"]
-        else ~np.tri(rows, cols, k - 1, dtype=bool)
+        else ~xp.tri(rows, cols, k - 1, dtype=bool)
     )
 
 
 @kernel("tril_triu")
 def tril_triu(inputs, attrs):
     x = inputs["X"]
-    return {"Out": np.where(_tri_mask(x.shape, attrs), x, 0).astype(x.dtype, copy=False)}
+    return {"Out": xp.where(_tri_mask(x.shape, attrs), x, 0).astype(x.dtype, copy=False)}
 
 
 @kernel("tril_triu_grad")
 def tril_triu_grad(inputs, attrs):
     d = inputs["Out@GRAD"]
-    return {"X@GRAD": np.where(_tri_mask(d.shape, attrs), d, 0).astype(d.dtype, copy=False)}
+    return {"X@GRAD": xp.where(_tri_mask(d.shape, attrs), d, 0).astype(d.dtype, copy=False)}
 
 
 def _nd(idx, x_shape):
     k = idx.shape[-1]
     flat = idx.reshape(-1, k).astype(np.int64, copy=False)
-    bad = (flat < 0) | (flat >= np.asarray(x_shape[:k]))
+    bad = (flat < 0) | (flat >= xp.asarray(x_shape[:k]))
     if bad.any():
         raise ValueError(
             f"scatter_nd_add: Index rows {flat[bad.any(1)][:3].tolist()} fall outside X's dims "
             f"{list(x_shape[:k])}"
         )
-    return tuple(np.moveaxis(idx.astype(np.int64, copy=False), -1, 0))
+    return tuple(xp.moveaxis(idx.astype(np.int64, copy=False), -1, 0))
 
 
 @kernel("scatter_nd_add")
 def scatter_nd_add(inputs, attrs):
     x, idx, up = inputs["X"], inputs["Index"], inputs["Updates"]
     out = x.copy()
-    np.add.at(out, _nd(idx, x.shape), up)
+    scatter_add(xp, out, _nd(idx, x.shape), up)
     return {"Out": out}
 
 
@@ -152,10 +154,10 @@ def scatter_nd_add_grad(inputs, attrs, wanted):
 @kernel("randint")
 def randint(inputs, attrs):
     if inputs.get("ShapeTensor") is not None:
-        shape = [int(v) for v in np.asarray(inputs["ShapeTensor"]).reshape(-1)]
+        shape = [int(v) for v in xp.asarray(inputs["ShapeTensor"]).reshape(-1)]
     elif inputs.get("ShapeTensorList"):
-        shape = [int(np.asarray(t).reshape(-1)[0]) for t in inputs["ShapeTensorList"]]
+        shape = [int(xp.asarray(t).reshape(-1)[0]) for t in inputs["ShapeTensorList"]]
     else:
         shape = list(attrs["shape"])
-    out = rng_for(attrs["seed"]).integers(attrs["low"], attrs["high"], shape)
+    out = rng_for(xp, attrs["seed"]).integers(attrs["low"], attrs["high"], shape)
     return {"Out": out.astype(attrs["dtype"])}

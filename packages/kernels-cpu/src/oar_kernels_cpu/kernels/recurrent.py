@@ -1,5 +1,9 @@
 """numpy kernels of lstm and gru over LoD sequences: one batched step per time step (all
-sequences still running), BPTT in the gradient kernels."""
+sequences still running), BPTT in the gradient kernels.
+
+Numpy-only (``generic=False``): LoD offsets are host data and the kernels loop over
+sequences on the host; a device plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ def _grad_of(inputs, slot: str, like: np.ndarray) -> np.ndarray:
 # --- lstm ---
 
 
-@kernel("lstm", FLOATS, lod=True)
+@kernel("lstm", FLOATS, lod=True, generic=False)
 def lstm(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "lstm", "Input")
     w = array_of(inputs["Weight"])
@@ -80,7 +84,7 @@ def lstm(inputs, attrs):
     }
 
 
-@kernel("lstm_grad", FLOATS, lod=True)
+@kernel("lstm_grad", FLOATS, lod=True, generic=False)
 def lstm_grad(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "lstm_grad", "Input")
     w = array_of(inputs["Weight"])
@@ -152,7 +156,7 @@ def _gru_weights(w: np.ndarray) -> tuple:
     return flat[: 2 * h * h].reshape(h, 2 * h), flat[2 * h * h :].reshape(h, h)
 
 
-@kernel("gru", FLOATS, lod=True)
+@kernel("gru", FLOATS, lod=True, generic=False)
 def gru(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "gru", "Input")
     w = array_of(inputs["Weight"])
@@ -185,7 +189,7 @@ def gru(inputs, attrs):
     }
 
 
-@kernel("gru_grad", FLOATS, lod=True)
+@kernel("gru_grad", FLOATS, lod=True, generic=False)
 def gru_grad(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "gru_grad", "Input")
     w = array_of(inputs["Weight"])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 from oar.ops.reduce import reduced_dims
 
-from oar_kernels_cpu.kernels import NUMERIC, kernel
+from oar_kernels_cpu.kernels import NUMERIC, array_module, kernel
+
+xp = array_module(__name__)
 
 
 def _axes(x, attrs) -> tuple:
@@ -17,7 +18,7 @@ def _reducer(fn):
         x = inputs["X"]
         axes = _axes(x, attrs)
         out = fn(x, axis=axes, keepdims=attrs["keep_dim"])
-        out = np.asarray(out)
+        out = xp.asarray(out)
         if out.dtype != x.dtype:
             out = out.astype(x.dtype)
         if out.ndim == 0:
@@ -28,14 +29,14 @@ def _reducer(fn):
 
 
 for _name, _fn in {
-    "reduce_sum": np.sum,
-    "reduce_mean": np.mean,
-    "reduce_max": np.max,
-    "reduce_min": np.min,
-    "reduce_prod": np.prod,
+    "reduce_sum": xp.sum,
+    "reduce_mean": xp.mean,
+    "reduce_max": xp.max,
+    "reduce_min": xp.min,
+    "reduce_prod": xp.prod,
 }.items():
     kernel(_name, NUMERIC)(_reducer(_fn))
-for _name, _fn in {"reduce_all": np.all, "reduce_any": np.any}.items():
+for _name, _fn in {"reduce_all": xp.all, "reduce_any": xp.any}.items():
     kernel(_name, ("bool",))(_reducer(_fn))
 
 
@@ -48,16 +49,16 @@ def _kept(a, x, axes):
 def reduce_sum_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
     axes = _axes(x, attrs)
-    return {"X@GRAD": np.broadcast_to(_kept(d, x, axes), x.shape).copy()}
+    return {"X@GRAD": xp.broadcast_to(_kept(d, x, axes), x.shape).copy()}
 
 
 @kernel("reduce_mean_grad", NUMERIC)
 def reduce_mean_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
     axes = _axes(x, attrs)
-    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    n = int(xp.prod([x.shape[a] for a in axes])) if axes else 1
     g = _kept(d, x, axes) / max(n, 1)
-    return {"X@GRAD": np.broadcast_to(g, x.shape).astype(x.dtype)}
+    return {"X@GRAD": xp.broadcast_to(g, x.shape).astype(x.dtype)}
 
 
 def _extreme_grad(inputs, attrs):
@@ -81,8 +82,8 @@ def reduce_prod_grad(inputs, attrs):
     xt = x.transpose(perm)
     lead = xt.shape[: len(rest)]
     flat = xt.reshape(lead + (-1,))
-    ones = np.ones(lead + (1,), dtype=x.dtype)
-    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
-    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    others = (left * right).reshape(xt.shape).transpose(np.argsort(perm))
+    ones = xp.ones(lead + (1,), dtype=x.dtype)
+    left = xp.cumprod(xp.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = xp.cumprod(xp.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (left * right).reshape(xt.shape).transpose(xp.argsort(perm))
     return {"X@GRAD": (others * _kept(d, x, axes)).astype(x.dtype, copy=False)}

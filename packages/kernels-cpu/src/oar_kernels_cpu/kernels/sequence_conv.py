@@ -1,4 +1,8 @@
-"""numpy kernels of sequence_conv and row_conv: one gather per window offset, one GEMM."""
+"""numpy kernels of sequence_conv and row_conv: one gather per window offset, one GEMM.
+
+Numpy-only (``generic=False``): LoD offsets are host data and the kernels loop over
+sequences on the host; a device plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ def _columns(x: np.ndarray, windows: list) -> np.ndarray:
     return col
 
 
-@kernel("sequence_conv", FLOATS, lod=True)
+@kernel("sequence_conv", FLOATS, lod=True, generic=False)
 def sequence_conv(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_conv", "X")
     windows = _windows(off, attrs["contextStart"], attrs["contextLength"])
@@ -38,7 +42,7 @@ def sequence_conv(inputs, attrs):
     return {"Out": with_lod(out, lod)}
 
 
-@kernel("sequence_conv_grad", FLOATS, lod=True)
+@kernel("sequence_conv_grad", FLOATS, lod=True, generic=False)
 def sequence_conv_grad(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_conv_grad", "X")
     w = array_of(inputs["Filter"])
@@ -57,7 +61,7 @@ def _row_windows(off: np.ndarray, future: int) -> list:
     return _windows(off, 0, future)
 
 
-@kernel("row_conv", FLOATS, lod=True)
+@kernel("row_conv", FLOATS, lod=True, generic=False)
 def row_conv(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "row_conv", "X")
     w = array_of(inputs["Filter"])
@@ -67,7 +71,7 @@ def row_conv(inputs, attrs):
     return {"Out": with_lod(out, lod)}
 
 
-@kernel("row_conv_grad", FLOATS, lod=True)
+@kernel("row_conv_grad", FLOATS, lod=True, generic=False)
 def row_conv_grad(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "row_conv_grad", "X")
     w = array_of(inputs["Filter"])

@@ -1,4 +1,8 @@
-"""numpy kernels of sequence_expand and sequence_expand_as."""
+"""numpy kernels of sequence_expand and sequence_expand_as.
+
+Numpy-only (``generic=False``): LoD offsets are host data and the kernels loop over
+sequences on the host; a device plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -45,7 +49,7 @@ def _rows(x_off: np.ndarray | None, n: int, repeats: np.ndarray) -> tuple:
     return flat, out_lens
 
 
-@kernel("sequence_expand", NUMERIC, lod=True)
+@kernel("sequence_expand", NUMERIC, lod=True, generic=False)
 def sequence_expand(inputs, attrs):
     x, x_off, repeats = _plan(inputs, attrs, "sequence_expand")
     rows, out_lens = _rows(x_off, x.shape[0], repeats)
@@ -55,7 +59,7 @@ def sequence_expand(inputs, attrs):
     return {"Out": with_lod(out, [np.concatenate([[0], np.cumsum(out_lens)]).tolist()])}
 
 
-@kernel("sequence_expand_grad", NUMERIC, lod=True)
+@kernel("sequence_expand_grad", NUMERIC, lod=True, generic=False)
 def sequence_expand_grad(inputs, attrs):
     x, x_off, repeats = _plan(inputs, attrs, "sequence_expand_grad")
     rows, _ = _rows(x_off, x.shape[0], repeats)
@@ -76,14 +80,14 @@ def _expand_as_plan(inputs, op: str) -> tuple:
     return x, y_off
 
 
-@kernel("sequence_expand_as", NUMERIC, lod=True)
+@kernel("sequence_expand_as", NUMERIC, lod=True, generic=False)
 def sequence_expand_as(inputs, attrs):
     x, y_off = _expand_as_plan(inputs, "sequence_expand_as")
     out = np.repeat(x, np.diff(y_off), axis=0)
     return {"Out": with_lod(out, [y_off.tolist()])}
 
 
-@kernel("sequence_expand_as_grad", NUMERIC, lod=True)
+@kernel("sequence_expand_as_grad", NUMERIC, lod=True, generic=False)
 def sequence_expand_as_grad(inputs, attrs):
     x, y_off = _expand_as_plan(inputs, "sequence_expand_as_grad")
     dout = array_of(inputs["Out@GRAD"])

@@ -1,4 +1,8 @@
-"""numpy kernels of the sequence rearrangements (last LoD level)."""
+"""numpy kernels of the sequence rearrangements (last LoD level).
+
+Numpy-only (``generic=False``): LoD offsets are host data and the kernels loop over
+sequences on the host; a device plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ def _reshape_lod(op: str, lod: list, width: int, new_dim: int) -> list:
     return lod[:-1] + [_offsets(sizes // new_dim)]
 
 
-@kernel("sequence_reshape", NUMERIC, lod=True)
+@kernel("sequence_reshape", NUMERIC, lod=True, generic=False)
 def sequence_reshape(inputs, attrs):
     x, _, lod = last_level(inputs["X"], "sequence_reshape", "X")
     new_dim = attrs["new_dim"]
@@ -36,7 +40,7 @@ def sequence_reshape(inputs, attrs):
     return {"Out": with_lod(x.reshape(-1, new_dim), new_lod)}
 
 
-@kernel("sequence_reshape_grad", NUMERIC, lod=True)
+@kernel("sequence_reshape_grad", NUMERIC, lod=True, generic=False)
 def sequence_reshape_grad(inputs, attrs):
     x, _, lod = last_level(inputs["X"], "sequence_reshape_grad", "X")
     return {"X@GRAD": with_lod(array_of(inputs["Out@GRAD"]).reshape(x.shape), lod)}
@@ -53,13 +57,13 @@ def _reversed_rows(off: np.ndarray) -> np.ndarray:
     return starts + ends - 1 - rows
 
 
-@kernel("sequence_reverse", NUMERIC, lod=True)
+@kernel("sequence_reverse", NUMERIC, lod=True, generic=False)
 def sequence_reverse(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_reverse", "X")
     return {"Y": with_lod(x[_reversed_rows(off)], lod)}
 
 
-@kernel("sequence_reverse_grad", NUMERIC, lod=True)
+@kernel("sequence_reverse_grad", NUMERIC, lod=True, generic=False)
 def sequence_reverse_grad(inputs, attrs):
     _, off, lod = last_level(inputs["X"], "sequence_reverse_grad", "X")
     return {"X@GRAD": with_lod(array_of(inputs["Y@GRAD"])[_reversed_rows(off)], lod)}
@@ -83,7 +87,7 @@ def _concat_rows(op: str, xs: list) -> tuple:
     return order, lengths
 
 
-@kernel("sequence_concat", NUMERIC, lod=True)
+@kernel("sequence_concat", NUMERIC, lod=True, generic=False)
 def sequence_concat(inputs, attrs):
     xs = inputs["X"]
     order, lengths = _concat_rows("sequence_concat", xs)
@@ -93,7 +97,7 @@ def sequence_concat(inputs, attrs):
     return {"Out": with_lod(out, [_offsets(lengths)])}
 
 
-@kernel("sequence_concat_grad", NUMERIC, lod=True)
+@kernel("sequence_concat_grad", NUMERIC, lod=True, generic=False)
 def sequence_concat_grad(inputs, attrs):
     xs = inputs["X"]
     order, _ = _concat_rows("sequence_concat_grad", xs)
@@ -135,13 +139,13 @@ def _slice_rows(op: str, inputs) -> tuple:
     return x, rows.astype(np.int64), length, lod
 
 
-@kernel("sequence_slice", NUMERIC, lod=True)
+@kernel("sequence_slice", NUMERIC, lod=True, generic=False)
 def sequence_slice(inputs, attrs):
     x, rows, length, lod = _slice_rows("sequence_slice", inputs)
     return {"Out": with_lod(x[rows], lod[:-1] + [_offsets(length)])}
 
 
-@kernel("sequence_slice_grad", NUMERIC, lod=True)
+@kernel("sequence_slice_grad", NUMERIC, lod=True, generic=False)
 def sequence_slice_grad(inputs, attrs):
     x, rows, _, lod = _slice_rows("sequence_slice_grad", inputs)
     dx = np.zeros_like(x)
@@ -152,7 +156,7 @@ def sequence_slice_grad(inputs, attrs):
 # --- sequence_enumerate ---
 
 
-@kernel("sequence_enumerate", ("int32", "int64"), lod=True)
+@kernel("sequence_enumerate", ("int32", "int64"), lod=True, generic=False)
 def sequence_enumerate(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_enumerate", "X")
     flat = x.reshape(-1)
@@ -184,7 +188,7 @@ def _scatter_targets(op: str, inputs) -> tuple:
     return x, rows, ids
 
 
-@kernel("sequence_scatter", NUMERIC, lod=True)
+@kernel("sequence_scatter", NUMERIC, lod=True, generic=False)
 def sequence_scatter(inputs, attrs):
     x, rows, ids = _scatter_targets("sequence_scatter", inputs)
     upd = array_of(inputs["Updates"]).reshape(len(ids), *x.shape[2:])
@@ -193,7 +197,7 @@ def sequence_scatter(inputs, attrs):
     return {"Out": out}
 
 
-@kernel("sequence_scatter_grad", NUMERIC, lod=True)
+@kernel("sequence_scatter_grad", NUMERIC, lod=True, generic=False)
 def sequence_scatter_grad(inputs, attrs):
     dout = array_of(inputs["Out@GRAD"])
     ids, off, lod = last_level(inputs["Ids"], "sequence_scatter_grad", "Ids")

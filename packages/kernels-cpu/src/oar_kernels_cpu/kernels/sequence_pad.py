@@ -1,4 +1,8 @@
-"""numpy kernels of sequence_pad, sequence_unpad and sequence_mask."""
+"""numpy kernels of sequence_pad, sequence_unpad and sequence_mask.
+
+Numpy-only (``generic=False``): LoD offsets are host data and the kernels loop over
+sequences on the host; a device plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ def _positions(off: np.ndarray, lengths: np.ndarray) -> tuple:
     return seq, step
 
 
-@kernel("sequence_pad", NUMERIC, lod=True)
+@kernel("sequence_pad", NUMERIC, lod=True, generic=False)
 def sequence_pad(inputs, attrs):
     x, off, _ = last_level(inputs["X"], "sequence_pad", "X")
     pad = array_of(inputs["PadValue"])
@@ -47,7 +51,7 @@ def sequence_pad(inputs, attrs):
     return {"Out": out, "Length": lengths.astype(np.int64)}
 
 
-@kernel("sequence_pad_grad", NUMERIC, lod=True)
+@kernel("sequence_pad_grad", NUMERIC, lod=True, generic=False)
 def sequence_pad_grad(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_pad_grad", "X")
     dout = array_of(inputs["Out@GRAD"])
@@ -67,14 +71,14 @@ def _unpad_plan(inputs, op: str) -> tuple:
     return x, lengths, off
 
 
-@kernel("sequence_unpad", NUMERIC, lod=True)
+@kernel("sequence_unpad", NUMERIC, lod=True, generic=False)
 def sequence_unpad(inputs, attrs):
     x, lengths, off = _unpad_plan(inputs, "sequence_unpad")
     seq, step = _positions(off, lengths)
     return {"Out": with_lod(x[seq, step], [off.tolist()])}
 
 
-@kernel("sequence_unpad_grad", NUMERIC, lod=True)
+@kernel("sequence_unpad_grad", NUMERIC, lod=True, generic=False)
 def sequence_unpad_grad(inputs, attrs):
     x, lengths, off = _unpad_plan(inputs, "sequence_unpad_grad")
     seq, step = _positions(off, lengths)
@@ -83,7 +87,7 @@ def sequence_unpad_grad(inputs, attrs):
     return {"X@GRAD": dx}
 
 
-@kernel("sequence_mask", ("int32", "int64"))
+@kernel("sequence_mask", ("int32", "int64"), generic=False)
 def sequence_mask(inputs, attrs):
     x = inputs["X"]
     maxlen = attrs["maxlen"]

@@ -1,4 +1,8 @@
-"""numpy kernels of sequence_pool and sequence_softmax (last LoD level)."""
+"""numpy kernels of sequence_pool and sequence_softmax (last LoD level).
+
+Numpy-only (``generic=False``): LoD offsets are host data and the kernels loop over
+sequences on the host; a device plugin overrides them.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ def _max_pool(x: np.ndarray, off: np.ndarray, pad: float) -> tuple:
     return out, index
 
 
-@kernel("sequence_pool", FLOATS, lod=True)
+@kernel("sequence_pool", FLOATS, lod=True, generic=False)
 def sequence_pool(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_pool", "X")
     kind, pad = attrs["pooltype"], attrs["pad_value"]
@@ -55,7 +59,7 @@ def sequence_pool(inputs, attrs):
     return {"Out": with_lod(out, lod[:-1]), "MaxIndex": index}
 
 
-@kernel("sequence_pool_grad", FLOATS, lod=True)
+@kernel("sequence_pool_grad", FLOATS, lod=True, generic=False)
 def sequence_pool_grad(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_pool_grad", "X")
     dout = array_of(inputs["Out@GRAD"])
@@ -86,7 +90,7 @@ def _flat(x: np.ndarray) -> np.ndarray:
     return x.reshape(-1)
 
 
-@kernel("sequence_softmax", FLOATS, lod=True)
+@kernel("sequence_softmax", FLOATS, lod=True, generic=False)
 def sequence_softmax(inputs, attrs):
     x, off, lod = last_level(inputs["X"], "sequence_softmax", "X")
     v = _flat(x)
@@ -98,7 +102,7 @@ def sequence_softmax(inputs, attrs):
     return {"Out": with_lod(out.reshape(x.shape), lod)}
 
 
-@kernel("sequence_softmax_grad", FLOATS, lod=True)
+@kernel("sequence_softmax_grad", FLOATS, lod=True, generic=False)
 def sequence_softmax_grad(inputs, attrs):
     lod = lod_of(inputs["X"], "sequence_softmax_grad", "X")
     off = np.asarray(lod[-1], dtype=np.int64)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import numpy as np
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+xp = array_module(__name__)
 
 
-def softmax_array(x: np.ndarray, axis: int = -1, inplace: bool = False) -> np.ndarray:
+def softmax_array(x: xp.ndarray, axis: int = -1, inplace: bool = False) -> xp.ndarray:
     """Softmax along ``axis``; with ``inplace`` the result overwrites ``x``."""
-    e = np.subtract(x, x.max(axis=axis, keepdims=True), out=x if inplace else None)
-    np.exp(e, out=e)
+    e = xp.subtract(x, x.max(axis=axis, keepdims=True), out=x if inplace else None)
+    xp.exp(e, out=e)
     e /= e.sum(axis=axis, keepdims=True)
     return e
 
@@ -24,6 +24,6 @@ def softmax(inputs, attrs, donated=frozenset()):
 def softmax_grad(inputs, attrs, donated=frozenset()):
     y, d = inputs["Out"], inputs["Out@GRAD"]
     dot = (d * y).sum(axis=attrs["axis"], keepdims=True)
-    dx = np.subtract(d, dot, out=d if "Out@GRAD" in donated else None)
+    dx = xp.subtract(d, dot, out=d if "Out@GRAD" in donated else None)
     dx *= y
     return {"X@GRAD": dx}

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._util import reduce_to
+
+xp = array_module(__name__)
 
 
 def _rows(a):
@@ -21,8 +23,8 @@ def cos_sim(inputs, attrs):
             f"cos_sim: Y of shape {list(inputs['Y'].shape)} must have X's shape "
             f"{list(inputs['X'].shape)} or a single row of it"
         )
-    xn = np.sqrt((x * x).sum(1, keepdims=True))
-    yn = np.sqrt((y * y).sum(1, keepdims=True))
+    xn = xp.sqrt((x * x).sum(1, keepdims=True))
+    yn = xp.sqrt((y * y).sum(1, keepdims=True))
     return {"Out": (x * y).sum(1, keepdims=True) / (xn * yn), "XNorm": xn, "YNorm": yn}
 
 
@@ -69,15 +71,15 @@ def label_smooth_grad(inputs, attrs):
 @kernel("reverse")
 def reverse(inputs, attrs):
     x = inputs["X"]
-    return {"Out": np.flip(x, tuple(a % x.ndim for a in attrs["axis"]))}
+    return {"Out": xp.flip(x, tuple(a % x.ndim for a in attrs["axis"]))}
 
 
 @kernel("roll")
 def roll(inputs, attrs):
     x = inputs["X"]
     if not attrs["dims"]:
-        return {"Out": np.roll(x.reshape(-1), attrs["shifts"][0]).reshape(x.shape)}
-    return {"Out": np.roll(x, attrs["shifts"], axis=tuple(attrs["dims"]))}
+        return {"Out": xp.roll(x.reshape(-1), attrs["shifts"][0]).reshape(x.shape)}
+    return {"Out": xp.roll(x, attrs["shifts"], axis=tuple(attrs["dims"]))}
 
 
 @kernel("multiplex")
@@ -87,8 +89,8 @@ def multiplex(inputs, attrs):
         raise ValueError(
             f"multiplex: Ids hold {ids[(ids < 0) | (ids >= len(xs))][:5].tolist()}, outside [0, {len(xs)})"
         )
-    stacked = np.stack(xs)  # [k, N, ...]
-    return {"Out": stacked[ids, np.arange(len(ids))]}
+    stacked = xp.stack(xs)  # [k, N, ...]
+    return {"Out": stacked[ids, xp.arange(len(ids))]}
 
 
 @kernel("multiplex_grad")
@@ -97,7 +99,7 @@ def multiplex_grad(inputs, attrs):
     mask_shape = (-1,) + (1,) * (d.ndim - 1)
     return {
         "X@GRAD": [
-            np.where((ids == k).reshape(mask_shape), d, 0).astype(d.dtype, copy=False)
+            xp.where((ids == k).reshape(mask_shape), d, 0).astype(d.dtype, copy=False)
             for k in range(len(xs))
         ]
     }
@@ -106,29 +108,29 @@ def multiplex_grad(inputs, attrs):
 @kernel("eye")
 def eye(inputs, attrs):
     rows, cols = attrs["num_rows"], attrs["num_columns"]
-    return {"Out": np.eye(rows, rows if cols == -1 else cols, dtype=attrs["dtype"])}
+    return {"Out": xp.eye(rows, rows if cols == -1 else cols, dtype=attrs["dtype"])}
 
 
 @kernel("diag")
 def diag(inputs, attrs):
-    return {"Out": np.diag(inputs["Diagonal"])}
+    return {"Out": xp.diag(inputs["Diagonal"])}
 
 
 @kernel("unique")
 def unique(inputs, attrs):
     """Unique values in order of first appearance, and each element's position among them."""
     x = inputs["X"]
-    vals, first, inverse = np.unique(x, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
+    vals, first, inverse = xp.unique(x, return_index=True, return_inverse=True)
+    order = xp.argsort(first, kind="stable")
+    rank = xp.empty_like(order)
+    rank[order] = xp.arange(len(order))
     return {"Out": vals[order], "Index": rank[inverse.reshape(-1)].astype(attrs["dtype"])}
 
 
 @kernel("unique_with_counts")
 def unique_with_counts(inputs, attrs):
     res = unique(inputs, attrs)
-    counts = np.bincount(res["Index"].astype(np.int64), minlength=len(res["Out"]))
+    counts = xp.bincount(res["Index"].astype(np.int64), minlength=len(res["Out"]))
     res["Count"] = counts.astype(attrs["dtype"])
     return res
 
@@ -139,14 +141,14 @@ def shard_index(inputs, attrs):
     x = inputs["X"]
     size_ = (attrs["index_num"] + attrs["nshards"] - 1) // attrs["nshards"]
     mine = x // size_ == attrs["shard_id"]
-    return {"Out": np.where(mine, x % size_, attrs["ignore_value"]).astype(x.dtype, copy=False)}
+    return {"Out": xp.where(mine, x % size_, attrs["ignore_value"]).astype(x.dtype, copy=False)}
 
 
 @kernel("size")
 def size(inputs, attrs):
-    return {"Out": np.array([np.size(inputs["Input"])], dtype=np.int64)}
+    return {"Out": xp.array([xp.size(inputs["Input"])], dtype=np.int64)}
 
 
-kernel("isfinite")(lambda inputs, attrs: {"Out": np.array([bool(np.isfinite(inputs["X"]).all())])})
-kernel("isinf")(lambda inputs, attrs: {"Out": np.array([bool(np.isinf(inputs["X"]).any())])})
-kernel("isnan")(lambda inputs, attrs: {"Out": np.array([bool(np.isnan(inputs["X"]).any())])})
+kernel("isfinite")(lambda inputs, attrs: {"Out": xp.array([bool(xp.isfinite(inputs["X"]).all())])})
+kernel("isinf")(lambda inputs, attrs: {"Out": xp.array([bool(xp.isinf(inputs["X"]).any())])})
+kernel("isnan")(lambda inputs, attrs: {"Out": xp.array([bool(xp.isnan(inputs["X"]).any())])})

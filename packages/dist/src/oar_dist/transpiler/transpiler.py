@@ -1,0 +1,105 @@
+"""DistributeTranspiler: rewrites a single-process program for a multi-process job.
+
+The transpiler is a front door over modes: ``MODES[config.mode]`` is a class
+whose ``transpile(...)`` does the work and which answers the ``get_*``
+program queries. ``nccl2`` and ``collective`` live in :mod:`.collective`;
+``pserver`` arrives with issue 13 through :func:`register_mode`, until then
+it raises a NotImplementedError saying so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oar_dist.transpiler.collective import CollectiveMode, Nccl2Mode
+from oar_dist.transpiler.config import DistributeTranspilerConfig
+
+
+class PserverMode:
+    """Placeholder until the parameter-server runtime exists (issue 13)."""
+
+    def __init__(self, config: DistributeTranspilerConfig) -> None:
+        self.config = config
+
+    def transpile(self, **kwargs: Any) -> None:
+        raise NotImplementedError(
+            "DistributeTranspiler: mode 'pserver' (parameter-server training, the default mode) is "
+            "not implemented yet: it is issue 13 (oar-dist II). For synchronous training without "
+            "parameter servers set config.mode = 'nccl2' (then ParallelExecutor(num_trainers=..., "
+            "trainer_id=...)) or 'collective', and start the trainers with mpiexec"
+        )
+
+
+MODES: dict[str, type] = {"pserver": PserverMode, "nccl2": Nccl2Mode, "collective": CollectiveMode}
+
+
+def register_mode(name: str, cls: type) -> None:
+    """Make ``config.mode = name`` use ``cls`` (how the pserver runtime plugs in)."""
+    MODES[name] = cls
+
+
+class DistributeTranspiler:
+    """Fluid's ``fluid.DistributeTranspiler(config=None)``."""
+
+    def __init__(self, config: DistributeTranspilerConfig | None = None) -> None:
+        if config is not None and not isinstance(config, DistributeTranspilerConfig):
+            raise TypeError(
+                f"DistributeTranspiler: config must be a fluid.DistributeTranspilerConfig, given "
+                f"{type(config).__name__}"
+            )
+        self.config = config if config is not None else DistributeTranspilerConfig()
+        self._impl: Any = None
+
+    def transpile(
+        self,
+        trainer_id: int,
+        program: Any = None,
+        pservers: str = "127.0.0.1:6174",
+        trainers: int | str = 1,
+        sync_mode: bool = True,
+        startup_program: Any = None,
+        current_endpoint: str = "127.0.0.1:6174",
+    ) -> None:
+        """Rewrite ``program`` (default: the default main program) and ``startup_program`` in place
+        for trainer ``trainer_id`` of the job described by ``trainers`` (and ``pservers``)."""
+        from oar.framework.program import default_main_program, default_startup_program
+
+        if isinstance(trainer_id, bool) or not isinstance(trainer_id, int) or trainer_id < 0:
+            raise TypeError(
+                f"DistributeTranspiler.transpile: trainer_id must be an int >= 0, given {trainer_id!r}"
+            )
+        impl = MODES[self.config.mode](self.config)
+        impl.transpile(
+            trainer_id=trainer_id,
+            program=program if program is not None else default_main_program(),
+            pservers=pservers,
+            trainers=trainers,
+            sync_mode=sync_mode,
+            startup_program=startup_program
+            if startup_program is not None
+            else default_startup_program(),
+            current_endpoint=current_endpoint,
+        )
+        self._impl = impl
+
+    def _transpiled(self, what: str) -> Any:
+        if self._impl is None:
+            raise RuntimeError(f"DistributeTranspiler.{what}: call transpile(...) first")
+        return self._impl
+
+    def get_trainer_program(self, wait_port: bool = True) -> Any:
+        """The program each trainer runs."""
+        return self._transpiled("get_trainer_program").get_trainer_program(wait_port)
+
+    def get_pserver_program(self, endpoint: str) -> Any:
+        return self._transpiled("get_pserver_program").get_pserver_program(endpoint)
+
+    def get_pserver_programs(self, endpoint: str) -> Any:
+        return self._transpiled("get_pserver_programs").get_pserver_programs(endpoint)
+
+    def get_startup_program(
+        self, endpoint: str | None = None, pserver_program: Any = None, startup_program: Any = None
+    ) -> Any:
+        return self._transpiled("get_startup_program").get_startup_program(
+            endpoint, pserver_program, startup_program
+        )

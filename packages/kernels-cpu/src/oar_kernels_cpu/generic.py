@@ -1,0 +1,44 @@
+"""The public way for another device plugin to reuse these kernels (DESIGN.md allows it).
+
+A CUDA plugin registers every array-generic kernel for its device with cupy
+bound, then overrides only its fast paths at a higher priority::
+
+    @hookimpl
+    def oar_register_kernels(registry):
+        register_generic_kernels(registry, "cuda")     # xp = the cuda Device's array module
+        registry.register_kernel("conv2d", "cuda", FLOATS, cudnn_conv2d, priority=10)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from oar.kernel_family import register_families
+
+from oar_kernels_cpu.kernels import kernel_modules
+
+PACKAGE = "oar_kernels_cpu.kernels"
+
+
+def register_generic_kernels(
+    registry: Any,
+    device: str,
+    xp: Any | Callable[[], Any] = None,
+    *,
+    priority: int = 0,
+    lazy: bool = True,
+) -> None:
+    """Register this package's kernels for ``device`` with array module ``xp``.
+
+    ``xp``: the module (numpy, cupy, ...), a zero-argument function returning
+    it, or None (default): the array module of the registered ``device``
+    (``Device.xp``); resolved when the first kernel family loads. Numpy-only kernels
+    (``generic=False``) are registered only when ``xp`` is numpy. ``lazy``: each
+    op family's kernel module is imported (and instantiated for ``xp``) the
+    first time one of its kernels is looked up.
+    """
+    register_families(registry, PACKAGE, kernel_modules(), device, xp, priority, lazy)
+
+
+__all__ = ["register_generic_kernels"]
