@@ -244,7 +244,8 @@ def _fast_key(program: Program, feed: Mapping, fetch_list: Any) -> tuple | None:
 
 def _as_array(name: str, value: Any, var: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
-        arr = value
+        # a subclass (a fetched UserArray fed back, np.matrix, ...) runs as the plain array
+        arr = value if value.__class__ is np.ndarray else value.view(np.ndarray)
     elif hasattr(value, "__array__") and not isinstance(value, (list, tuple)):
         arr = np.asarray(value)
     else:
