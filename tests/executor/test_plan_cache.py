@@ -114,3 +114,17 @@ def test_cache_size_is_checked():
         PlanCache(0)
     with pytest.raises(ValueError, match="positive int"):
         fluid.Executor(fluid.CPUPlace(), plan_cache_size=-3)
+
+
+def test_copied_programs_do_not_carry_plans():
+    import copy
+
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    main, startup, loss = _net()
+    exe.run(startup, scope=scope)
+    exe.run(main, feed={"x": X}, fetch_list=[loss], scope=scope)
+    twin = copy.deepcopy(main)
+    assert not twin.__dict__.get("_oar_plan_store")
+    got = exe.run(twin, feed={"x": X}, fetch_list=[loss.name], scope=scope)[0]
+    np.testing.assert_allclose(got, [4.0])

@@ -28,6 +28,21 @@ from typing import Any
 _STORE = "_oar_plan_store"
 
 
+class _Store(dict):
+    """The per-program dict of cached values: a copied or pickled program starts with none."""
+
+    __slots__ = ()
+
+    def __copy__(self) -> _Store:
+        return _Store()
+
+    def __deepcopy__(self, memo: dict) -> _Store:
+        return _Store()
+
+    def __reduce__(self) -> tuple:
+        return (_Store, ())
+
+
 def default_size() -> int:
     """The default bound: ``OAR_PLAN_CACHE_SIZE`` from the environment, else 256 entries."""
     raw = os.environ.get("OAR_PLAN_CACHE_SIZE", "256")
@@ -86,7 +101,7 @@ class PlanCache:
                 entry = self._by_prog[pid] = (weakref.ref(program, self._on_dead(pid)), set())
             store = program.__dict__.get(_STORE)
             if store is None:
-                store = program.__dict__[_STORE] = {}
+                store = program.__dict__[_STORE] = _Store()
             store[(self._me, key)] = value
             entry[1].add(key)
             self._index[key] = entry[0]
