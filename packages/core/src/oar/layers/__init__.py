@@ -10,6 +10,7 @@ import types as _types  # noqa: E402
 from oar.layers._user_line import wrap_module_functions as _wrap  # noqa: E402
 from oar.layers.activation import *  # noqa: F401,F403
 from oar.layers.beam_search import *  # noqa: F401,F403
+from oar.layers.chunk_eval import *  # noqa: F401,F403
 from oar.layers.clip_ops import *  # noqa: F401,F403
 from oar.layers.compare import *  # noqa: F401,F403
 from oar.layers.conv import *  # noqa: F401,F403
