@@ -143,7 +143,7 @@ def _produce(
                 return
     except Stopped:  # closed while blocked in the user's source
         return
-    except BaseException as exc:  # noqa: BLE001 - any failure goes to the consumer
+    except BaseException as exc:  # any failure goes to the consumer
         put(q, Failure(exc), stop)
     finally:
         if it is not None:
@@ -318,7 +318,7 @@ def _feed(
         for pair in zip(itertools.count(), it):
             if not put(q_in, pair, stop):
                 return
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         put(q_out, Failure(exc), stop)
     finally:
         if it is not None:
@@ -339,7 +339,7 @@ def _work(mapper: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threadi
         idx, sample = got
         try:
             result = mapper(sample)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             put(q_out, Failure(exc), stop)
             return
         if not put(q_out, (idx, result), stop):
