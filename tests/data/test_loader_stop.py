@@ -119,3 +119,40 @@ def test_a_running_stale_loader_is_stopped_when_replaced():
     assert time.monotonic() - start < 1.0
     assert main._readers == [second]
     assert _wait_gone(1.0)
+
+
+def _threads_named(prefix: str) -> list:
+    return [t for t in threading.enumerate() if t.name.startswith(prefix) and t.is_alive()]
+
+
+def test_break_out_of_buffered_and_xmap_readers_with_blocked_user_code():
+    import oar
+
+    release = threading.Event()
+
+    def reader():
+        yield 1
+        yield 2
+        while not release.is_set():  # blocked: no third sample comes
+            time.sleep(0.005)
+
+    def slow_mapper(x):
+        if x == 2:
+            while not release.is_set():  # a mapper stuck on one sample
+                time.sleep(0.005)
+        return x * 10
+
+    for make, prefix in (
+        (lambda: oar.reader.buffered(reader, 2), "oar-buffered"),
+        (lambda: oar.reader.xmap_readers(slow_mapper, reader, 2, 4, order=True), "oar-xmap"),
+    ):
+        start = time.monotonic()
+        for got in make()():
+            assert got in (1, 10)
+            break
+        took = time.monotonic() - start
+        assert took < 1.0, f"{prefix}: break took {took:.2f} s"
+        deadline = time.monotonic() + 0.5
+        while _threads_named(prefix) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _threads_named(prefix), f"{prefix}: threads left"

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 POLL_S = 0.05
-JOIN_S = 5.0  # threads of our own code only (xmap workers): they watch the stop event
+JOIN_S = 5.0  # threads that run no user code (given no UserCode): they watch the stop event
 GRACE_S = 0.1  # a producer reading the user's source gets this long to notice the stop ...
 INTERRUPT_JOIN_S = 0.4  # ... and this long to unwind after being interrupted
 
@@ -246,23 +246,27 @@ class ThreadPoolMap:
         self._next_idx = 0
         self._pending: dict = {}
         self._done = False
+        # the feeder runs the user's reader and the workers the user's mapper: either may block
+        users = tuple(UserCode() for _ in range(workers + 1))
         feeder = threading.Thread(
             target=_feed,
-            args=(reader, self._in, self._out, self._stop, workers),
+            args=(reader, self._in, self._out, self._stop, workers, users[0]),
             name="oar-xmap-feed",
             daemon=True,
         )
         self._threads = [feeder] + [
             threading.Thread(
                 target=_work,
-                args=(mapper, self._in, self._out, self._stop),
+                args=(mapper, self._in, self._out, self._stop, users[i + 1]),
                 name=f"oar-xmap-{i}",
                 daemon=True,
             )
             for i in range(workers)
         ]
         both = _Both(self._in, self._out)
-        self._finalizer = weakref.finalize(self, _stop_and_join, self._stop, both, self._threads)
+        self._finalizer = weakref.finalize(
+            self, _stop_and_join, self._stop, both, self._threads, users
+        )
         for t in self._threads:
             t.start()
 
@@ -310,14 +314,29 @@ class _Both:
 
 
 def _feed(
-    reader: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threading.Event, workers: int
+    reader: Callable,
+    q_in: queue.Queue,
+    q_out: queue.Queue,
+    stop: threading.Event,
+    workers: int,
+    user: UserCode,
 ) -> None:
     it = None
+    user.ident = threading.get_ident()
     try:
-        it = iter(reader())
-        for pair in zip(itertools.count(), it):
-            if not put(q_in, pair, stop):
+        with user:
+            it = iter(reader())
+        for idx in itertools.count():
+            if stop.is_set():
                 return
+            with user:
+                sample = next(it, END)
+            if sample is END:
+                break
+            if not put(q_in, (idx, sample), stop):
+                return
+    except Stopped:  # closed while blocked in the user's reader
+        return
     except BaseException as exc:
         put(q_out, Failure(exc), stop)
     finally:
@@ -327,7 +346,10 @@ def _feed(
             put(q_in, END, stop)
 
 
-def _work(mapper: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threading.Event) -> None:
+def _work(
+    mapper: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threading.Event, user: UserCode
+) -> None:
+    user.ident = threading.get_ident()
     while not stop.is_set():
         try:
             got = q_in.get(timeout=POLL_S)
@@ -338,7 +360,10 @@ def _work(mapper: Callable, q_in: queue.Queue, q_out: queue.Queue, stop: threadi
             return
         idx, sample = got
         try:
-            result = mapper(sample)
+            with user:
+                result = mapper(sample)
+        except Stopped:  # closed while blocked in the user's mapper
+            return
         except BaseException as exc:
             put(q_out, Failure(exc), stop)
             return
