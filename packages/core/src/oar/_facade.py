@@ -60,6 +60,8 @@ OWNERS = {
     "DistributeTranspilerConfig": "oar-dist",
     "transpiler": "oar-dist",
     "oar.distributed": "oar-dist",
+    "oar.distributed.launch": "oar-dist",
+    "dygraph.ParallelEnv": "oar-dist",
     "dygraph.DataParallel": "oar-dist",
     "dygraph.prepare_context": "oar-dist",
     "dygraph.parallel": "oar-dist",
@@ -132,6 +134,30 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         return None
 
 
+class _NestedAliasFinder(importlib.abc.MetaPathFinder):
+    """``import oar.fluid.incubate.fleet.base.role_maker`` gives the plugin's own module object.
+
+    Below an alias, the parent's ``__path__`` is the plugin's directory, so the
+    path finder would load a second copy of the module under the alias name
+    (two classes of one name, two ``fleet`` singletons). Runs before the path
+    finder, and only for names whose parent is an alias (no registry lookup).
+    """
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None):
+        parent, _, last = fullname.rpartition(".")
+        if not parent.startswith("oar."):
+            return None
+        module = sys.modules.get(parent)
+        real = getattr(module, "__name__", None)
+        if module is None or real is None or real == parent:
+            return None
+        target_name = f"{real}.{last}"
+        spec = importlib.util.find_spec(target_name)
+        if spec is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(target_name, spec))
+
+
 class _AliasLoader(importlib.abc.Loader):
     def __init__(self, target: str, spec: Any) -> None:
         self.target = target
@@ -153,3 +179,5 @@ class _AliasLoader(importlib.abc.Loader):
 def install_alias_finder() -> None:
     if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
         sys.meta_path.append(_AliasFinder())
+    if not any(isinstance(f, _NestedAliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NestedAliasFinder())

@@ -81,6 +81,7 @@ _EXPORTS: dict[str, str] = {
     "OpRole": "oar.framework.operator",
     "Variable": "oar.framework.variable",
     "Parameter": "oar.framework.variable",
+    "ProgramBuilder": "oar.framework.construct",
     "build_program": "oar.framework.construct",
     "program_from_dict": "oar.framework.construct",
     "default_main_program": "oar.framework.program",
@@ -94,7 +95,15 @@ _EXPORTS: dict[str, str] = {
     "merge_feeds": "oar.executor.compiler",
     "cpu_places": "oar.places",
     "cuda_places": "oar.places",
+    "CompiledProgram": "oar.executor.compiler",
+    "BuildStrategy": "oar.executor.compiler",
+    "ExecutionStrategy": "oar.executor.compiler",
+    "CPUPlace": "oar.places",
+    "CUDAPlace": "oar.places",
+    "user_array": "oar.user_array",
+    # dygraph
     "to_variable": "oar.dygraph",
+    "Layer": "oar.dygraph.layers",
 }
 
 # names whose core spelling differs from the public one
@@ -104,10 +113,15 @@ _RENAMED: dict[str, str] = {"register_plugin": "register"}
 __all__ = [
     "Attr",
     "Block",
+    "BuildStrategy",
+    "CPUPlace",
+    "CUDAPlace",
+    "CompiledProgram",
     "Device",
     "DeviceRegistry",
     "EMPTY_VAR",
     "ENTRY_POINT_GROUP",
+    "ExecutionStrategy",
     "Executor",
     "GRAD_SUFFIX",
     "GradContext",
@@ -116,6 +130,7 @@ __all__ = [
     "KernelEntry",
     "KernelRegistry",
     "KernelSpec",
+    "Layer",
     "LoDTensor",
     "NamedRegistry",
     "OpDef",
@@ -125,6 +140,7 @@ __all__ = [
     "PROJECT",
     "Parameter",
     "Program",
+    "ProgramBuilder",
     "REQUIRED",
     "Registries",
     "Scope",
@@ -168,6 +184,7 @@ __all__ = [
     "strided_bounds",
     "to_variable",
     "unsqueeze_shape",
+    "user_array",
 ]
 
 
@@ -190,10 +207,16 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them lazily)
     from oar.dygraph import to_variable
-    from oar.executor.compiler import merge_feeds
+    from oar.dygraph.layers import Layer
+    from oar.executor.compiler import (
+        BuildStrategy,
+        CompiledProgram,
+        ExecutionStrategy,
+        merge_feeds,
+    )
     from oar.executor.executor import Executor
     from oar.framework.block import Block
-    from oar.framework.construct import build_program, program_from_dict
+    from oar.framework.construct import ProgramBuilder, build_program, program_from_dict
     from oar.framework.dtypes import VarType, convert_dtype, is_float
     from oar.framework.mode import in_dygraph_mode
     from oar.framework.operator import Operator, OpRole
@@ -225,7 +248,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
     from oar.ops.prelu import alpha_shape
     from oar.ops.reduce import reduced_dims
     from oar.ops.reshape import resolve_shape
-    from oar.places import cpu_places, cuda_places
+    from oar.places import CPUPlace, CUDAPlace, cpu_places, cuda_places
     from oar.plugins import ENTRY_POINT_GROUP, Registries, registries
     from oar.plugins import register as register_plugin
     from oar.registry import (
@@ -245,3 +268,4 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         VarMeta,
     )
     from oar.scope import Scope, global_scope
+    from oar.user_array import user_array

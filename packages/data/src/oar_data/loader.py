@@ -106,8 +106,9 @@ class GeneratorLoader:
                 from oar.api import default_main_program
 
                 program = default_main_program()
-            program._readers.append(self)
+            _attach(program, self)
             self._program_ref = program
+        self._replaced_by: str | None = None
 
     # --- data sources ------------------------------------------------------------------------------
     @property
@@ -251,6 +252,11 @@ class GeneratorLoader:
                 f"{self._what}: start() is for non-iterable loaders; iterate this one "
                 f"with `for data in loader():`"
             )
+        if self._replaced_by is not None:
+            raise RuntimeError(
+                f"{self._what}: this loader was replaced by a newer {self._replaced_by} created on "
+                f"the same program for the same data layers; start() and reset() the new one"
+            )
         if self._running is not None:
             raise RuntimeError(
                 f"{self._what}: start() called twice without reset(); call reset() after "
@@ -301,10 +307,36 @@ class GeneratorLoader:
             else:
                 arrays[name] = value
 
+    def _detach(self, by: str) -> None:
+        """Stop this loader's thread: a newer loader replaced it on its program."""
+        if self._running is not None:
+            self._running.close()
+        self._running = None
+        self._replaced_by = by
+
     def __del__(self) -> None:
         running = getattr(self, "_running", None)
         if running is not None:
             running.close()
+
+
+def _attach(program: Any, loader: GeneratorLoader) -> None:
+    """Attach a non-iterable ``loader`` to ``program``, replacing the loaders it supersedes.
+
+    A loader created again for (some of) the same data layers of a program - a
+    training script that rebuilds its loader each epoch, a notebook cell run
+    twice - replaces the older one: its thread is stopped and it leaves the
+    program, so the executor asks only the new loader for batches.
+    """
+    names = {s.name for s in loader._specs}
+    kept = []
+    for old in program._readers:
+        if isinstance(old, GeneratorLoader) and names & {s.name for s in old._specs}:
+            old._detach(loader._what)
+        else:
+            kept.append(old)
+    kept.append(loader)
+    program._readers[:] = kept
 
 
 class DataLoader:

@@ -139,7 +139,7 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
 
 
 def _parse_program(data: bytes, path: str) -> tuple:
-    from oar.api import build_program, registries
+    from oar.api import ProgramBuilder, registries
 
     ops_reg = registries().ops
     block_bytes = []
@@ -150,7 +150,7 @@ def _parse_program(data: bytes, path: str) -> tuple:
             block_bytes.append(val)
     if not block_bytes:
         raise CorruptFileError(f"model file '{path}' holds no blocks; it is not a ProgramDesc")
-    descs: list = []
+    builder = ProgramBuilder()
     feeds: dict = {}
     fetches: dict = {}
     missing: set = set()
@@ -177,8 +177,7 @@ def _parse_program(data: bytes, path: str) -> tuple:
             raise CorruptFileError(
                 f"model file '{path}': block {pos} names forward block {fwd} of {nblocks}"
             )
-        block_vars: dict = {}
-        block_ops: list = []
+        builder.add_block(parent, fwd)
         for vraw in var_msgs:
             vd = wire.parse(vraw)
             name = wire.string(vd, 1)
@@ -186,7 +185,7 @@ def _parse_program(data: bytes, path: str) -> tuple:
                 raise CorruptFileError(
                     f"model file '{path}': block {pos} has a variable without a name"
                 )
-            if name in block_vars:
+            if builder.has_var(pos, name):
                 raise CorruptFileError(
                     f"model file '{path}': block {pos} declares variable {name[:200]!r} twice"
                 )
@@ -195,20 +194,18 @@ def _parse_program(data: bytes, path: str) -> tuple:
             if vtype in ("feed_minibatch", "fetch_list"):
                 continue
             dtype, shape, lod_level = _tensor_desc(vt)
-            var = {
-                "name": name,
-                "shape": shape,
-                "dtype": dtype,
-                "lod_level": lod_level,
-                "type": vtype,
-                "persistable": bool(wire.integer(vd, 3, 0)),
-                "stop_gradient": bool(wire.integer(vd, 6, 0)),
-            }
+            kw = dict(
+                shape=shape,
+                dtype=dtype,
+                lod_level=lod_level,
+                type=vtype,
+                persistable=bool(wire.integer(vd, 3, 0)),
+                stop_gradient=bool(wire.integer(vd, 6, 0)),
+            )
             if wire.integer(vd, 5, 0):
-                var["kind"] = "parameter"
+                builder.add_var(pos, name, kind="parameter", **kw)
             else:
-                var["need_check_feed"] = bool(wire.integer(vd, 4, 0))
-            block_vars[name] = var
+                builder.add_var(pos, name, need_check_feed=bool(wire.integer(vd, 4, 0)), **kw)
         for oraw in op_msgs:
             od = wire.parse(oraw)
             op_type = wire.string(od, 3)
@@ -232,34 +229,24 @@ def _parse_program(data: bytes, path: str) -> tuple:
                         f"model file '{path}': two {op_type} ops for column {col}"
                     )
                 if op_type == "feed":
-                    if names[0] not in block_vars:
+                    if not builder.has_var(pos, names[0]):
                         raise CorruptFileError(
                             f"model file '{path}': the feed op writes {names[0][:200]!r}, "
                             f"which the block does not declare"
                         )
-                    block_vars[names[0]]["is_data"] = True
+                    builder.set_var(pos, names[0], is_data=True)
                 table[col] = names[0]
                 continue
             if op_type not in ops_reg:
                 missing.add(op_type[:100])
                 continue
-            block_ops.append(
-                {
-                    "type": op_type,
-                    "inputs": {k: v for k, v in ins.items() if v},
-                    "outputs": {k: v for k, v in outs.items() if v},
-                    "attrs": _oar_attrs(ops_reg.get(op_type), attrs, nblocks),
-                }
+            builder.add_op(
+                pos,
+                op_type,
+                {k: v for k, v in ins.items() if v},
+                {k: v for k, v in outs.items() if v},
+                _oar_attrs(ops_reg.get(op_type), attrs, nblocks),
             )
-        descs.append(
-            {
-                "idx": idx,
-                "parent_idx": parent,
-                "forward_block_idx": fwd,
-                "vars": list(block_vars.values()),
-                "ops": block_ops,
-            }
-        )
     if missing:
         raise UnsupportedOpError(
             f"model file '{path}' uses ops oar does not have: {sorted(missing)[:20]} "
@@ -271,7 +258,7 @@ def _parse_program(data: bytes, path: str) -> tuple:
                 f"model file '{path}': {what} columns {sorted(table)[:10]} are not 0..n-1"
             )
     return (
-        build_program(descs),
+        builder.build(),
         [feeds[k] for k in sorted(feeds)],
         [fetches[k] for k in sorted(fetches)],
     )

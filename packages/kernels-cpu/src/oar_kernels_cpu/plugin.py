@@ -18,10 +18,5 @@ def oar_register_devices(registry) -> None:
 
 @hookimpl
 def oar_register_kernels(registry) -> None:
-    register_generic_kernels(registry, DEVICE, _numpy, priority=PRIORITY)
-
-
-def _numpy():
-    import numpy
-
-    return numpy
+    # xp = the cpu device's array module (numpy), bound when a kernel family first loads
+    register_generic_kernels(registry, DEVICE, priority=PRIORITY)

@@ -24,9 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+from oar.api import LoDTensor, Scope, global_scope
 from oar.errors import FeedError
-from oar.api import LoDTensor
-from oar.api import Scope, global_scope
 
 from oar_dist.collective import CollectiveError, ThreadGroup, get_ring, thread_rings
 from oar_dist.collective.base import DEFAULT_BUCKET_BYTES
