@@ -131,3 +131,35 @@ def test_dygraph_runs_unchecked_when_the_flag_is_off():
     with fluid.dygraph.guard():
         x = fluid.dygraph.to_variable(np.array([[-1.0]], "float32"))
         assert np.isnan(fluid.layers.sqrt(x).numpy()).all()
+
+
+def test_the_environment_variable_turns_checks_on_in_both_modes():
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np, warnings
+warnings.simplefilter("ignore")
+from oar import fluid
+from oar.nan_inf import NanInfError
+main = fluid.Program()
+with fluid.program_guard(main, fluid.Program()):
+    x = fluid.layers.data("x", shape=[1], dtype="float32")
+    y = fluid.layers.log(x)
+try:
+    fluid.Executor().run(main, feed={"x": np.array([[-1.0]], "float32")}, fetch_list=[y])
+except NanInfError as e:
+    print("static", e.op)
+with fluid.dygraph.guard():
+    try:
+        fluid.layers.sqrt(fluid.dygraph.to_variable(np.array([-1.0], "float32")))
+    except NanInfError as e:
+        print("dygraph", e.op)
+"""
+    env = dict(os.environ, FLAGS_check_nan_inf="true")
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["static", "log", "dygraph", "sqrt"]

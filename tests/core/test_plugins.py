@@ -295,7 +295,7 @@ def test_registry_refuses_duplicate_kernels_at_the_same_priority():
     with pytest.raises(RegistryError, match="registered twice: by a and b"):
         kernels.register_kernel("my_op", "cpu", "float32", lambda i, a: {}, priority=0)
     # another priority is an override, and the highest wins
-    k2 = lambda i, a: {"Out": 2}  # noqa: E731
+    k2 = lambda i, a: {"Out": 2}
     kernels.register_kernel("my_op", "cpu", None, k2, priority=5)
     assert kernels.lookup("my_op", "cpu", "float32").kernel is k2
     assert kernels.lookup("my_op", "cpu", "int64").kernel is k2

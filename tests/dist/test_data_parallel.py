@@ -382,3 +382,22 @@ def test_a_lod_feed_is_split_by_sequences(scope):
     odd = fluid.create_lod_tensor(rows[:4], [[1, 2, 1]], fluid.CPUPlace())
     with pytest.raises(FeedError, match="3 sequences, which do not split evenly over 2"):
         exe.run(compiled, feed={"words": odd}, fetch_list=[pred])
+
+
+def test_a_parameter_set_between_steps_reaches_every_place(scope):
+    """Loading a checkpoint (or any set()) after data-parallel steps must not leave the other
+    places on their old copies."""
+    main, startup, loss, pred = linear_model()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    compiled = fluid.CompiledProgram(main).with_data_parallel(
+        loss_name=loss.name, places=fluid.cpu_places(2)
+    )
+    x, y = data(4)
+    exe.run(compiled, feed={"x": x, "y": y}, fetch_list=[loss])
+    new_w = np.full((3, 1), 2.0, "float32")
+    scope.find_var("w").get_tensor().set(new_w, fluid.CPUPlace())
+    (p,) = exe.run(compiled, feed={"x": x, "y": y}, fetch_list=[pred])
+    np.testing.assert_allclose(p, x @ new_w, rtol=1e-6)  # both halves predicted with new_w
+    w0, w1 = param_on_places(compiled)
+    np.testing.assert_array_equal(w0, w1)

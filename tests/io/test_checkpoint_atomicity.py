@@ -55,7 +55,7 @@ def _load_values(mode: str, main) -> list:
 
 @pytest.mark.parametrize("mode", ["prefix", "dir"])
 def test_reader_racing_a_writer_never_sees_a_mix(tmp_path, monkeypatch, mode):
-    import ckpt_child  # noqa: F401  (conftest puts tests/io on sys.path)
+    import ckpt_child  # conftest puts tests/io on sys.path
 
     monkeypatch.chdir(tmp_path)
     writer = subprocess.Popen(

@@ -13,9 +13,6 @@ last fragment calls ``mnist.apply_collective_grads()`` on the model it names
 ``model``).
 """
 
-# the seed's code is kept as the seed writes it
-# ruff: noqa: W291, W293
-
 from __future__ import annotations
 
 import gzip
@@ -33,7 +30,7 @@ import pytest
 pytest.importorskip("oar_dist")
 pytest.importorskip("oar_io")
 
-from .test_seed_004_dygraph import DEFINE, HARNESS, _write_data, port  # noqa: E402
+from .test_seed_004_dygraph import DEFINE, HARNESS, _write_data, port
 
 ENV_FRAGMENT = """
   device_id = fluid.dygraph.parallel.Env().dev_id

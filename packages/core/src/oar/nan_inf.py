@@ -77,7 +77,7 @@ def _error(
 _ORIGINAL: dict = {}
 
 
-def _checked_trace_op(self, type, inputs, outputs, attrs, stop_gradient=False):  # noqa: A002
+def _checked_trace_op(self, type, inputs, outputs, attrs, stop_gradient=False):
     try:
         _ORIGINAL["trace_op"](self, type, inputs, outputs, attrs, stop_gradient)
     except NanInfError as exc:  # raised by the checked general call: name the output variable
@@ -97,7 +97,7 @@ def _checked_trace_op(self, type, inputs, outputs, attrs, stop_gradient=False): 
                 check_output(type, slot, getattr(v, "name", None), value, site, False)
 
 
-def _checked_trace_simple(self, type, ins, attrs):  # noqa: A002
+def _checked_trace_simple(self, type, ins, attrs):
     out = _ORIGINAL["trace_simple"](self, type, ins, attrs)
     if bad_values(out._value) is not None:
         check_output(type, "Out", out.name, out._value, _user_site(), False)

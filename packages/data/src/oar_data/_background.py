@@ -143,7 +143,7 @@ def _produce(
                 return
     except Stopped:  # closed while blocked in the user's source
         return
-    except BaseException as exc:  # noqa: BLE001 - any failure goes to the consumer
+    except BaseException as exc:  # any failure goes to the consumer
         put(q, Failure(exc), stop)
     finally:
         if it is not None:
@@ -337,7 +337,7 @@ def _feed(
                 return
     except Stopped:  # closed while blocked in the user's reader
         return
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         put(q_out, Failure(exc), stop)
     finally:
         if it is not None:
@@ -364,7 +364,7 @@ def _work(
                 result = mapper(sample)
         except Stopped:  # closed while blocked in the user's mapper
             return
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             put(q_out, Failure(exc), stop)
             return
         if not put(q_out, (idx, result), stop):

@@ -100,8 +100,8 @@ class PlanCache:
                     self._forget(pid)
                 entry = self._by_prog[pid] = (weakref.ref(program, self._on_dead(pid)), set())
             store = program.__dict__.get(_STORE)
-            if store is None:
-                store = program.__dict__[_STORE] = _Store()
+            if store is None:  # setdefault: executors in other threads may get here too
+                store = program.__dict__.setdefault(_STORE, _Store())
             store[(self._me, key)] = value
             entry[1].add(key)
             self._index[key] = entry[0]
