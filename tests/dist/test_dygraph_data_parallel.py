@@ -91,3 +91,28 @@ def test_a_job_of_two_without_the_launcher_says_how_to_start_it(monkeypatch):
                 fluid.dygraph.prepare_context()
     finally:
         drop_ring(0)
+
+
+def test_sparse_gradients_and_a_gradient_only_one_rank_has(tmp_path):
+    out = tmp_path / "sp"
+    run_launch(
+        "--nproc_per_node", "2", "--log_dir", str(tmp_path / "logs"),
+        str(SCRIPTS / "dygraph_dp_sparse.py"), str(out),
+    )  # fmt: skip
+    r0, r1 = (np.load(f"{out}.{r}.npz") for r in (0, 1))
+    for key in ("w", "head"):
+        np.testing.assert_array_equal(r0[key], r1[key])
+    w0, head = r0["w0"].astype(np.float64), r0["head0"].astype(np.float64).ravel()
+    # rank 0: loss = sum_b head . (sum of its rows); rank 1: loss = sum of its rows' entries;
+    # each scaled by 1/2, summed over the ranks, SGD with lr 0.5
+    grad = np.zeros_like(w0)
+    for row in (1, 2, 2, 7):  # rank 0's ids
+        grad[row] += 0.5 * head
+    for row in (2, 5, 9, 9):  # rank 1's ids
+        grad[row] += 0.5
+    np.testing.assert_allclose(r0["w"], w0 - 0.5 * grad, rtol=1e-5, atol=1e-6)
+    # the head's gradient exists on rank 0 only: rank 1 contributes zeros, both update alike
+    h = np.array([w0[1] + w0[2], w0[2] + w0[7]])
+    np.testing.assert_allclose(
+        r0["head"].ravel(), head - 0.5 * 0.5 * h.sum(0), rtol=1e-5, atol=1e-6
+    )

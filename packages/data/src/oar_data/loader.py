@@ -24,9 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from oar.api import LoDTensor, merge_feeds
 from oar.errors import EOFException
-from oar.executor.compiler import _merge_feeds
-from oar.lod_tensor import LoDTensor
 
 from oar_data._background import BackgroundIter
 from oar_data._procs import ProcessMerge
@@ -71,7 +70,7 @@ class GeneratorLoader:
         drop_last: bool = True,
         _what: str = "DataLoader",
     ) -> None:
-        from oar.framework.mode import in_dygraph_mode
+        from oar.api import in_dygraph_mode
 
         self._what = _what
         self._dygraph = in_dygraph_mode()
@@ -104,7 +103,7 @@ class GeneratorLoader:
         if not iterable:
             program = getattr(getattr(feed_list[0], "block", None), "program", None)
             if program is None:
-                from oar.framework.program import default_main_program
+                from oar.api import default_main_program
 
                 program = default_main_program()
             _attach(program, self)
@@ -228,7 +227,7 @@ class GeneratorLoader:
         dygraph: bool,
     ):
         if dygraph:
-            from oar.dygraph import to_variable
+            from oar.api import to_variable
         try:
             group = []
             for feed in pipeline:
@@ -299,7 +298,7 @@ class GeneratorLoader:
         if not feeds or (len(feeds) < wanted and self._drop_last):
             self._exhausted = True
             raise EOFException(f"{self._what}: end of epoch; call reset() before the next start()")
-        feed = feeds[0] if len(feeds) == 1 else _merge_feeds(feeds)
+        feed = feeds[0] if len(feeds) == 1 else merge_feeds(feeds)
         for name, value in feed.items():
             if isinstance(value, LoDTensor):
                 arrays[name] = value._array

@@ -13,9 +13,7 @@ import os
 from typing import Any
 
 import numpy as np
-from oar.dygraph.layers import Layer
-from oar.framework.mode import in_dygraph_mode
-from oar.lod_tensor import SelectedRows
+from oar.api import Layer, SelectedRows, in_dygraph_mode
 
 from oar_dist.collective import CollectiveBackend, get_ring, make_backend, set_ring
 from oar_dist.collective.base import DEFAULT_BUCKET_BYTES
@@ -161,7 +159,7 @@ class DataParallel(Layer):
         """``loss / nranks``: the summed gradients of the ranks are then their mean."""
         if self.nranks < 2:
             return loss
-        from oar import layers
+        from oar.fluid import layers
 
         return layers.scale(loss, scale=1.0 / self.nranks)
 

@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _gpu_count() -> int:
-    from oar.plugins import registries
+    from oar.api import registries
 
     dev = registries().devices.get("cuda")
     return dev.count() if dev is not None and dev.available() else 0

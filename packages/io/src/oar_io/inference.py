@@ -34,7 +34,7 @@ def _check_names(feeded_var_names: Any) -> list:
 
 
 def _check_targets(target_vars: Any) -> list:
-    from oar.framework.variable import Variable
+    from oar.api import Variable
 
     targets = target_vars if isinstance(target_vars, (list, tuple)) else [target_vars]
     for t in targets:
@@ -48,7 +48,7 @@ def _check_targets(target_vars: Any) -> list:
 
 def prune_for_inference(program: Any, feeds: list, targets: list) -> Any:
     """Test-mode copy of ``program`` holding only what ``targets`` need from ``feeds``."""
-    from oar.framework.pruning import prune_to_targets
+    from oar.api import prune_to_targets
 
     block = program.global_block()
     for name in feeds:

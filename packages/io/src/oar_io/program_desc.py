@@ -139,11 +139,7 @@ def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
 
 
 def _parse_program(data: bytes, path: str) -> tuple:
-    from oar.framework.block import Block
-    from oar.framework.operator import Operator
-    from oar.framework.program import Program
-    from oar.framework.variable import Parameter, Variable
-    from oar.plugins import registries
+    from oar.api import ProgramBuilder, registries
 
     ops_reg = registries().ops
     block_bytes = []
@@ -154,8 +150,7 @@ def _parse_program(data: bytes, path: str) -> tuple:
             block_bytes.append(val)
     if not block_bytes:
         raise CorruptFileError(f"model file '{path}' holds no blocks; it is not a ProgramDesc")
-    p = Program()
-    p.blocks = []
+    builder = ProgramBuilder()
     feeds: dict = {}
     fetches: dict = {}
     missing: set = set()
@@ -182,7 +177,7 @@ def _parse_program(data: bytes, path: str) -> tuple:
             raise CorruptFileError(
                 f"model file '{path}': block {pos} names forward block {fwd} of {nblocks}"
             )
-        b = Block(p, idx, parent, fwd)
+        builder.add_block(parent, fwd)
         for vraw in var_msgs:
             vd = wire.parse(vraw)
             name = wire.string(vd, 1)
@@ -190,7 +185,7 @@ def _parse_program(data: bytes, path: str) -> tuple:
                 raise CorruptFileError(
                     f"model file '{path}': block {pos} has a variable without a name"
                 )
-            if name in b.vars:
+            if builder.has_var(pos, name):
                 raise CorruptFileError(
                     f"model file '{path}': block {pos} declares variable {name[:200]!r} twice"
                 )
@@ -200,19 +195,17 @@ def _parse_program(data: bytes, path: str) -> tuple:
                 continue
             dtype, shape, lod_level = _tensor_desc(vt)
             kw = dict(
-                name=name,
                 shape=shape,
                 dtype=dtype,
                 lod_level=lod_level,
                 type=vtype,
                 persistable=bool(wire.integer(vd, 3, 0)),
+                stop_gradient=bool(wire.integer(vd, 6, 0)),
             )
             if wire.integer(vd, 5, 0):
-                v = Parameter(b, **kw)
+                builder.add_var(pos, name, kind="parameter", **kw)
             else:
-                v = Variable(b, need_check_feed=bool(wire.integer(vd, 4, 0)), **kw)
-            v.stop_gradient = bool(wire.integer(vd, 6, 0))
-            b.vars[name] = v
+                builder.add_var(pos, name, need_check_feed=bool(wire.integer(vd, 4, 0)), **kw)
         for oraw in op_msgs:
             od = wire.parse(oraw)
             op_type = wire.string(od, 3)
@@ -236,27 +229,24 @@ def _parse_program(data: bytes, path: str) -> tuple:
                         f"model file '{path}': two {op_type} ops for column {col}"
                     )
                 if op_type == "feed":
-                    if names[0] not in b.vars:
+                    if not builder.has_var(pos, names[0]):
                         raise CorruptFileError(
                             f"model file '{path}': the feed op writes {names[0][:200]!r}, "
                             f"which the block does not declare"
                         )
-                    b.vars[names[0]].is_data = True
+                    builder.set_var(pos, names[0], is_data=True)
                 table[col] = names[0]
                 continue
             if op_type not in ops_reg:
                 missing.add(op_type[:100])
                 continue
-            b.ops.append(
-                Operator(
-                    b,
-                    op_type,
-                    {k: v for k, v in ins.items() if v},
-                    {k: v for k, v in outs.items() if v},
-                    _oar_attrs(ops_reg.get(op_type), attrs, nblocks),
-                )
+            builder.add_op(
+                pos,
+                op_type,
+                {k: v for k, v in ins.items() if v},
+                {k: v for k, v in outs.items() if v},
+                _oar_attrs(ops_reg.get(op_type), attrs, nblocks),
             )
-        p.blocks.append(b)
     if missing:
         raise UnsupportedOpError(
             f"model file '{path}' uses ops oar does not have: {sorted(missing)[:20]} "
@@ -267,8 +257,11 @@ def _parse_program(data: bytes, path: str) -> tuple:
             raise CorruptFileError(
                 f"model file '{path}': {what} columns {sorted(table)[:10]} are not 0..n-1"
             )
-    p._bump()
-    return p, [feeds[k] for k in sorted(feeds)], [fetches[k] for k in sorted(fetches)]
+    return (
+        builder.build(),
+        [feeds[k] for k in sorted(feeds)],
+        [fetches[k] for k in sorted(fetches)],
+    )
 
 
 def _oar_attrs(opdef: Any, attrs: dict, nblocks: int) -> dict:

@@ -32,7 +32,7 @@ class JsonProgramFormat:
         return json.dumps(doc, indent=1, sort_keys=False).encode("utf-8")
 
     def loads(self, data: bytes, path: str = "<bytes>") -> tuple:
-        from oar.framework.program import Program
+        from oar.api import program_from_dict
 
         doc = loads_json(data, path, "model")
         if not isinstance(doc, dict):
@@ -63,7 +63,7 @@ class JsonProgramFormat:
                 f"an object and two lists of names"
             )
         try:
-            program = Program.from_dict(prog_doc)
+            program = program_from_dict(prog_doc)
             check_program(program, path)
         except CheckpointError:
             raise

@@ -18,14 +18,14 @@ _HEAD = 64
 
 
 def current_scope() -> Any:
-    from oar.scope import global_scope
+    from oar.api import global_scope
 
     return global_scope()
 
 
 def value_of(scope: Any, name: str) -> tuple:
     """``(array, lod)`` of ``name`` in ``scope``; a clear error when it holds nothing."""
-    from oar.lod_tensor import LoDTensor, SelectedRows
+    from oar.api import LoDTensor, SelectedRows
 
     v = scope.find_var(name)
     if v is None or not v.is_initialized():

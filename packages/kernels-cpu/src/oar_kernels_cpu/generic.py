@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from oar.kernel_family import register_families
+from oar.api import register_families
 
 from oar_kernels_cpu.kernels import kernel_modules
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oar.hookspecs import hookimpl
+from oar.api import hookimpl
 
 from oar_kernels_cpu.device import make_device
 from oar_kernels_cpu.generic import register_generic_kernels

@@ -6,9 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from oar.api import LoDTensor, user_array
 from oar.errors import FeedError
-from oar.lod_tensor import LoDTensor
-from oar.user_array import user_array
 
 
 def device_feeds(feed: Any, n: int, where: str) -> list:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from oar.api import LoDTensor
 from oar.errors import ShapeError
-from oar.lod_tensor import LoDTensor
 
 
 def lod_of(t, op: str, slot: str) -> list:

@@ -87,13 +87,13 @@ class RoleMakerBase:
 
     barrier_all = barrier_worker
 
-    def all_reduce_worker(self, input, output, mode: str = "sum") -> None:  # noqa: A002
+    def all_reduce_worker(self, input, output, mode: str = "sum") -> None:
         """``output[:] = `` the reduction of every worker's ``input`` (numpy arrays)."""
         arr = np.asarray(input)
         res = self._communicator().allreduce(arr, op=mode) if self.worker_num() > 1 else arr
         np.copyto(output, res.reshape(np.shape(output)))
 
-    def all_gather(self, input):  # noqa: A002
+    def all_gather(self, input):
         """Every worker's ``input`` (a number), in worker order."""
         if self.worker_num() == 1:
             return [input]

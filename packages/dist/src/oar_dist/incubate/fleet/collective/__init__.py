@@ -21,8 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from oar.executor import BuildStrategy, CompiledProgram, ExecutionStrategy, Executor
-from oar.places import CPUPlace
+from oar.api import BuildStrategy, CompiledProgram, CPUPlace, ExecutionStrategy, Executor
 
 from oar_dist.incubate.fleet.base.role_maker import PSERVER_HINT, RoleMakerBase
 
@@ -111,7 +110,7 @@ class Collective:
         return 0
 
     def server_index(self) -> int:
-        raise NotImplementedError(f"fleet.server_index: the collective fleet has no servers")
+        raise NotImplementedError("fleet.server_index: the collective fleet has no servers")
 
     def server_endpoints(self, to_string: bool = False) -> Any:
         return "" if to_string else []
@@ -119,7 +118,7 @@ class Collective:
     def barrier_worker(self) -> None:
         self._role("barrier_worker").barrier_worker()
 
-    def all_reduce_worker(self, input: Any, output: Any, mode: str = "sum") -> None:  # noqa: A002
+    def all_reduce_worker(self, input: Any, output: Any, mode: str = "sum") -> None:
         self._role("all_reduce_worker").all_reduce_worker(input, output, mode)
 
     def init_worker(self) -> None:
@@ -234,7 +233,7 @@ class CollectiveOptimizer:
         no_grad_set: Any = None,
     ) -> tuple:
         """Add the backward and update ops, then make this worker's programs (``fleet.*_program``)."""
-        from oar.framework.program import default_startup_program
+        from oar.api import default_startup_program
 
         fleet = self._fleet
         fleet._role("distributed_optimizer(...).minimize")
