@@ -179,6 +179,7 @@ def _train(epochs, start_epoch=0, state=None, save_after_epoch=None, n=60, bs=20
     return losses, saved
 
 
+@pytest.mark.slow
 def test_seed_resume_from_epoch0_gives_identical_losses():
     full, state = _train(3, save_after_epoch=0)
     resumed, _ = _train(3, start_epoch=1, state=state)
