@@ -18,12 +18,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from oar_dist.launch import PROG, JobSpec, rank_env
 
 POLL_S = 0.05
+# ranks that fail together (an MPI_Abort takes every rank down) are reported together
+SETTLE_S = 0.3
 STOP_GRACE_S = 5.0
 TAIL_LINES = 30
 
@@ -35,6 +37,7 @@ class Failure:
     rank: int | None
     what: str
     code: int
+    others: list = field(default_factory=list)  # further failed ranks, seen together
 
 
 def _read(path: Path) -> str | None:
@@ -86,6 +89,7 @@ def find_failure(status: Path, nranks: int, host: str) -> Failure | None:
     if not found:
         return None
     first = found[0]
+    first.others = [f.rank for f in found[1:]]
     if len(found) > 1:
         first.what += "; also " + ", ".join(f"rank {f.rank} {f.what}" for f in found[1:])
     return first
@@ -171,6 +175,8 @@ def run_once(spec: JobSpec, cmd: list, restart: int, signals: _Signals) -> Failu
                 _stop(proc, signal.SIGKILL)
             return Failure(None, f"stopped by signal {signals.received}", 128 + signals.received)
         if failure is not None:
+            time.sleep(SETTLE_S)
+            failure = find_failure(status, spec.nranks, host) or failure
             _stop(proc)
             return failure
         code = proc.returncode
@@ -192,6 +198,11 @@ def report(spec: JobSpec, failure: Failure) -> None:
         msg.append(
             f"---- last lines of {Path(spec.log_dir) / f'workerlog.{failure.rank}'} ----\n{tail}"
         )
+        for rank in failure.others[:3]:
+            other = log_tail(spec.log_dir, rank, 10)
+            if other:
+                msg.append(f"---- last lines of {Path(spec.log_dir) / f'workerlog.{rank}'} ----")
+                msg.append(other)
     elif failure.rank is not None and not spec.log_dir:
         msg.append("(its output is above; --log_dir keeps each rank's output in workerlog.N)")
     print("\n".join(msg), file=sys.stderr, flush=True)
