@@ -538,3 +538,20 @@ def test_missing_plugin_name_says_what_to_install():
     assert r.returncode == 0, r.stderr
     for path in ("io.is_parameter", "io.get_program_parameter", "save_dygraph"):
         assert f"missing {path} True" in r.stdout, r.stdout
+
+
+def test_scoped_registry_undoes_registrations():
+    from oar.api import registries
+    from oar.testing import scoped_registry
+
+    reg = registries()
+    before = (reg.ops.types(), len(reg.kernels.entries()), reg.formats.names())
+    with scoped_registry() as scoped:
+        scoped.ops.register_op(OpDef("_scoped_only", ["X"], ["Out"]))
+        scoped.kernels.register_kernel("_scoped_only", "cpu", None, lambda i, a: i)
+        scoped.kernels.register_kernel("relu", "cpu", ("float32",), lambda i, a: i, priority=99)
+        scoped.formats.register("_scoped_fmt", object())
+        assert reg.kernels.lookup("relu", "cpu", "float32").priority == 99
+    assert (reg.ops.types(), len(reg.kernels.entries()), reg.formats.names()) == before
+    assert "_scoped_only" not in reg.ops
+    assert reg.kernels.lookup("relu", "cpu", "float32").priority == 0

@@ -255,6 +255,37 @@ def register(plugin: Any, name: str | None = None) -> None:
         raise RegistryError(f"plugin {info.name} failed: {info.error}")
 
 
+def _copy_state(obj: Any) -> dict:
+    state = {}
+    for key, value in vars(obj).items():
+        if isinstance(value, dict):
+            state[key] = {k: list(v) if isinstance(v, list) else v for k, v in value.items()}
+        elif not callable(value) and not hasattr(value, "acquire"):  # plain fields, not locks
+            state[key] = value
+    return state
+
+
+def snapshot() -> Any:
+    """Every registration now (ops, devices, kernels, named registries), for :func:`restore`."""
+    reg = registries()
+    return {
+        attr: _copy_state(getattr(reg, attr))
+        for attr in ("ops", "devices", "kernels", *_named_hooks.values())
+    }
+
+
+def restore(state: Any) -> None:
+    """Put the registrations back as :func:`snapshot` saw them (tests that register ops)."""
+    reg = registries()
+    for attr, saved in state.items():
+        target = getattr(reg, attr)
+        for key, value in saved.items():
+            if isinstance(value, dict):
+                value = {k: list(v) if isinstance(v, list) else v for k, v in value.items()}
+            setattr(target, key, value)
+    reg._fluid_api = None
+
+
 def plugin_infos() -> list:
     """Loaded (and failed) plugins, for ``oar plugins``."""
     registries()
