@@ -10,6 +10,7 @@ pytest.importorskip("oar_dist")
 from oar import fluid  # noqa: E402
 
 from .launch_helpers import SCRIPTS, run_launch  # noqa: E402
+from .mpi_helpers import require_mpi  # noqa: E402
 
 
 def test_two_ranks_take_the_mean_gradient_step_of_the_whole_batch(tmp_path):
@@ -79,7 +80,7 @@ def test_env_reads_the_launch_variables(monkeypatch):
 
 
 def test_a_job_of_two_without_the_launcher_says_how_to_start_it(monkeypatch):
-    pytest.importorskip("mpi4py")
+    require_mpi()  # skips without mpi4py or an MPI library
     monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
     monkeypatch.setenv("PADDLE_TRAINER_ID", "1")
     from oar_dist.collective import drop_ring

@@ -274,7 +274,7 @@ def _coerce_type(op_type, name, kind, value):
 class OpRegistry:
     """Op type -> :class:`OpDef`. Refuses duplicates."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._ops: dict[str, OpDef] = {}
         self._owner: dict[str, str] = {}
         self._family: dict[str, str] = {}
@@ -361,7 +361,7 @@ class Device:
     get_xp: Callable[[], Any]
     from_host: Callable[[Any, int], Any]
     to_host: Callable[[Any], Any]
-    synchronize: Callable[[int], None] = lambda device_id=0: None
+    synchronize: Callable[[int], None] = attrs.field(default=lambda device_id=0: None)
     plugin: str = "?"
 
     @property
@@ -372,7 +372,7 @@ class Device:
 class DeviceRegistry:
     """Device name -> :class:`Device`."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._devices: dict[str, Device] = {}
         self.current_plugin = "?"
 
@@ -400,7 +400,7 @@ class DeviceRegistry:
 class KernelRegistry:
     """(op type, device, dtype) -> kernel, highest priority first."""
 
-    def __init__(self, ops: OpRegistry):
+    def __init__(self, ops: OpRegistry) -> None:
         self._ops = ops
         self._entries: dict[tuple, list] = {}
         self._cache: dict[tuple, KernelEntry | None] = {}
@@ -420,7 +420,7 @@ class KernelRegistry:
 
     def _load(self, family: str | None) -> None:
         with self._lock:
-            pending = self._lazy.pop(family, None)
+            pending = self._lazy.pop(family, None) if family is not None else None
             for load, plugin in pending or ():
                 old, self.current_plugin = self.current_plugin, plugin
                 try:
@@ -535,7 +535,7 @@ class KernelRegistry:
 class NamedRegistry:
     """``name -> object`` for readers, formats, transports and collective backends."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str) -> None:
         self.kind = kind
         self._items: dict[str, Any] = {}
         self._owner: dict[str, str] = {}

@@ -213,7 +213,7 @@ class DirTransaction:
         os.makedirs(os.path.dirname(p), exist_ok=True)
         with open(p, "wb", buffering=_BUFFER) as f:
             hw = manifest.HashingWriter(f)
-            yield hw
+            yield hw  # type: ignore[misc]  # a write-only IO[bytes] that hashes
             f.flush()
             if fsync_enabled():
                 os.fsync(f.fileno())
@@ -371,7 +371,7 @@ class PrefixTransaction:
         try:
             with open(part, "wb", buffering=_BUFFER) as f:
                 hw = manifest.HashingWriter(f)
-                yield hw
+                yield hw  # type: ignore[misc]  # a write-only IO[bytes] that hashes
                 f.flush()
                 if fsync_enabled():
                     os.fsync(f.fileno())

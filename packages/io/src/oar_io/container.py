@@ -142,7 +142,7 @@ def load_dict(path: str, f: IO[bytes] | None = None) -> dict:
             raise CorruptFileError(f"file '{path}': state file version {version} is not supported")
         out: dict = {}
         for i in range(count):
-            magic = f.peek(4)[:4]
+            magic = f.peek(4)[:4]  # type: ignore[attr-defined]  # a buffered reader
             if not magic:
                 raise TruncatedFileError(
                     f"file '{path}' is truncated: it holds {i} of {count} entries"

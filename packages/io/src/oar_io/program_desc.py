@@ -157,7 +157,8 @@ def _parse_program(data: bytes, path: str) -> tuple:
     nblocks = len(block_bytes)
     for pos, raw in enumerate(block_bytes):
         head = {}
-        var_msgs, op_msgs = [], []
+        var_msgs: list[bytes] = []
+        op_msgs: list[bytes] = []
         for field, wt, val in wire.iter_fields(raw):
             if field in (3, 4):
                 if wt != wire.LEN:

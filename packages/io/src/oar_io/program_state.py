@@ -71,7 +71,7 @@ def read_states(base: str, fn: str) -> tuple:
         return params, opt
     if ".pdmodel" in files:
         files.pop(".pdmodel")[0].close()
-    out = []
+    out: list[dict | None] = []
     for suffix in (".pdparams", ".pdopt"):
         if suffix not in files:
             out.append(None)

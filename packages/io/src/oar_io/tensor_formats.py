@@ -48,7 +48,7 @@ FLUID_DTYPE_CODES = {v: k for k, v in FLUID_DTYPES.items()}
 try:  # xxh3 verifies at ~10 GB/s; zlib's CRC-32 (~2 GB/s) is the fallback and stays readable
     import xxhash as _xxhash
 except ImportError:  # pragma: no cover - exercised where xxhash is not installed
-    _xxhash = None
+    _xxhash = None  # type: ignore[assignment]
 _CHUNK = 1 << 26  # 64 MiB per write/read call keeps peak syscalls large and memory flat
 
 
@@ -60,7 +60,7 @@ def _contiguous_le(array: Any) -> np.ndarray:
 
 
 def _bytes_view(a: np.ndarray) -> memoryview:
-    return memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
+    return a.reshape(-1).view(np.uint8).data if a.size else memoryview(b"")
 
 
 def checksum(mv: memoryview, algo: str | None = None) -> tuple:
@@ -148,7 +148,7 @@ def _read_into(f: IO[bytes], a: np.ndarray, path: str, name: str | None) -> None
     mv = _bytes_view(a)
     got = 0
     while got < len(mv):
-        n = f.readinto(mv[got : got + _CHUNK])
+        n = f.readinto(mv[got : got + _CHUNK])  # type: ignore[attr-defined]  # a binary file
         if not n:
             raise TruncatedFileError(
                 f"{at(path, name)} is truncated: the data has {got} of {len(mv)} bytes"
