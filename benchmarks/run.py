@@ -105,6 +105,23 @@ def run_one(bench: Benchmark, args) -> dict:
                 memory[name] = peak_traced_bytes(step)
     if args.profile:
         _profile(bench.name, steps, args.profile)
+    ratios, targets = _ratios_and_targets(bench, timing, memory)
+    return {
+        "name": bench.name,
+        "description": bench.description,
+        "ops_per_step": bench.ops_per_step,
+        "first_step_result": {n: v.ravel()[:4].tolist() for n, v in first.items()},
+        "timing": timing,
+        "ratios": ratios,
+        "memory_peak_bytes": memory,
+        "targets": targets,
+        "skipped": skipped,
+    }
+
+
+def _ratios_and_targets(bench: Benchmark, timing: dict, memory: dict) -> tuple:
+    """oar's ratios to the numpy floor and torch (time, and memory where measured), and the
+    benchmark's targets checked against them."""
     med = {n: t["median_s"] for n, t in timing.items()}
     ratios = {}
     for base in ("numpy", "torch"):
@@ -121,17 +138,7 @@ def run_one(bench: Benchmark, args) -> dict:
         else:
             value = ratios.get(key, float("nan"))
         targets[key] = {"limit": limit, "value": value, "met": value <= limit}
-    return {
-        "name": bench.name,
-        "description": bench.description,
-        "ops_per_step": bench.ops_per_step,
-        "first_step_result": {n: v.ravel()[:4].tolist() for n, v in first.items()},
-        "timing": timing,
-        "ratios": ratios,
-        "memory_peak_bytes": memory,
-        "targets": targets,
-        "skipped": skipped,
-    }
+    return ratios, targets
 
 
 def _profile(name: str, steps: dict, top: int, contender: str = "oar") -> None:

@@ -921,7 +921,7 @@ def run_case(cid, layer, arg, fn, feed):
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         try:
             out = fn()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return "build", classify(exc, layer, arg)
     if feed is None:
         return "accepted", None
@@ -930,7 +930,7 @@ def run_case(cid, layer, arg, fn, feed):
         exe.run(startup)
         outs = out if isinstance(out, (list, tuple)) else [out]
         exe.run(main, feed=feed, fetch_list=list(outs))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return "run", classify(exc, layer, arg)
     return "ran", None
 
@@ -1011,7 +1011,7 @@ def main_dygraph() -> None:
             try:
                 fn()
                 continue
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 info = classify(exc, layer, arg)
         if (
             not info["user_line"]

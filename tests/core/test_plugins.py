@@ -221,25 +221,155 @@ def test_broken_entry_point_is_logged_and_listed_not_fatal(tmp_path):
     assert "broken" in cli.stdout and "FAILED" in cli.stdout
 
 
-def test_check_pending_catches_a_misspelt_hook(tmp_path):
-    path = make_dist(
-        tmp_path,
-        "oar-typo",
-        {"typo": "typo_plugin"},
-        {
-            "typo_plugin": """
-        from oar.hookspecs import hookimpl
+BROKEN_PLUGINS = {
+    # raises in its hook after registering an op and a kernel: both must be rolled back
+    "raises_plugin": """
+        import numpy as np
+        from oar.api import OpDef, hookimpl
+
+        @hookimpl
+        def oar_register_ops(registry):
+            registry.register_op(OpDef("half_registered_op", ["X"], ["Out"]))
+
+        @hookimpl
+        def oar_register_kernels(registry):
+            registry.register_kernel("half_registered_op", "cpu", None, lambda i, a: i)
+            raise RuntimeError("plugin bug: boom")
+    """,
+    # two kernels for (sigmoid, cpu, float64) at the same priority 7
+    "dup_plugin": """
+        from oar.api import hookimpl
+
+        @hookimpl
+        def oar_register_kernels(registry):
+            registry.register_kernel("sigmoid", "cpu", ("float64",), lambda i, a: i, priority=7)
+            registry.register_kernel("sigmoid", "cpu", None, lambda i, a: i, priority=3)
+            registry.register_kernel(
+                "sigmoid", "cpu", ("float32", "float64"), lambda i, a: i, priority=7
+            )
+    """,
+    # a misspelt hook name (pluggy's check_pending would refuse the whole process)
+    "typo_plugin": """
+        from oar.api import hookimpl
 
         @hookimpl
         def oar_register_kernel(registry):  # missing the final 's'
             pass
-    """
-        },
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def broken_dist(tmp_path_factory):
+    eps = {"raises": "raises_plugin", "dup": "dup_plugin", "typo": "typo_plugin"}
+    return make_dist(tmp_path_factory.mktemp("broken"), "oar-broken3", eps, BROKEN_PLUGINS)
+
+
+def test_broken_plugins_are_failed_and_rolled_back_and_oar_still_works(broken_dist):
+    r = run_py(
+        RUN_RELU
+        + """
+    from oar.api import registries
+    from oar.plugins import plugin_infos
+    reg = registries()
+    for p in plugin_infos():
+        print("INFO", p.name, "|", p.error)
+    print("half op left:", "half_registered_op" in reg.ops)
+    print("sigmoid left:", sorted({e.priority for e in reg.kernels.entries()
+                                  if e.op_type == "sigmoid" and e.device == "cpu"}))
+    print("relu plugin:", reg.kernels.lookup("relu", "cpu", "float32").plugin)
+    """,
+        broken_dist,
     )
-    r = run_py("import oar", path)
-    assert r.returncode != 0
-    assert "oar_register_kernel" in r.stderr
-    assert "unknown hook" in r.stderr
+    assert r.returncode == 0, r.stderr
+    infos = dict(line[5:].split(" | ") for line in r.stdout.splitlines() if line.startswith("INFO"))
+    assert "RuntimeError: plugin bug: boom" in infos["raises"]
+    assert "oar_register_kernels" in infos["raises"]
+    assert "registered twice" in infos["dup"] and "priority 7" in infos["dup"]
+    assert "unknown hook oar_register_kernel" in infos["typo"]
+    assert infos["kernels_cpu"] == "None"
+    assert "half op left: False" in r.stdout  # its op definition was rolled back too
+    assert "sigmoid left: [0]" in r.stdout  # dup's priority 7 and 3 kernels were rolled back
+    assert "relu plugin: kernels_cpu" in r.stdout
+
+
+def test_oar_plugins_lists_broken_plugins_as_failed_with_the_reason(broken_dist):
+    env = {**os.environ, "PYTHONPATH": str(broken_dist)}
+    table = subprocess.run(
+        [sys.executable, "-m", "oar", "plugins"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert table.returncode == 0, table.stderr
+    lines = {ln.split()[0]: ln for ln in table.stdout.splitlines() if ln.startswith("  ")}
+    assert "FAILED" in lines["raises"] and "boom" in lines["raises"]
+    assert "FAILED" in lines["dup"] and "registered twice" in lines["dup"]
+    assert "FAILED" in lines["typo"] and "unknown hook" in lines["typo"]
+    js = subprocess.run(
+        [sys.executable, "-m", "oar", "plugins", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert js.returncode == 0, js.stderr
+    report = json.loads(js.stdout)
+    errors = {p["name"]: p["error"] for p in report["plugins"]}
+    assert "boom" in errors["raises"] and "unknown hook" in errors["typo"]
+    assert errors["kernels_cpu"] is None
+    assert "half_registered_op" not in report["ops"]
+
+
+def test_trace_plugins_prints_hook_calls(broken_dist):
+    r = run_py("import oar", env={"OAR_TRACE_PLUGINS": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "[oar-plugins] loaded kernels_cpu" in r.stderr
+    for hook in ("oar_register_ops", "oar_register_devices", "oar_register_kernels"):
+        assert f"[oar-plugins]   {hook} [hook]" in r.stderr, hook
+        assert f"finish {hook} --> " in r.stderr, hook
+
+
+def test_disabled_plugin_is_blocked_in_the_plugin_manager(broken_dist):
+    r = run_py(
+        """
+    from oar.plugins import _manager, plugin_infos
+    pm = _manager()
+    print("blocked", pm.is_blocked("raises"), pm.is_blocked("typo"), pm.is_blocked("dup"))
+    print("names", sorted(p.name for p in plugin_infos()))
+    """,
+        broken_dist,
+        env={"OAR_DISABLE_PLUGINS": "raises,oar-broken3"},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "blocked True True True" in r.stdout
+    assert "'raises'" not in r.stdout
+
+
+def test_plugin_registered_by_hand_that_fails_raises_and_is_rolled_back():
+    r = run_py(
+        """
+    import oar.api
+    from oar.errors import RegistryError
+
+    class P:
+        @oar.api.hookimpl
+        def oar_register_kernels(self, registry):
+            registry.register_kernel("relu", "cpu", ("float16",), lambda i, a: i, priority=55)
+            registry.register_kernel("relu", "cpu", ("float32", "float16"), lambda i, a: i, priority=55)
+
+    try:
+        oar.api.register_plugin(P(), name="by-hand-dup")
+    except RegistryError as exc:
+        print("raised", "registered twice" in str(exc))
+    kernels = oar.api.registries().kernels
+    print("left", kernels.lookup("relu", "cpu", "float16").priority)
+    """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "raised True" in r.stdout
+    assert "left 0" in r.stdout
 
 
 def test_register_by_hand_overrides_builtin_kernel_in_executor():
@@ -295,7 +425,7 @@ def test_registry_refuses_duplicate_kernels_at_the_same_priority():
     with pytest.raises(RegistryError, match="registered twice: by a and b"):
         kernels.register_kernel("my_op", "cpu", "float32", lambda i, a: {}, priority=0)
     # another priority is an override, and the highest wins
-    k2 = lambda i, a: {"Out": 2}  # noqa: E731
+    k2 = lambda i, a: {"Out": 2}
     kernels.register_kernel("my_op", "cpu", None, k2, priority=5)
     assert kernels.lookup("my_op", "cpu", "float32").kernel is k2
     assert kernels.lookup("my_op", "cpu", "int64").kernel is k2
@@ -369,3 +499,59 @@ def test_cli_without_command_prints_help():
     from oar.cli import main
 
     assert main([]) == 2
+
+
+def test_facade_owner_table_matches_what_plugins_contribute():
+    """``_facade.OWNERS`` (used when a plugin is missing) lists exactly the installed plugins' names."""
+    from oar._facade import OWNERS
+    from oar.plugins import _manager, plugin_infos
+
+    pm = _manager()
+    dist = {p.name: p.distribution for p in plugin_infos()}
+    contributed = {}
+    for name, plugin in pm.list_name_plugin():
+        hook = getattr(plugin, "oar_fluid_api", None)
+        if hook is None:
+            continue
+        for key in hook() or {}:
+            contributed[key] = dist[name]
+    owned_by_installed = {k: d for k, d in OWNERS.items() if d in set(contributed.values())}
+    assert owned_by_installed == contributed
+
+
+def test_missing_plugin_name_says_what_to_install():
+    """Without oar-io, ``fluid.io.is_parameter`` names the plugin and the pip command."""
+    r = run_py(
+        """
+    from oar import fluid
+    from oar.errors import MissingPluginError
+    for path in ("io.is_parameter", "io.get_program_parameter", "save_dygraph"):
+        obj = fluid
+        try:
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except MissingPluginError as exc:
+            print("missing", path, "pip install oar-io" in str(exc))
+    """,
+        env={"OAR_DISABLE_PLUGINS": "oar-io"},
+    )
+    assert r.returncode == 0, r.stderr
+    for path in ("io.is_parameter", "io.get_program_parameter", "save_dygraph"):
+        assert f"missing {path} True" in r.stdout, r.stdout
+
+
+def test_scoped_registry_undoes_registrations():
+    from oar.api import registries
+    from oar.testing import scoped_registry
+
+    reg = registries()
+    before = (reg.ops.types(), len(reg.kernels.entries()), reg.formats.names())
+    with scoped_registry() as scoped:
+        scoped.ops.register_op(OpDef("_scoped_only", ["X"], ["Out"]))
+        scoped.kernels.register_kernel("_scoped_only", "cpu", None, lambda i, a: i)
+        scoped.kernels.register_kernel("relu", "cpu", ("float32",), lambda i, a: i, priority=99)
+        scoped.formats.register("_scoped_fmt", object())
+        assert reg.kernels.lookup("relu", "cpu", "float32").priority == 99
+    assert (reg.ops.types(), len(reg.kernels.entries()), reg.formats.names()) == before
+    assert "_scoped_only" not in reg.ops
+    assert reg.kernels.lookup("relu", "cpu", "float32").priority == 0

@@ -1,6 +1,7 @@
 """One rank of a 2-process collective training job (run by test_mpi_training.py under mpiexec).
 
-usage: mpi_train_script.py MODE OUTDIR STEPS   (MODE: nccl2-compiled, nccl2-pe, collective)
+usage: mpi_train_script.py MODE OUTDIR STEPS
+(MODE: nccl2-compiled, nccl2-2places, nccl2-pe, collective)
 Each rank starts from its own random initial values (the transpiled startup
 program must broadcast rank 0's), trains on its half of every global batch,
 and writes its parameters and the row indices it saw to OUTDIR/rank<r>.npz.
@@ -40,10 +41,13 @@ scope = fluid.global_scope()
 names = [p.name for p in main.all_parameters()]
 init = {n: np.array(scope.find_var(n).get_tensor()) for n in names}
 
-if mode == "nccl2-compiled":
+if mode in ("nccl2-compiled", "nccl2-2places"):
     bs = fluid.BuildStrategy()
     bs.num_trainers, bs.trainer_id = size, rank
-    prog = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, build_strategy=bs)
+    places = fluid.cpu_places(2 if mode == "nccl2-2places" else 1)  # 2: threads, then MPI
+    prog = fluid.CompiledProgram(main).with_data_parallel(
+        loss_name=loss.name, build_strategy=bs, places=places
+    )
     run = lambda feed: exe.run(prog, feed=feed, fetch_list=[loss])  # noqa: E731
 elif mode == "nccl2-pe":
     pe = fluid.ParallelExecutor(

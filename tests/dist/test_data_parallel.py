@@ -346,3 +346,58 @@ def test_without_oar_dist_more_than_one_place_names_the_plugin():
     assert r.returncode == 0, r.stderr
     assert "ONE (1,)" in r.stdout
     assert "MISSING" in r.stdout and "2 places" in r.stdout and "pip install oar-dist" in r.stdout
+
+
+def test_a_lod_feed_is_split_by_sequences(scope):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        words = fluid.layers.data("words", [2], lod_level=1)
+        pooled = fluid.layers.sequence_pool(words, "sum")
+        pred = fluid.layers.fc(
+            pooled,
+            1,
+            param_attr=fluid.ParamAttr(
+                name="w", initializer=fluid.initializer.NumpyArrayInitializer(W0[:2])
+            ),
+            bias_attr=False,
+        )
+        loss = fluid.layers.mean(pred)
+        fluid.optimizer.SGD(LR).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    compiled = fluid.CompiledProgram(main).with_data_parallel(
+        loss_name=loss.name, places=fluid.cpu_places(2)
+    )
+    rows = np.arange(20, dtype="float32").reshape(10, 2) / 10
+    lens = [1, 3, 2, 4]  # 4 sequences: places get [1, 3] (4 rows) and [2, 4] (6 rows)
+    t = fluid.create_lod_tensor(rows, [lens], fluid.CPUPlace())
+    (p,) = exe.run(compiled, feed={"words": t}, fetch_list=[pred])
+    sums = np.add.reduceat(rows, [0, 1, 4, 6])
+    np.testing.assert_allclose(p, sums @ W0[:2], rtol=1e-5)
+    # d mean(pred)/dw per place is the mean of its sequences' sums; the update is their mean
+    g = (sums[:2].mean(0) + sums[2:].mean(0)) / 2
+    np.testing.assert_allclose(
+        np.array(scope.find_var("w").get_tensor()).ravel(), W0[:2].ravel() - LR * g, rtol=1e-5
+    )
+    odd = fluid.create_lod_tensor(rows[:4], [[1, 2, 1]], fluid.CPUPlace())
+    with pytest.raises(FeedError, match="3 sequences, which do not split evenly over 2"):
+        exe.run(compiled, feed={"words": odd}, fetch_list=[pred])
+
+
+def test_a_parameter_set_between_steps_reaches_every_place(scope):
+    """Loading a checkpoint (or any set()) after data-parallel steps must not leave the other
+    places on their old copies."""
+    main, startup, loss, pred = linear_model()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    compiled = fluid.CompiledProgram(main).with_data_parallel(
+        loss_name=loss.name, places=fluid.cpu_places(2)
+    )
+    x, y = data(4)
+    exe.run(compiled, feed={"x": x, "y": y}, fetch_list=[loss])
+    new_w = np.full((3, 1), 2.0, "float32")
+    scope.find_var("w").get_tensor().set(new_w, fluid.CPUPlace())
+    (p,) = exe.run(compiled, feed={"x": x, "y": y}, fetch_list=[pred])
+    np.testing.assert_allclose(p, x @ new_w, rtol=1e-6)  # both halves predicted with new_w
+    w0, w1 = param_on_places(compiled)
+    np.testing.assert_array_equal(w0, w1)

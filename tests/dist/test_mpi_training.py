@@ -32,7 +32,7 @@ def reference(steps: int) -> dict:
         }
 
 
-@pytest.mark.parametrize("mode", ["nccl2-compiled", "nccl2-pe", "collective"])
+@pytest.mark.parametrize("mode", ["nccl2-compiled", "nccl2-2places", "nccl2-pe", "collective"])
 def test_two_ranks_train_like_one_process(tmp_path, mode):
     run_mpi(HERE_DIR / "mpi_train_script.py", 2, mode, str(tmp_path), str(STEPS), timeout=180)
     ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]

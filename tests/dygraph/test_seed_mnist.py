@@ -2,7 +2,7 @@
 L2-regularised Adam with PolynomialDecay, and the epoch-0 checkpoint resume check."""
 
 # the seed's code is kept as the seed writes it
-# ruff: noqa: UP008, UP032, F841, E111, E114, E117
+# ruff: noqa: UP008, UP032, F841
 
 import contextlib
 import importlib.util
@@ -18,7 +18,7 @@ from oar.plugins import registries
 if not {"conv2d", "pool2d"} <= set(registries().ops.types()):
     pytest.skip("conv2d/pool2d ops are not installed yet", allow_module_level=True)
 
-from oar.fluid.dygraph.nn import Conv2D, Linear, Pool2D  # noqa: E402
+from oar.fluid.dygraph.nn import Conv2D, Linear, Pool2D
 
 _spec = importlib.util.spec_from_file_location(
     "dygraph_test_models", pathlib.Path(__file__).with_name("_models.py")
@@ -179,6 +179,7 @@ def _train(epochs, start_epoch=0, state=None, save_after_epoch=None, n=60, bs=20
     return losses, saved
 
 
+@pytest.mark.slow
 def test_seed_resume_from_epoch0_gives_identical_losses():
     full, state = _train(3, save_after_epoch=0)
     resumed, _ = _train(3, start_epoch=1, state=state)

@@ -17,6 +17,7 @@ from oar.executor.plan import Plan
 from oar.lod_tensor import SelectedRows
 from oar.plugins import registries
 from oar.registry import OpDef
+from oar.testing import scoped_registry
 
 # --- test-only ops --------------------------------------------------------------------------------
 
@@ -61,21 +62,12 @@ def _register_test_ops() -> None:
     reg.kernels.register_kernel("_perf_probe", "cpu", None, probe, inplace=True)
 
 
-def _unregister_test_ops() -> None:
-    reg = registries()
-    for t in TEST_OPS:
-        reg.ops._ops.pop(t, None)
-        reg.ops._owner.pop(t, None)
-        reg.kernels._entries.pop((t, "cpu", None), None)
-    reg.kernels._cache.clear()
-
-
 @pytest.fixture
 def test_ops():
     """Ops that exist only during one test (other tests check every registered op)."""
-    _register_test_ops()
-    yield
-    _unregister_test_ops()
+    with scoped_registry():
+        _register_test_ops()
+        yield
 
 
 def _var(block, name, shape, dtype="float32"):

@@ -69,7 +69,7 @@ def test_sigkill_during_save_leaves_previous_checkpoint(tmp_path, target):
     try:
         assert p.stdout.readline().strip() == "v1"
         pattern = str(
-            tmp_path / (".ckpt.*.oar-staging/*" if target == "dir" else ".dy.pdopt.*.oar-tmp")
+            tmp_path / (".ckpt.*.oar-staging/*" if target == "dir" else ".dy.*.pdopt.oar-part")
         )
         p.stdin.write("go\n")
         p.stdin.flush()
@@ -136,7 +136,7 @@ def test_debris_of_dead_saves_is_cleaned(fresh):
     os.makedirs(live)
     fluid.io.save_persistables(None, "ck", main)
     fluid.save_dygraph({"v": np.ones(2)}, "m")
-    assert sorted(os.listdir(".")) == sorted([live, "ck", "m.pdopt"])
+    assert sorted(os.listdir(".")) == sorted([live, "ck", "m.pdopt", "m.pdsave"])
 
 
 def test_interrupted_fallback_swap_is_recovered(fresh):
@@ -151,4 +151,24 @@ def test_interrupted_fallback_swap_is_recovered(fresh):
     w = main.global_block().create_var(name="w", shape=[1], dtype="float32", persistable=True)
     fluid.global_scope().var("w").get_tensor().set(np.ones(1, "float32"), None)
     fluid.io.save_vars(None, "ck", main, vars=[w])
-    assert sorted(os.listdir("ck")) == ["v", "w"]
+    assert sorted(os.listdir("ck")) == [".oar-manifest.json", "v", "w"]
+
+
+def test_no_staging_copy_survives_a_normal_exit(tmp_path):
+    """The background removal of the replaced checkpoint is joined before the interpreter exits."""
+    code = r"""
+import numpy as np
+from oar import fluid
+main = fluid.Program()
+vs = [main.global_block().create_var(name="w%02d" % i, shape=[1 << 16], dtype="float64",
+      persistable=True) for i in range(32)]
+for k in range(3):
+    for v in vs:
+        fluid.global_scope().var(v.name).get_tensor().set(np.full(1 << 16, k, "float64"), None)
+    fluid.io.save_persistables(None, "ckpt", main)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path)) == ["ckpt"]

@@ -70,6 +70,7 @@ def test_resume_training_matches_uninterrupted(tmp_path):
     assert sorted(p.name for p in (tmp_path / "checkpoint").iterdir()) == [
         "mnist_epoch0.pdopt",
         "mnist_epoch0.pdparams",
+        "mnist_epoch0.pdsave",
     ]
     assert isinstance(opt_dict["LR_Scheduler"], dict)
     assert set(params_dict) == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}

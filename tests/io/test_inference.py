@@ -26,6 +26,7 @@ def test_pruned_program_has_only_the_inference_path(fresh):
     names = fluid.io.save_inference_model("inf", ["x"], [pred], exe, main)
     assert names == [pred.name]
     assert sorted(os.listdir("inf")) == [
+        ".oar-manifest.json",
         "__model__",
         "fc_0.b_0",
         "fc_0.w_0",
@@ -58,7 +59,7 @@ def test_combined_params_and_custom_model_filename(fresh):
     fluid.io.save_inference_model(
         "inf", "x", pred, exe, main, model_filename="model.json", params_filename="params.bin"
     )
-    assert sorted(os.listdir("inf")) == ["model.json", "params.bin"]
+    assert sorted(os.listdir("inf")) == [".oar-manifest.json", "model.json", "params.bin"]
     with fluid.scope_guard(fluid.Scope()):
         prog, feeds, fetches = fluid.io.load_inference_model(
             "inf", exe, model_filename="model.json", params_filename="params.bin"
@@ -69,7 +70,7 @@ def test_combined_params_and_custom_model_filename(fresh):
 def test_program_only_and_export_for_deployment_false(fresh):
     main, exe, pred, _ = _trained(fresh)
     fluid.io.save_inference_model("po", ["x"], [pred], exe, main, program_only=True)
-    assert os.listdir("po") == ["__model__"]
+    assert sorted(os.listdir("po")) == [".oar-manifest.json", "__model__"]
     fluid.io.save_inference_model("full", ["x"], [pred], exe, main, export_for_deployment=False)
     doc = json.load(open("full/__model__"))
     assert "adam" in [op["type"] for op in doc["program"]["blocks"][0]["ops"]]

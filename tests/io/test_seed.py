@@ -23,7 +23,12 @@ def test_seed_linear_regression_end_to_end(tmp_path):
     m = re.search(r"9a\+5b\+2c\+10d=\[([-\d.e+]+)\]", r.stdout)
     assert m, r.stdout
     assert abs(float(m.group(1)) - 100.0) < 0.5
-    assert sorted(os.listdir(tmp_path / "result")) == ["__model__", "fc_0.b_0", "fc_0.w_0"]
+    assert sorted(os.listdir(tmp_path / "result")) == [
+        ".oar-manifest.json",
+        "__model__",
+        "fc_0.b_0",
+        "fc_0.w_0",
+    ]
 
 
 def test_seed_guide_snippets(tmp_path):
@@ -50,4 +55,8 @@ print(exe.run(main_prog, feed={"x": np.ones((1, 3), "float32")}, fetch_list=[out
     r = run_py(code, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "(1, 2)" in r.stdout
-    assert sorted(os.listdir(tmp_path / "my_paddle_model")) == ["fc_0.b_0", "fc_0.w_0"]
+    assert sorted(os.listdir(tmp_path / "my_paddle_model")) == [
+        ".oar-manifest.json",
+        "fc_0.b_0",
+        "fc_0.w_0",
+    ]

@@ -19,7 +19,12 @@ def test_fluid_save_load_round_trip(fresh):
     exe.run(startup)
     exe.run(main, feed=batch(0), fetch_list=[avg])
     fluid.save(main, "out/model")
-    assert sorted(os.listdir("out")) == ["model.pdmodel", "model.pdopt", "model.pdparams"]
+    assert sorted(os.listdir("out")) == [
+        "model.pdmodel",
+        "model.pdopt",
+        "model.pdparams",
+        "model.pdsave",
+    ]
     want = {v.name: scope_array(v.name) for v in main.list_vars() if v.persistable}
     with fluid.scope_guard(fluid.Scope()):
         exe.run(startup)
@@ -74,7 +79,11 @@ def test_save_dygraph_load_dygraph(tmp_path):
     }
     fluid.save_dygraph(model, "./checkpoint/mnist_epoch0")
     fluid.save_dygraph(opt, "./checkpoint/mnist_epoch0")
-    assert sorted(os.listdir("checkpoint")) == ["mnist_epoch0.pdopt", "mnist_epoch0.pdparams"]
+    assert sorted(os.listdir("checkpoint")) == [
+        "mnist_epoch0.pdopt",
+        "mnist_epoch0.pdparams",
+        "mnist_epoch0.pdsave",
+    ]
     params, opt_dict = fluid.load_dygraph("./checkpoint/mnist_epoch0")
     np.testing.assert_array_equal(params["fc.weight"], model["fc.weight"].numpy())
     assert params["fc.bias"].dtype == np.float32

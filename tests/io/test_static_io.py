@@ -23,7 +23,7 @@ def test_save_params_load_params_round_trip(fresh):
     _train(exe, avg)
     saved = {p.name: scope_array(p.name) for p in main.all_parameters()}
     fluid.io.save_params(exe, "params", main)
-    assert sorted(os.listdir("params")) == sorted(saved)
+    assert sorted(os.listdir("params")) == sorted([*saved, ".oar-manifest.json"])
     with fluid.scope_guard(fluid.Scope()):
         exe.run(startup)  # fresh initial values, then the saved ones on top
         fluid.io.load_params(exe, "params", main)
@@ -58,7 +58,7 @@ def test_combined_file_and_fluid_format(fresh):
     names = sorted(v.name for v in main.list_vars() if v.persistable)
     for fmt in ("oar", "fluid"):
         fluid.io.save_persistables(exe, f"ckpt_{fmt}", main, filename="all.bin", format=fmt)
-        assert os.listdir(f"ckpt_{fmt}") == ["all.bin"]
+        assert sorted(os.listdir(f"ckpt_{fmt}")) == [".oar-manifest.json", "all.bin"]
         with fluid.scope_guard(fluid.Scope()):
             fluid.io.load_persistables(exe, f"ckpt_{fmt}", main, filename="all.bin")
             assert sorted(fluid.global_scope().local_var_names()) == names
@@ -75,11 +75,11 @@ def test_save_vars_with_vars_and_predicate(fresh):
     exe.run(startup)
     w = main.global_block().var("fc_1.w_0")
     fluid.io.save_vars(exe, "only_w", main, vars=[w])
-    assert os.listdir("only_w") == ["fc_1.w_0"]
+    assert sorted(os.listdir("only_w")) == [".oar-manifest.json", "fc_1.w_0"]
     fluid.io.save_vars(
         exe, "biases", main, predicate=lambda v: v.persistable and v.name.endswith(".b_0")
     )
-    assert sorted(os.listdir("biases")) == ["fc_0.b_0", "fc_1.b_0"]
+    assert sorted(os.listdir("biases")) == [".oar-manifest.json", "fc_0.b_0", "fc_1.b_0"]
     before = scope_array("fc_1.w_0")
     fluid.global_scope().find_var("fc_1.w_0").get_tensor().set(
         np.zeros_like(before), fluid.CPUPlace()

@@ -31,7 +31,7 @@ class _CheckingDevicePlugin:
     def oar_register_kernels(self, registry):
         from oar_kernels_cpu import register_generic_kernels
 
-        register_generic_kernels(registry, CHECKING, CHECKING_XP)
+        register_generic_kernels(registry, CHECKING)  # xp from the device: CHECKING_XP
 
 
 if CHECKING not in oar.plugins.registries().devices.names():

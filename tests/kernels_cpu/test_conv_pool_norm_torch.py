@@ -211,9 +211,9 @@ def test_pool2d_vs_torch(ptype, k, s, p, ceil, exclusive):
         ("X",),
     )
     if ptype == "max":
-        fn = lambda a: F.max_pool2d(a, k, s, p, ceil_mode=ceil)  # noqa: E731
+        fn = lambda a: F.max_pool2d(a, k, s, p, ceil_mode=ceil)
     else:
-        fn = lambda a: F.avg_pool2d(a, k, s, p, ceil_mode=ceil, count_include_pad=not exclusive)  # noqa: E731
+        fn = lambda a: F.avg_pool2d(a, k, s, p, ceil_mode=ceil, count_include_pad=not exclusive)
     ty, (gx,) = torch_grads(fn, [x], d)
     np.testing.assert_allclose(y, ty, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(g["X"], gx, rtol=1e-10, atol=1e-12)

@@ -163,3 +163,20 @@ def test_suite_runs_on_a_checking_place_directly():
     )
     with use_place(place_for("checking")):
         check_case(case)
+
+
+def test_xp_is_resolved_once_when_the_first_family_loads():
+    """A device plugin's array module (cupy) is imported only when a kernel is first looked up."""
+    from oar.registry import KernelRegistry
+    from oar_kernels_cpu import register_generic_kernels
+
+    calls = []
+    xp = CheckingArrayModule()
+    kernels = KernelRegistry(registries().ops)  # a registry of its own: the session's stays as is
+    register_generic_kernels(kernels, "lazydev", lambda: calls.append(1) or xp)
+    assert calls == []
+    entry = kernels.lookup("softmax", "lazydev", "float32")
+    assert calls == [1] and entry.generic and entry.kernel.__globals__["xp"] is xp
+    assert kernels.lookup("relu", "lazydev", "float32").kernel.__globals__["xp"] is xp
+    assert calls == [1]
+    assert kernels.lookup("print", "lazydev", "float32") is None  # numpy-only

@@ -189,7 +189,7 @@ def ref_average_accumulates(
         max_average_window, int(n_upd * average_window)
     ):
         s1, s2, s3, old, n_acc = np.zeros_like(s1), np.zeros_like(s2), s1 + s2, n_acc, 0
-    i64 = lambda v: np.array([v], "int64")  # noqa: E731
+    i64 = lambda v: np.array([v], "int64")
     return {
         "out_sum_1": s1,
         "out_sum_2": s2,
@@ -217,7 +217,7 @@ REFS = {
 # --- one op call ------------------------------------------------------------------------------------------
 def _ins(op, shape=(3, 4)):
     p, g, lr = r(*shape), r(*shape), np.array([0.1], "float32")
-    pos = lambda: r(*shape, low=0.1, high=1.0)  # noqa: E731
+    pos = lambda: r(*shape, low=0.1, high=1.0)
     state = {
         "momentum": {"Velocity": r(*shape)},
         "lars_momentum": {"Velocity": r(*shape)},

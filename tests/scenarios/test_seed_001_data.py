@@ -98,7 +98,7 @@ ITERABLE = True
 
 py_reader = fluid.io.PyReader(feed_list=[image, label], capacity=64, 
 			use_double_buffer=True, iterable=ITERABLE)
-"""  # noqa: W291,E101,W191 (the seed's trailing space and tab)
+"""  # noqa: W291 (the seed's trailing space and tab)
 
 TRAIN_TEST_PAIR = """
 import paddle

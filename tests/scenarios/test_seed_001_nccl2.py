@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("oar_dist")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dist"))
-from mpi_helpers import run_mpi  # noqa: E402
+from mpi_helpers import run_mpi
 
 SAMPLE = """
 import os  # harness

@@ -21,6 +21,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 DATA_LAYER_CONFIG = """
 import paddle.fluid as fluid
@@ -122,6 +123,7 @@ def run(src: str) -> str:
     return r.stdout
 
 
+@pytest.mark.slow
 def test_data_layer_config_then_feed_numpy_to_the_executor():
     out = run(port(DATA_LAYER_CONFIG + FEED_EXECUTOR + FEED_CHECK))
     line = next(ln for ln in out.splitlines() if ln.startswith("W "))

@@ -259,6 +259,7 @@ def run_script(src: str, cwd) -> str:
     return r.stdout
 
 
+@pytest.mark.slow
 def test_seed_004_train_checkpoint_and_resume(tmp_path):
     _write_data(tmp_path)
     full = run_script(port(DEFINE) + port(TRAIN), tmp_path)

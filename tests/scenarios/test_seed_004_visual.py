@@ -171,6 +171,7 @@ def test_l2decay_adam_sample_adds_the_decay_to_the_gradient(tmp_path):
     np.testing.assert_allclose(r["w1"], with_decay, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_matplotlib_sample_trains_and_saves(tmp_path):
     seed004._write_data(tmp_path)
     out = seed004.run_script(script(MATPLOTLIB), tmp_path)
@@ -182,6 +183,7 @@ def test_matplotlib_sample_trains_and_saves(tmp_path):
     assert os.path.exists(tmp_path / "mnist.pdparams")
 
 
+@pytest.mark.slow
 def test_visualdl_sample_logs_the_printed_values(tmp_path):
     seed004._write_data(tmp_path)
     out = seed004.run_script(script(VISUALDL), tmp_path)

@@ -5,7 +5,7 @@ installed every ``relu`` on the CPU (static graph and dygraph) runs here.
 """
 
 import numpy as np
-from oar.hookspecs import hookimpl
+from oar.api import hookimpl
 
 CALLS = {"relu": 0}
 

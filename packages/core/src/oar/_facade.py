@@ -15,55 +15,63 @@ from typing import Any
 
 from oar.errors import MissingPluginError
 
-# dotted name (relative to oar.fluid, or "oar."-prefixed) -> distribution that provides it
+# dotted name (relative to oar.fluid, or "oar."-prefixed) -> distribution that provides it.
+# Core needs this table for plugins that are NOT installed (to name the pip command);
+# tests/core/test_plugins.py::test_facade_owner_table_matches_what_plugins_contribute checks
+# it entry for entry against the oar_fluid_api hooks of the installed plugins.
 OWNERS = {
-    "oar.batch": "oar-data",
-    "oar.reader": "oar-data",
-    "oar.dataset": "oar-data",
-    "io.PyReader": "oar-data",
-    "io.DataLoader": "oar-data",
     "DataFeeder": "oar-data",
     "contrib.reader": "oar-data",
-    "io.batch": "oar-data",
-    "io.shuffle": "oar-data",
-    "io.compose": "oar-data",
-    "io.buffered": "oar-data",
-    "io.firstn": "oar-data",
-    "io.xmap_readers": "oar-data",
-    "io.multiprocess_reader": "oar-data",
-    "io.map_readers": "oar-data",
-    "io.chain": "oar-data",
-    "io.cache": "oar-data",
-    "reader": "oar-data",
     "io.ComposeNotAligned": "oar-data",
-    "io.save_vars": "oar-io",
-    "io.save_params": "oar-io",
-    "io.save_persistables": "oar-io",
-    "io.save_inference_model": "oar-io",
-    "io.load_vars": "oar-io",
-    "io.load_params": "oar-io",
-    "io.load_persistables": "oar-io",
-    "io.load_inference_model": "oar-io",
-    "io.load_program_state": "oar-io",
-    "io.set_program_state": "oar-io",
-    "io.save": "oar-io",
-    "io.load": "oar-io",
-    "save": "oar-io",
-    "load": "oar-io",
-    "save_dygraph": "oar-io",
-    "load_dygraph": "oar-io",
-    "dygraph.save_dygraph": "oar-io",
-    "dygraph.load_dygraph": "oar-io",
-    "load_program_state": "oar-io",
-    "set_program_state": "oar-io",
+    "io.DataLoader": "oar-data",
+    "io.PyReader": "oar-data",
+    "io.batch": "oar-data",
+    "io.buffered": "oar-data",
+    "io.cache": "oar-data",
+    "io.chain": "oar-data",
+    "io.compose": "oar-data",
+    "io.firstn": "oar-data",
+    "io.map_readers": "oar-data",
+    "io.multiprocess_reader": "oar-data",
+    "io.shuffle": "oar-data",
+    "io.xmap_readers": "oar-data",
+    "oar.batch": "oar-data",
+    "oar.dataset": "oar-data",
+    "oar.reader": "oar-data",
+    "reader": "oar-data",
     "DistributeTranspiler": "oar-dist",
     "DistributeTranspilerConfig": "oar-dist",
-    "transpiler": "oar-dist",
-    "oar.distributed": "oar-dist",
     "dygraph.DataParallel": "oar-dist",
-    "dygraph.prepare_context": "oar-dist",
+    "dygraph.ParallelEnv": "oar-dist",
     "dygraph.parallel": "oar-dist",
+    "dygraph.prepare_context": "oar-dist",
     "incubate": "oar-dist",
+    "oar.distributed.launch": "oar-dist",
+    "transpiler": "oar-dist",
+    "dygraph.load_dygraph": "oar-io",
+    "dygraph.save_dygraph": "oar-io",
+    "io.get_program_parameter": "oar-io",
+    "io.get_program_persistable_vars": "oar-io",
+    "io.is_parameter": "oar-io",
+    "io.is_persistable": "oar-io",
+    "io.load": "oar-io",
+    "io.load_inference_model": "oar-io",
+    "io.load_params": "oar-io",
+    "io.load_persistables": "oar-io",
+    "io.load_program_state": "oar-io",
+    "io.load_vars": "oar-io",
+    "io.save": "oar-io",
+    "io.save_inference_model": "oar-io",
+    "io.save_params": "oar-io",
+    "io.save_persistables": "oar-io",
+    "io.save_vars": "oar-io",
+    "io.set_program_state": "oar-io",
+    "load": "oar-io",
+    "load_dygraph": "oar-io",
+    "load_program_state": "oar-io",
+    "save": "oar-io",
+    "save_dygraph": "oar-io",
+    "set_program_state": "oar-io",
 }
 
 
@@ -132,6 +140,30 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         return None
 
 
+class _NestedAliasFinder(importlib.abc.MetaPathFinder):
+    """``import oar.fluid.incubate.fleet.base.role_maker`` gives the plugin's own module object.
+
+    Below an alias, the parent's ``__path__`` is the plugin's directory, so the
+    path finder would load a second copy of the module under the alias name
+    (two classes of one name, two ``fleet`` singletons). Runs before the path
+    finder, and only for names whose parent is an alias (no registry lookup).
+    """
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None):
+        parent, _, last = fullname.rpartition(".")
+        if not parent.startswith("oar."):
+            return None
+        module = sys.modules.get(parent)
+        real = getattr(module, "__name__", None)
+        if module is None or real is None or real == parent:
+            return None
+        target_name = f"{real}.{last}"
+        spec = importlib.util.find_spec(target_name)
+        if spec is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(target_name, spec))
+
+
 class _AliasLoader(importlib.abc.Loader):
     def __init__(self, target: str, spec: Any) -> None:
         self.target = target
@@ -153,3 +185,5 @@ class _AliasLoader(importlib.abc.Loader):
 def install_alias_finder() -> None:
     if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
         sys.meta_path.append(_AliasFinder())
+    if not any(isinstance(f, _NestedAliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NestedAliasFinder())

@@ -4,16 +4,22 @@ This module is a leaf (it imports only pluggy) so a plugin can import the
 markers while ``oar`` itself is still being initialised.
 
 Registration hooks receive a registry object and add to it; they are called
-once, when the plugin manager is first set up at ``import oar`` (and again for
-a plugin registered later by hand). None of them is ``firstresult``: every
-plugin gets its say, and a registry refuses duplicate keys with a clear error.
+through ``pm.hook`` one plugin at a time, once, when the plugin manager is
+first set up at ``import oar`` (and again for a plugin registered later by
+hand). None of them is ``firstresult`` or ``historic``: every plugin gets its
+say, and a registry refuses duplicate keys with a clear error; a plugin whose
+hook raises is rolled back and listed as FAILED by ``oar plugins``.
+``oar_data_parallel_runner`` is the one ``firstresult`` hook.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:  # annotations only: at run time this module imports nothing of oar
+    from oar.registry import DeviceRegistry, KernelRegistry, NamedRegistry, OpRegistry
 
 PROJECT = "oar"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -24,7 +30,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def oar_register_ops(registry: Any) -> None:
+def oar_register_ops(registry: OpRegistry) -> None:
     """Add op definitions to ``registry`` (an :class:`oar.registry.OpRegistry`).
 
     Called once at start-up. An op definition is device-agnostic: slots, attrs
@@ -34,7 +40,7 @@ def oar_register_ops(registry: Any) -> None:
 
 
 @hookspec
-def oar_register_devices(registry: Any) -> None:
+def oar_register_devices(registry: DeviceRegistry) -> None:
     """Add devices to ``registry`` (an :class:`oar.registry.DeviceRegistry`).
 
     Called once at start-up, before kernels. A device names itself (``cpu``,
@@ -44,7 +50,7 @@ def oar_register_devices(registry: Any) -> None:
 
 
 @hookspec
-def oar_register_kernels(registry: Any) -> None:
+def oar_register_kernels(registry: KernelRegistry) -> None:
     """Add kernels to ``registry`` (an :class:`oar.registry.KernelRegistry`).
 
     ``registry.register_kernel(op_type, device, dtypes, kernel, priority=0)``;
@@ -57,7 +63,7 @@ def oar_register_kernels(registry: Any) -> None:
 
 
 @hookspec
-def oar_register_reader_decorators(registry: Any) -> None:
+def oar_register_reader_decorators(registry: NamedRegistry) -> None:
     """Add reader decorators (``name -> callable``) exposed as ``oar.reader.<name>``.
 
     ``registry.register(name, fn)``; called once when ``oar.reader`` is first used.
@@ -65,7 +71,7 @@ def oar_register_reader_decorators(registry: Any) -> None:
 
 
 @hookspec
-def oar_register_collective_backends(registry: Any) -> None:
+def oar_register_collective_backends(registry: NamedRegistry) -> None:
     """Add collective backends (``name -> factory``) such as ``mpi`` or ``nccl``.
 
     ``registry.register(name, factory)``; a factory returns an object with
@@ -86,7 +92,7 @@ def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
 
 
 @hookspec
-def oar_register_pserver_transports(registry: Any) -> None:
+def oar_register_pserver_transports(registry: NamedRegistry) -> None:
     """Add parameter-server transports (``name -> factory``), e.g. ``zmq``.
 
     ``registry.register(name, factory)``.
@@ -94,7 +100,7 @@ def oar_register_pserver_transports(registry: Any) -> None:
 
 
 @hookspec
-def oar_register_formats(registry: Any) -> None:
+def oar_register_formats(registry: NamedRegistry) -> None:
     """Add save/load formats (``name -> format object``) for tensors and programs.
 
     ``registry.register(name, fmt)``; selectable by name in the save/load API.

@@ -168,16 +168,18 @@ def register_families(
 ) -> None:
     """Register the kernel modules ``package.<family>`` for ``device``.
 
-    ``xp`` is the array module or a zero-argument function returning it
-    (called when the first family loads, so e.g. cupy is imported only then).
-    ``lazy``: each family is registered the first time a kernel of one of its
-    ops (the ops that ``oar.ops.<family>`` defines) is looked up.
+    ``xp`` is the array module, a zero-argument function returning it, or
+    ``None``: the array module of the device registered as ``device``
+    (``Device.xp``). It is resolved when the first family loads, so e.g. cupy
+    is imported only then. ``lazy``: each family is registered the first time
+    a kernel of one of its ops (the ops that ``oar.ops.<family>`` defines) is
+    looked up.
     """
     state: dict = {}
 
     def resolve() -> Any:
         if "xp" not in state:
-            state["xp"] = xp() if callable(xp) else xp
+            state["xp"] = _device_xp(device) if xp is None else xp() if callable(xp) else xp
         return state["xp"]
 
     def load(family: str) -> None:
@@ -188,6 +190,19 @@ def register_families(
     else:
         for family in families:
             load(family)
+
+
+def _device_xp(device: str) -> Any:
+    from oar.errors import RegistryError
+    from oar.plugins import registries
+
+    dev = registries().devices.get(device)
+    if dev is None:
+        raise RegistryError(
+            f"kernels for device '{device}': no plugin registered that device, so its array "
+            f"module is unknown; register the device (oar_register_devices) or pass xp"
+        )
+    return dev.xp
 
 
 __all__ = [

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from oar.user_array import user_array
+
 
 def lengths_to_offsets(lengths: Sequence) -> list:
     out = [0]
@@ -61,7 +63,11 @@ class LoDTensor:
         return self._array.dtype.name
 
     def numpy(self) -> np.ndarray:
-        return np.array(self)
+        """A copy of the data; 1-element results convert with ``float()`` on every NumPy.
+
+        (``np.array(t)`` always gives a plain ``ndarray``: NumPy's rule, see docs/numpy2.md.)
+        """
+        return user_array(np.array(self))
 
     def _is_initialized(self) -> bool:
         return self._array is not None

@@ -274,7 +274,7 @@ def _coerce_type(op_type, name, kind, value):
 class OpRegistry:
     """Op type -> :class:`OpDef`. Refuses duplicates."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._ops: dict[str, OpDef] = {}
         self._owner: dict[str, str] = {}
         self._family: dict[str, str] = {}
@@ -329,6 +329,12 @@ class OpRegistry:
     def owner(self, op_type: str) -> str:
         return self._owner.get(op_type, "?")
 
+    def remove_owned_by(self, plugin: str) -> None:
+        """Forget every op ``plugin`` registered (rolling back a plugin that failed)."""
+        for op_type in [t for t, owner in self._owner.items() if owner == plugin]:
+            del self._ops[op_type], self._owner[op_type]
+            self._family.pop(op_type, None)
+
     def family(self, op_type: str) -> str | None:
         """The op family (module of ``oar.ops``) that defines ``op_type``; None for other plugins' ops."""
         return self._family.get(op_type)
@@ -355,7 +361,7 @@ class Device:
     get_xp: Callable[[], Any]
     from_host: Callable[[Any, int], Any]
     to_host: Callable[[Any], Any]
-    synchronize: Callable[[int], None] = lambda device_id=0: None
+    synchronize: Callable[[int], None] = attrs.field(default=lambda device_id=0: None)
     plugin: str = "?"
 
     @property
@@ -366,7 +372,7 @@ class Device:
 class DeviceRegistry:
     """Device name -> :class:`Device`."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._devices: dict[str, Device] = {}
         self.current_plugin = "?"
 
@@ -380,6 +386,10 @@ class DeviceRegistry:
     def get(self, name: str) -> Device | None:
         return self._devices.get(name)
 
+    def remove_owned_by(self, plugin: str) -> None:
+        """Forget every device ``plugin`` registered (rolling back a plugin that failed)."""
+        self._devices = {n: d for n, d in self._devices.items() if d.plugin != plugin}
+
     def names(self) -> list:
         return sorted(self._devices)
 
@@ -390,7 +400,7 @@ class DeviceRegistry:
 class KernelRegistry:
     """(op type, device, dtype) -> kernel, highest priority first."""
 
-    def __init__(self, ops: OpRegistry):
+    def __init__(self, ops: OpRegistry) -> None:
         self._ops = ops
         self._entries: dict[tuple, list] = {}
         self._cache: dict[tuple, KernelEntry | None] = {}
@@ -410,7 +420,7 @@ class KernelRegistry:
 
     def _load(self, family: str | None) -> None:
         with self._lock:
-            pending = self._lazy.pop(family, None)
+            pending = self._lazy.pop(family, None) if family is not None else None
             for load, plugin in pending or ():
                 old, self.current_plugin = self.current_plugin, plugin
                 try:
@@ -495,6 +505,23 @@ class KernelRegistry:
         self._cache[key] = best
         return best
 
+    def remove_owned_by(self, plugin: str) -> None:
+        """Forget every kernel (and deferred family) ``plugin`` registered (a failed plugin)."""
+        with self._lock:
+            for key, bucket in list(self._entries.items()):
+                kept = [e for e in bucket if e.plugin != plugin]
+                if kept:
+                    self._entries[key] = kept
+                else:
+                    del self._entries[key]
+            for family, pending in list(self._lazy.items()):
+                kept = [(load, owner) for load, owner in pending if owner != plugin]
+                if kept:
+                    self._lazy[family] = kept
+                else:
+                    del self._lazy[family]
+            self._cache.clear()
+
     def devices_for(self, op_type: str) -> set:
         self._load(self._ops.family(op_type))
         return {k[1] for k in self._entries if k[0] == op_type}
@@ -508,7 +535,7 @@ class KernelRegistry:
 class NamedRegistry:
     """``name -> object`` for readers, formats, transports and collective backends."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str) -> None:
         self.kind = kind
         self._items: dict[str, Any] = {}
         self._owner: dict[str, str] = {}
@@ -533,6 +560,11 @@ class NamedRegistry:
 
     def __contains__(self, name: str) -> bool:
         return name in self._items
+
+    def remove_owned_by(self, plugin: str) -> None:
+        """Forget every name ``plugin`` registered (rolling back a plugin that failed)."""
+        for name in [n for n, owner in self._owner.items() if owner == plugin]:
+            del self._items[name], self._owner[name]
 
     def names(self) -> list:
         return sorted(self._items)

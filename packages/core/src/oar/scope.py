@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterator
 from typing import Any
 
@@ -97,14 +98,24 @@ class Scope:
 
 
 _global_scope = Scope()
+# scope_guard's scope for the current thread (or task); None: the process-wide one
+_guarded: contextvars.ContextVar = contextvars.ContextVar("oar_scope_guard", default=None)
 
 
 def global_scope() -> Scope:
-    """The scope executors use unless told otherwise."""
-    return _global_scope
+    """The scope executors use unless told otherwise.
+
+    Inside ``scope_guard(s)`` that is ``s`` - for the thread (or asyncio task)
+    that entered the guard only, so threads training side by side each keep
+    their own scope. Elsewhere it is the process-wide default scope, shared by
+    all threads, as in Fluid.
+    """
+    guarded = _guarded.get()
+    return _global_scope if guarded is None else guarded
 
 
 def _switch_scope(scope: Scope) -> Scope:
+    """Replace the process-wide default scope (not a guard's); returns the old one."""
     global _global_scope
     old, _global_scope = _global_scope, scope
     return old
@@ -112,11 +123,16 @@ def _switch_scope(scope: Scope) -> Scope:
 
 @contextlib.contextmanager
 def scope_guard(scope: Scope) -> Iterator[None]:
-    """Make ``scope`` the global scope inside the block."""
+    """Make ``scope`` the global scope inside the block, for the calling thread only.
+
+    A context variable holds it: other threads keep theirs (a thread started
+    inside the block starts with the process-wide default, as a new thread
+    starts with an empty context).
+    """
     if not isinstance(scope, Scope):
         raise TypeError(f"scope_guard takes a Scope, given {type(scope).__name__}")
-    old = _switch_scope(scope)
+    token = _guarded.set(scope)
     try:
         yield
     finally:
-        _switch_scope(old)
+        _guarded.reset(token)

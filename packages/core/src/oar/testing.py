@@ -338,3 +338,19 @@ def check_case(case: OpCase, place: Any = None) -> None:
     """Forward against the reference, then the numeric gradient check."""
     check_output(case, place)
     check_grad(case, place)
+
+
+@contextlib.contextmanager
+def scoped_registry() -> Iterator[Any]:
+    """Registrations made inside the block (ops, kernels, devices...) are undone on exit.
+
+    For tests that define throw-away ops or kernels: yields the registries, and
+    restores them as they were, so no test pops private registry dicts.
+    """
+    from oar.plugins import registries, restore, snapshot
+
+    state = snapshot()
+    try:
+        yield registries()
+    finally:
+        restore(state)

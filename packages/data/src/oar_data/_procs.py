@@ -28,7 +28,7 @@ def _child_pipe(reader: Any, conn: Any) -> None:
         for sample in reader():
             conn.send(sample)
         conn.send(_END)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         conn.send((_FAIL, repr(exc), traceback.format_exc()))
     finally:
         conn.close()
@@ -39,7 +39,7 @@ def _child_queue(reader: Any, q: Any) -> None:
         for sample in reader():
             q.put(sample)
         q.put(_END)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         q.put((_FAIL, repr(exc), traceback.format_exc()))
 
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from oar.api import LoDTensor, lengths_to_offsets
 from oar.errors import DtypeError, FeedError, ShapeError
-from oar.lod_tensor import LoDTensor, lengths_to_offsets
 
 
 class FieldSpec:
@@ -48,7 +48,7 @@ def specs_for(feed_list: Sequence, program: Any = None) -> list:
     for item in feed_list:
         if isinstance(item, str):
             if program is None:
-                from oar.framework.program import default_main_program
+                from oar.api import default_main_program
 
                 program = default_main_program()
             var = program.global_block()._find_var_recursive(item)

@@ -9,7 +9,7 @@ from oar_data.convert import samples_to_feed, specs_for
 
 
 def _default_num_places(place: Any) -> int:
-    from oar.places import cpu_places, cuda_places
+    from oar.api import cpu_places, cuda_places
 
     if place is not None and getattr(place, "is_gpu_place", lambda: False)():
         return len(cuda_places())

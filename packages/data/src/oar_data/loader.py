@@ -24,9 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from oar.api import LoDTensor, merge_feeds
 from oar.errors import EOFException
-from oar.executor.compiler import _merge_feeds
-from oar.lod_tensor import LoDTensor
 
 from oar_data._background import BackgroundIter
 from oar_data._procs import ProcessMerge
@@ -71,7 +70,7 @@ class GeneratorLoader:
         drop_last: bool = True,
         _what: str = "DataLoader",
     ) -> None:
-        from oar.framework.mode import in_dygraph_mode
+        from oar.api import in_dygraph_mode
 
         self._what = _what
         self._dygraph = in_dygraph_mode()
@@ -104,11 +103,12 @@ class GeneratorLoader:
         if not iterable:
             program = getattr(getattr(feed_list[0], "block", None), "program", None)
             if program is None:
-                from oar.framework.program import default_main_program
+                from oar.api import default_main_program
 
                 program = default_main_program()
-            program._readers.append(self)
+            _attach(program, self)
             self._program_ref = program
+        self._replaced_by: str | None = None
 
     # --- data sources ------------------------------------------------------------------------------
     @property
@@ -227,7 +227,7 @@ class GeneratorLoader:
         dygraph: bool,
     ):
         if dygraph:
-            from oar.dygraph import to_variable
+            from oar.api import to_variable
         try:
             group = []
             for feed in pipeline:
@@ -251,6 +251,11 @@ class GeneratorLoader:
             raise RuntimeError(
                 f"{self._what}: start() is for non-iterable loaders; iterate this one "
                 f"with `for data in loader():`"
+            )
+        if self._replaced_by is not None:
+            raise RuntimeError(
+                f"{self._what}: this loader was replaced by a newer {self._replaced_by} created on "
+                f"the same program for the same data layers; start() and reset() the new one"
             )
         if self._running is not None:
             raise RuntimeError(
@@ -293,7 +298,7 @@ class GeneratorLoader:
         if not feeds or (len(feeds) < wanted and self._drop_last):
             self._exhausted = True
             raise EOFException(f"{self._what}: end of epoch; call reset() before the next start()")
-        feed = feeds[0] if len(feeds) == 1 else _merge_feeds(feeds)
+        feed = feeds[0] if len(feeds) == 1 else merge_feeds(feeds)
         for name, value in feed.items():
             if isinstance(value, LoDTensor):
                 arrays[name] = value._array
@@ -302,10 +307,36 @@ class GeneratorLoader:
             else:
                 arrays[name] = value
 
+    def _detach(self, by: str) -> None:
+        """Stop this loader's thread: a newer loader replaced it on its program."""
+        if self._running is not None:
+            self._running.close()
+        self._running = None
+        self._replaced_by = by
+
     def __del__(self) -> None:
         running = getattr(self, "_running", None)
         if running is not None:
             running.close()
+
+
+def _attach(program: Any, loader: GeneratorLoader) -> None:
+    """Attach a non-iterable ``loader`` to ``program``, replacing the loaders it supersedes.
+
+    A loader created again for (some of) the same data layers of a program - a
+    training script that rebuilds its loader each epoch, a notebook cell run
+    twice - replaces the older one: its thread is stopped and it leaves the
+    program, so the executor asks only the new loader for batches.
+    """
+    names = {s.name for s in loader._specs}
+    kept = []
+    for old in program._readers:
+        if isinstance(old, GeneratorLoader) and names & {s.name for s in old._specs}:
+            old._detach(loader._what)
+        else:
+            kept.append(old)
+    kept.append(loader)
+    program._readers[:] = kept
 
 
 class DataLoader:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.hookspecs import hookimpl
+from oar.api import hookimpl
 
 
 @hookimpl

@@ -38,7 +38,7 @@ BUILTIN = (
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    from oar.plugins import registries
+    from oar.api import registries
 
     reg = registries().reader_decorators
     if name in reg:
@@ -49,6 +49,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list:
-    from oar.plugins import registries
+    from oar.api import registries
 
     return sorted(set(globals()) | set(registries().reader_decorators.names()))

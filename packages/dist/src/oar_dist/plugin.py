@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.hookspecs import hookimpl
+from oar.api import hookimpl
 
 DEVICE = "cpu"
 
@@ -48,10 +48,16 @@ def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
 
 @hookimpl
 def oar_fluid_api() -> dict:
-    from oar_dist import transpiler
+    from oar_dist import dygraph_parallel, incubate, launch, transpiler
 
     return {
         "DistributeTranspiler": transpiler.DistributeTranspiler,
         "DistributeTranspilerConfig": transpiler.DistributeTranspilerConfig,
         "transpiler": transpiler,
+        "oar.distributed.launch": launch.main,
+        "dygraph.parallel": dygraph_parallel,
+        "dygraph.ParallelEnv": dygraph_parallel.ParallelEnv,
+        "dygraph.DataParallel": dygraph_parallel.DataParallel,
+        "dygraph.prepare_context": dygraph_parallel.prepare_context,
+        "incubate": incubate,
     }

@@ -20,6 +20,10 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO
 
+from oar_io import manifest
+from oar_io.errors import CheckpointError, UnsafePathError
+from oar_io.paths import contained
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 _BUFFER = 1 << 20  # small headers are batched; large data writes go straight through
@@ -118,6 +122,8 @@ def _link_tree(src: str, dst: str) -> None:
     """Recreate ``src`` at ``dst`` with hard links (copies where links are impossible)."""
 
     def link(s: str, d: str) -> None:
+        if os.path.lexists(d):  # rewritten by this save: keep the new file
+            return
         try:
             os.link(s, d)
         except OSError:
@@ -134,6 +140,7 @@ def _unsafe_to_swap(path: str) -> bool:
 
 
 _pending: list = []
+_pending_registered: list = []
 
 
 def _remove_later(path: str) -> None:
@@ -148,6 +155,11 @@ def _remove_later(path: str) -> None:
         daemon=True,
     )
     t.start()
+    if not _pending_registered:
+        import atexit
+
+        atexit.register(wait_for_cleanup)  # a daemon thread dies with the interpreter
+        _pending_registered.append(True)
     _pending.append(t)
     _pending[:] = [x for x in _pending if x.is_alive()]
 
@@ -185,33 +197,58 @@ class DirTransaction:
             prefix=f".{base}.{os.getpid()}-", suffix=".oar-staging", dir=parent
         )
         self._written: list = []
+        self._entries: dict = {}
+        self.save_id = manifest.new_save_id()
 
     def path(self, relname: str) -> str:
         return os.path.join(self.staging, relname)
 
     @contextlib.contextmanager
-    def open(self, relname: str) -> Iterator[IO[bytes]]:
+    def open(self, relname: str, what: str = "file name") -> Iterator[IO[bytes]]:
+        """A file to write ``dirname/relname``; ``relname`` must stay inside the directory."""
+        contained(self.dirname, relname, what)
+        if relname == manifest.DIR_MANIFEST:
+            raise UnsafePathError(f"{what} {relname!r} is reserved for the checkpoint manifest")
         p = self.path(relname)
         os.makedirs(os.path.dirname(p), exist_ok=True)
         with open(p, "wb", buffering=_BUFFER) as f:
-            yield f
+            hw = manifest.HashingWriter(f)
+            yield hw  # type: ignore[misc]  # a write-only IO[bytes] that hashes
             f.flush()
             if fsync_enabled():
                 os.fsync(f.fileno())
         self._written.append(relname)
+        self._entries[relname] = hw.entry()
+
+    def _write_manifest(self, directory: str) -> None:
+        """The manifest of this save plus the carried-over files the old one vouched for."""
+        files = {}
+        try:
+            old = manifest.read(os.path.join(self.dirname, manifest.DIR_MANIFEST))
+        except CheckpointError:
+            old = None
+        if old is not None and old.get("save_id") != self.save_id:
+            for rel, entry in old["files"].items():
+                if rel not in self._entries and os.path.isfile(os.path.join(directory, rel)):
+                    files[rel] = entry
+        files.update(self._entries)
+        with atomic_file(os.path.join(directory, manifest.DIR_MANIFEST)) as f:
+            f.write(manifest.dumps(self.save_id, files))
 
     def commit(self) -> None:
-        _fsync_dir(self.staging)
         parent = os.path.dirname(self.dirname)
-        if self._per_file:
+        if self._per_file:  # not one unit: the manifest, replaced last, names the new files
             for rel in self._written:
                 target = os.path.join(self.dirname, rel)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 os.replace(self.path(rel), target)
+            self._write_manifest(self.dirname)
             _fsync_dir(self.dirname)
             shutil.rmtree(self.staging, ignore_errors=True)
             return
         if not os.path.exists(self.dirname):
+            self._write_manifest(self.staging)
+            _fsync_dir(self.staging)
             os.rename(self.staging, self.dirname)
             _fsync_dir(parent)
             return
@@ -222,7 +259,7 @@ class DirTransaction:
             )
         written = set(self._written)
         for entry in os.listdir(self.dirname):
-            if entry in written:
+            if entry in written or entry == manifest.DIR_MANIFEST:
                 continue
             src, dst = os.path.join(self.dirname, entry), os.path.join(self.staging, entry)
             if os.path.isdir(src) and not os.path.islink(src):
@@ -232,6 +269,8 @@ class DirTransaction:
                     os.link(src, dst, follow_symlinks=False)
                 except OSError:
                     shutil.copy2(src, dst, follow_symlinks=False)
+        self._write_manifest(self.staging)
+        _fsync_dir(self.staging)
         if _exchange(self.staging, self.dirname):
             _fsync_dir(parent)
             # the old checkpoint now sits at the staging name: unlinking its files costs as much
@@ -257,3 +296,135 @@ class DirTransaction:
             self.commit()
         else:
             self.abort()
+
+
+def _part_name(base: str, save_id: str, suffix: str) -> str:
+    d, b = os.path.split(base)
+    return os.path.join(d, f".{b}.{save_id}{suffix}.oar-part")
+
+
+def clean_parts(base: str, keep: str | None) -> None:
+    """Remove part files of ``base`` from other saves (whose process is dead, or this one's)."""
+    d, b = os.path.split(os.path.abspath(base))
+    prefix = f".{b}."
+    try:
+        entries = os.listdir(d)
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.startswith(prefix) or not entry.endswith(".oar-part"):
+            continue
+        sid = entry[len(prefix) :].split(".", 1)[0]
+        pid = sid.split("-", 1)[0]
+        if sid == keep or not pid.isdigit():
+            continue
+        if int(pid) != os.getpid() and _pid_alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(d, entry))
+
+
+def roll_forward(base: str) -> None:
+    """Finish the renames of a save that died after writing its manifest (the manifest rules)."""
+    try:
+        m = manifest.read(base + manifest.PREFIX_MANIFEST)
+    except CheckpointError:
+        return
+    if m is None:
+        return
+    for suffix in m["files"]:
+        if suffix not in PREFIX_SUFFIXES:
+            continue
+        part = _part_name(base, m["save_id"], suffix)
+        if os.path.exists(part):
+            os.replace(part, base + suffix)
+
+
+class PrefixTransaction:
+    """The files of one ``fluid.save`` / ``save_dygraph`` (``prefix.pdparams`` ...) as one unit.
+
+    Each part is written to a hidden ``.name.<save id><suffix>.oar-part`` file;
+    :meth:`commit` then writes the manifest ``prefix.pdsave`` (the commit point)
+    and renames the parts over their final names. A reader that finds a final
+    file not matching the manifest reads the part file instead, so it sees the
+    old save or the new one whatever instant it reads at, and a save killed
+    at any point leaves one of the two loadable. ``replace_all`` (fluid.save)
+    drops parts of the old save this one does not write; otherwise (save_dygraph)
+    they stay in the checkpoint.
+    """
+
+    def __init__(self, base: str, replace_all: bool) -> None:
+        self.base = os.path.abspath(base)
+        os.makedirs(os.path.dirname(self.base), exist_ok=True)
+        self.replace_all = replace_all
+        self.save_id = manifest.new_save_id()
+        self._entries: dict = {}
+        roll_forward(self.base)
+        clean_parts(self.base, None)
+        directory, name = os.path.split(self.base)
+        for suffix in (*PREFIX_SUFFIXES, manifest.PREFIX_MANIFEST):
+            clean_debris(directory, name + suffix)
+
+    @contextlib.contextmanager
+    def open(self, suffix: str) -> Iterator[IO[bytes]]:
+        part = _part_name(self.base, self.save_id, suffix)
+        try:
+            with open(part, "wb", buffering=_BUFFER) as f:
+                hw = manifest.HashingWriter(f)
+                yield hw  # type: ignore[misc]  # a write-only IO[bytes] that hashes
+                f.flush()
+                if fsync_enabled():
+                    os.fsync(f.fileno())
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(part)
+            raise
+        self._entries[suffix] = hw.entry()
+
+    def commit(self) -> None:
+        mpath = self.base + manifest.PREFIX_MANIFEST
+        files = {}
+        if not self.replace_all:
+            try:
+                old = manifest.read(mpath)
+            except CheckpointError:
+                old = None
+            for suffix in PREFIX_SUFFIXES:
+                if suffix in self._entries or not os.path.isfile(self.base + suffix):
+                    continue
+                if old is not None and suffix in old["files"]:
+                    files[suffix] = old["files"][suffix]
+                elif old is None:  # a part written without a manifest joins this checkpoint
+                    with open(self.base + suffix, "rb") as f:
+                        files[suffix] = manifest.file_entry(f)
+        files.update(self._entries)
+        directory = os.path.dirname(self.base)
+        _fsync_dir(directory)
+        with atomic_file(mpath) as f:  # the commit point
+            f.write(manifest.dumps(self.save_id, files))
+        for suffix in self._entries:
+            os.replace(_part_name(self.base, self.save_id, suffix), self.base + suffix)
+        if self.replace_all:
+            for suffix in PREFIX_SUFFIXES:
+                if suffix not in files:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self.base + suffix)
+        _fsync_dir(directory)
+        clean_parts(self.base, None)
+
+    def abort(self) -> None:
+        for suffix in self._entries:
+            with contextlib.suppress(OSError):
+                os.unlink(_part_name(self.base, self.save_id, suffix))
+
+    def __enter__(self) -> PrefixTransaction:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+PREFIX_SUFFIXES = (".pdparams", ".pdopt", ".pdmodel")

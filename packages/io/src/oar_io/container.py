@@ -17,8 +17,13 @@ from typing import IO, Any
 import numpy as np
 
 from oar_io.atomic import atomic_file
-from oar_io.errors import CorruptFileError, MissingVariableError, TruncatedFileError
-from oar_io.tensor_formats import OarTensorFormat, _read_exact
+from oar_io.errors import (
+    CorruptFileError,
+    LimitExceededError,
+    MissingVariableError,
+    TruncatedFileError,
+)
+from oar_io.tensor_formats import OarTensorFormat, _read_exact, check_size
 
 MAGIC, JSON_MAGIC, VERSION = b"OARD", b"OARJ", 1
 _tensor = OarTensorFormat()
@@ -76,17 +81,51 @@ def write_dict(f: IO[bytes], state: dict) -> None:
 
 
 def save_dict(path: str, state: dict) -> None:
-    """Write ``state`` to ``path`` atomically."""
+    """Write ``state`` to ``path`` atomically (a single file; checkpoints use PrefixTransaction)."""
     with atomic_file(path) as f:
         write_dict(f, state)
 
 
-def load_dict(path: str) -> dict:
-    """Read a dict written by :func:`save_dict`, verifying every record."""
+MAX_JSON_DEPTH = 64
+
+
+def json_depth(data: bytes) -> int:
+    """How deeply ``[``/``{`` nest in JSON ``data`` (strings skipped), without recursing."""
+    import re
+
+    stripped = re.sub(rb'"(?:[^"\\]|\\.)*"', b"", data)
+    a = np.frombuffer(stripped, dtype=np.uint8)
+    step = np.isin(a, (0x5B, 0x7B)).astype(np.int32) - np.isin(a, (0x5D, 0x7D)).astype(np.int32)
+    return int(np.cumsum(step).max(initial=0))
+
+
+def loads_json(data: bytes, path: str, what: str) -> Any:
+    """JSON from an untrusted file: nesting bounded, every failure a CorruptFileError."""
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise LimitExceededError(
+            f"file '{path}': the {what} nests deeper than {MAX_JSON_DEPTH} levels; the file is "
+            f"damaged or crafted"
+        )
     try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise MissingVariableError(f"file '{path}' not found") from None
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise CorruptFileError(f"file '{path}': the {what} is not valid JSON: {exc}") from None
+
+
+def _json_entry(body: bytes, path: str, i: int) -> tuple:
+    doc = loads_json(body, path, f"entry {i}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or "value" not in doc:
+        raise CorruptFileError(f"file '{path}': entry {i} is not a {{name, value}} record")
+    return doc["name"], doc["value"]
+
+
+def load_dict(path: str, f: IO[bytes] | None = None) -> dict:
+    """Read a dict written by :func:`save_dict` (from ``f`` when given), verifying every record."""
+    if f is None:
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            raise MissingVariableError(f"file '{path}' not found") from None
     with f:
         head = f.read(10)
         if len(head) < 10 or head[:4] != MAGIC:
@@ -103,7 +142,7 @@ def load_dict(path: str) -> dict:
             raise CorruptFileError(f"file '{path}': state file version {version} is not supported")
         out: dict = {}
         for i in range(count):
-            magic = f.peek(4)[:4]
+            magic = f.peek(4)[:4]  # type: ignore[attr-defined]  # a buffered reader
             if not magic:
                 raise TruncatedFileError(
                     f"file '{path}' is truncated: it holds {i} of {count} entries"
@@ -111,16 +150,18 @@ def load_dict(path: str) -> dict:
             if magic == JSON_MAGIC:
                 first = _read_exact(f, 10, path, None, "entry header")
                 _, n = struct.unpack("<HI", first[4:])
+                check_size(f, n + 4, path, None, f"entry {i}")
                 body = _read_exact(f, n + 4, path, None, "entry")
                 if zlib.crc32(body[:n]) != struct.unpack("<I", body[n:])[0]:
                     raise CorruptFileError(
                         f"file '{path}': entry {i} fails its checksum; the file is damaged"
                     )
-                doc = json.loads(body[:n])
-                out[doc["name"]] = doc["value"]
+                name, value = _json_entry(body[:n], path, i)
             else:
-                name, array, _ = _tensor.read_record(f, path)
-                out[name] = array
+                name, value, _ = _tensor.read_record(f, path)
+            if name in out:
+                raise CorruptFileError(f"file '{path}' holds entry '{name[:200]}' twice")
+            out[name] = value
         if f.read(1):
             raise CorruptFileError(
                 f"file '{path}' has data after its {count} entries; the file is damaged"

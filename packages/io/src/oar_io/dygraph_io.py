@@ -12,7 +12,9 @@ import os
 from typing import Any
 
 from oar_io import container
+from oar_io.atomic import PrefixTransaction
 from oar_io.errors import MissingVariableError
+from oar_io.manifest import PREFIX_MANIFEST
 
 
 def _is_param(value: Any) -> bool:
@@ -42,15 +44,20 @@ def save_dygraph(state_dict: dict, model_path: str) -> None:
             f"save_dygraph: model_path must be 'dirname/filename', given '{model_path}'"
         )
     suffix = ".pdparams" if all(_is_param(v) for v in state_dict.values()) else ".pdopt"
-    container.save_dict(base + suffix, state_dict)
+    with PrefixTransaction(base, replace_all=False) as tx, tx.open(suffix) as f:
+        container.write_dict(f, state_dict)
 
 
 def load_dygraph(model_path: str, keep_name_table: bool = False) -> tuple:
     """``(params, optimizer state)`` from ``model_path.pdparams`` / ``.pdopt``; the latter None if absent."""
     base = _prefix(model_path, "load_dygraph")
     params_path, opt_path = base + ".pdparams", base + ".pdopt"
-    if not os.path.isfile(params_path) and not os.path.isfile(opt_path):
+    if not (
+        os.path.isfile(params_path)
+        or os.path.isfile(opt_path)
+        or os.path.isfile(base + PREFIX_MANIFEST)
+    ):
         raise MissingVariableError(f"load_dygraph: parameter file '{params_path}' not found")
-    params = container.load_dict(params_path) if os.path.isfile(params_path) else None
-    opt = container.load_dict(opt_path) if os.path.isfile(opt_path) else None
-    return params, opt
+    from oar_io.program_state import read_states
+
+    return read_states(base, "load_dygraph")

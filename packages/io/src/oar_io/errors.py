@@ -25,6 +25,18 @@ class MissingVariableError(CheckpointError, FileNotFoundError):
     """A variable the program needs has no file (or no entry) in the checkpoint."""
 
 
+class UnsafePathError(CheckpointError):
+    """A file name derived from a variable or model would lie outside the target directory."""
+
+
+class LimitExceededError(CorruptFileError):
+    """A file declares more (data, nesting, entries) than it holds or than a loader accepts."""
+
+
+class UnsupportedOpError(CheckpointError, NotImplementedError):
+    """A model file uses ops no installed plugin defines."""
+
+
 def at(path: str, name: str | None) -> str:
     """``file 'p' (variable 'v')`` for messages."""
     return f"file '{path}'" + (f" (variable '{name}')" if name else "")

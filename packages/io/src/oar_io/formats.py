@@ -24,7 +24,7 @@ _default: dict = {}
 
 
 def _registry():
-    from oar.plugins import registries
+    from oar.api import registries
 
     return registries().formats
 

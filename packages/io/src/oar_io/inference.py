@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from oar_io import static_io, varstore
+from oar_io import snapshot, static_io, varstore
 from oar_io.atomic import DirTransaction
-from oar_io.errors import MissingVariableError
+from oar_io.errors import CorruptFileError, MissingVariableError
 from oar_io.formats import get_format, sniff
+from oar_io.paths import check_relname
 
 MODEL_FILENAME = "__model__"
 
@@ -33,7 +34,7 @@ def _check_names(feeded_var_names: Any) -> list:
 
 
 def _check_targets(target_vars: Any) -> list:
-    from oar.framework.variable import Variable
+    from oar.api import Variable
 
     targets = target_vars if isinstance(target_vars, (list, tuple)) else [target_vars]
     for t in targets:
@@ -47,7 +48,7 @@ def _check_targets(target_vars: Any) -> list:
 
 def prune_for_inference(program: Any, feeds: list, targets: list) -> Any:
     """Test-mode copy of ``program`` holding only what ``targets`` need from ``feeds``."""
-    from oar.framework.pruning import prune_to_targets
+    from oar.api import prune_to_targets
 
     block = program.global_block()
     for name in feeds:
@@ -98,6 +99,7 @@ def save_inference_model(
     pfmt = get_format(program_format, "program")
     model = pfmt.dumps(pruned, feeds, fetch_names)
     model_file = model_filename or MODEL_FILENAME
+    check_relname(model_file, "save_inference_model: model_filename", dirname)
     if program_only:
         with DirTransaction(dirname) as tx, tx.open(model_file) as f:
             f.write(model)
@@ -105,20 +107,65 @@ def save_inference_model(
     scope = varstore.current_scope()
     params = [v for v in pruned.list_vars() if static_io.is_persistable(v)]
     items = [(v.name, *varstore.value_of(scope, v.name)) for v in params]
-    varstore.write_vars(dirname, items, params_filename, format, extra={model_file: model})
+    varstore.write_vars(
+        dirname,
+        items,
+        params_filename,
+        format,
+        extra={model_file: model},
+        fn="save_inference_model",
+    )
     return fetch_names
 
 
 def read_model(dirname: str, model_filename: str | None = None) -> tuple:
     """``(program, feed names, fetch names)`` from a model file of any registered program format."""
-    path = os.path.join(dirname, model_filename or MODEL_FILENAME)
-    if not os.path.isfile(path):
-        where = "" if os.path.isdir(dirname) else f" (the directory '{dirname}' does not exist)"
-        raise MissingVariableError(f"load_inference_model: model file '{path}' not found{where}")
-    with open(path, "rb") as f:
-        data = f.read()
+    if not os.path.isdir(dirname):
+        path = os.path.join(dirname, model_filename or MODEL_FILENAME)
+        raise MissingVariableError(
+            f"load_inference_model: model file '{path}' not found (the directory '{dirname}' "
+            f"does not exist)"
+        )
+    return snapshot.read_dir(dirname, lambda snap: _read_model(snap, model_filename))
+
+
+MAX_MODEL_BYTES = 1 << 31
+
+
+def _read_model(snap: Any, model_filename: str | None) -> tuple:
+    rel = model_filename or MODEL_FILENAME
+    path = os.path.join(snap.dirname, rel)
+    try:
+        f = snap.open(rel, "load_inference_model: model_filename")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise MissingVariableError(f"load_inference_model: model file '{path}' not found") from None
+    with f:
+        data = f.read(MAX_MODEL_BYTES + 1)
+    if len(data) > MAX_MODEL_BYTES:
+        raise CorruptFileError(f"model file '{path}' is larger than {MAX_MODEL_BYTES} bytes")
     fmt = sniff(data[:64], path, "program")
-    return fmt.loads(data, path)
+    out = fmt.loads(data, path)
+    snap.check(rel)
+    return out
+
+
+def _load_snapshot(snap: Any, model_filename: str | None, params_filename: str | None) -> tuple:
+    """Model and parameters from one snapshot of the directory (never two different saves)."""
+    program, feeds, fetches = _read_model(snap, model_filename)
+    path = os.path.join(snap.dirname, model_filename or MODEL_FILENAME)
+    params = [v for v in program.list_vars() if static_io.is_persistable(v)]
+    what = f"model file '{path}' names persistable variable"
+    for v in params:  # a crafted model must not make the load open a file outside dirname
+        check_relname(v.name, what, snap.dirname)
+    block = program.global_block()
+    for n in list(feeds) + list(fetches):
+        if block._find_var_recursive(n) is None:
+            raise CorruptFileError(
+                f"model file '{path}': feed/fetch target {n[:200]!r} is not a variable of the "
+                f"program"
+            )
+    values = varstore.read_snapshot(snap, params, params_filename, what)
+    return program, feeds, fetches, values
 
 
 def _paddle_layout(dirname: str, model_filename: str | None, params_filename: str | None) -> tuple:
@@ -162,9 +209,11 @@ def load_inference_model(
     dirname, model_filename, params_filename = _paddle_layout(
         dirname, model_filename, params_filename
     )
-    program, feeds, fetches = read_model(dirname, model_filename)
-    params = [v for v in program.list_vars() if static_io.is_persistable(v)]
-    values = varstore.read_vars(dirname, params, params_filename)
+    if not os.path.isdir(dirname):
+        read_model(dirname, model_filename)  # raises the "not found" error
+    program, feeds, fetches, values = snapshot.read_dir(
+        dirname, lambda snap: _load_snapshot(snap, model_filename, params_filename)
+    )
     scope = varstore.current_scope()
     for name, (array, lod) in values.items():
         varstore.store(scope, name, array, lod)

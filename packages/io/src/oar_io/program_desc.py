@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from oar_io import wire
-from oar_io.errors import CorruptFileError
+from oar_io.errors import CheckpointError, CorruptFileError, UnsupportedOpError
 from oar_io.tensor_formats import FLUID_DTYPE_CODES, FLUID_DTYPES
 
 VAR_TYPES = {
@@ -48,9 +48,9 @@ FLOAT64 = 15
 
 
 def _attr_value(a: dict) -> Any:
-    t = wire.one(a, 2)
+    t = wire.integer(a, 2, -1)
     if t == INT:
-        return wire.signed32(wire.one(a, 3, 0))
+        return wire.signed32(wire.integer(a, 3, 0))
     if t == FLOAT:
         return wire.floats(a, 4)[-1] if a.get(4) else 0.0
     if t == STRING:
@@ -62,13 +62,13 @@ def _attr_value(a: dict) -> Any:
     if t == STRINGS:
         return wire.strings(a, 8)
     if t == BOOLEAN:
-        return bool(wire.one(a, 10, 0))
+        return bool(wire.integer(a, 10, 0))
     if t == BOOLEANS:
         return [bool(x) for x in wire.ints(a, 11)]
     if t == BLOCK:
-        return wire.one(a, 12, 0)
+        return wire.integer(a, 12, 0)
     if t == LONG:
-        return wire.signed64(wire.one(a, 13, 0))
+        return wire.signed64(wire.integer(a, 13, 0))
     if t == BLOCKS:
         return wire.ints(a, 14)
     if t == LONGS:
@@ -81,112 +81,200 @@ def _attr_value(a: dict) -> Any:
 
 
 def _slots(msgs: list) -> dict:
-    return {wire.string(m, 1): wire.strings(m, 2) for m in msgs}
+    out = {}
+    for m in msgs:
+        key = wire.string(m, 1)
+        if key is None:
+            raise wire.WireError("an op input/output slot has no name")
+        out[key] = wire.strings(m, 2)
+    return out
+
+
+MAX_DIMS = 32  # numpy allows 64; no Fluid model has more than a handful
+
+
+def _dims(td: dict) -> tuple:
+    dims = wire.ints(td, 2)
+    if len(dims) > MAX_DIMS:
+        raise wire.WireError(f"a TensorDesc with {len(dims)} dims (at most {MAX_DIMS})")
+    return tuple(dims)
 
 
 def _tensor_desc(vt: dict) -> tuple:
     """(dtype, shape, lod_level) from a VarType message."""
     for field in (3, 4):  # lod_tensor, tensor_array: LoDTensorDesc {tensor=1, lod_level=2}
         if vt.get(field):
-            ld = wire.parse(wire.one(vt, field))
-            td = wire.parse(wire.one(ld, 1))
-            return FLUID_DTYPES.get(wire.one(td, 1)), tuple(wire.ints(td, 2)), wire.one(ld, 2, 0)
+            ld = wire.message(vt, field)
+            td = wire.message(ld, 1)
+            lod_level = wire.integer(ld, 2, 0)
+            if lod_level > 64:
+                raise wire.WireError(f"lod_level {lod_level} is not plausible")
+            return FLUID_DTYPES.get(wire.integer(td, 1, -1)), _dims(td), lod_level
     if vt.get(2):  # selected_rows: TensorDesc
-        td = wire.parse(wire.one(vt, 2))
-        return FLUID_DTYPES.get(wire.one(td, 1)), tuple(wire.ints(td, 2)), 0
+        td = wire.message(vt, 2)
+        return FLUID_DTYPES.get(wire.integer(td, 1, -1)), _dims(td), 0
     return None, None, 0
 
 
 def parse_program(data: bytes, path: str = "<bytes>") -> tuple:
-    """``(program, feed names, fetch names)`` from ``ProgramDesc`` bytes."""
-    from oar.framework.block import Block
-    from oar.framework.operator import Operator
-    from oar.framework.program import Program
-    from oar.framework.variable import Parameter, Variable
-    from oar.plugins import registries
+    """``(program, feed names, fetch names)`` from ``ProgramDesc`` bytes.
 
-    ops_reg = registries().ops
+    The bytes may come from anywhere: every malformed input raises a
+    :class:`~oar_io.errors.CorruptFileError` naming ``path``; blocks are walked
+    one var/op at a time, so the cost stays a small multiple of the size.
+    """
     try:
-        prog = wire.parse(data)
-        blocks = wire.messages(prog, 1)
+        return _parse_program(data, path)
+    except CheckpointError:
+        raise
     except wire.WireError as exc:
         raise CorruptFileError(
-            f"model file '{path}' is not a ProgramDesc protobuf: {exc}"
+            f"model file '{path}' is not a well-formed ProgramDesc protobuf: {exc}"
         ) from None
-    if not blocks:
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError) as exc:
+        raise CorruptFileError(
+            f"model file '{path}' does not describe a valid program: {type(exc).__name__}: "
+            f"{str(exc)[:300]}"
+        ) from None
+
+
+def _parse_program(data: bytes, path: str) -> tuple:
+    from oar.api import ProgramBuilder, registries
+
+    ops_reg = registries().ops
+    block_bytes = []
+    for field, wt, val in wire.iter_fields(data):
+        if field == 1:
+            if wt != wire.LEN:
+                raise wire.WireError(f"field 1 (blocks): wire type {wt}")
+            block_bytes.append(val)
+    if not block_bytes:
         raise CorruptFileError(f"model file '{path}' holds no blocks; it is not a ProgramDesc")
-    p = Program()
-    p.blocks = []
+    builder = ProgramBuilder()
     feeds: dict = {}
     fetches: dict = {}
     missing: set = set()
-    for bd in blocks:
-        b = Block(
-            p,
-            wire.one(bd, 1, 0),
-            wire.signed32(wire.one(bd, 2, 0)),
-            wire.signed32(wire.one(bd, 5, (1 << 64) - 1)),
-        )
-        for vd in wire.messages(bd, 3):
+    nblocks = len(block_bytes)
+    for pos, raw in enumerate(block_bytes):
+        head = {}
+        var_msgs: list[bytes] = []
+        op_msgs: list[bytes] = []
+        for field, wt, val in wire.iter_fields(raw):
+            if field in (3, 4):
+                if wt != wire.LEN:
+                    raise wire.WireError(f"block {pos}: field {field} has wire type {wt}")
+                (var_msgs if field == 3 else op_msgs).append(val)
+            elif wt == wire.VARINT:
+                head[field] = val
+        idx = head.get(1, 0)
+        parent = wire.signed32(head.get(2, 0))
+        fwd = wire.signed32(head.get(5, (1 << 64) - 1))
+        if idx != pos or not -1 <= parent < idx:
+            raise CorruptFileError(
+                f"model file '{path}': block {pos} says idx {idx}, parent {parent}; blocks "
+                f"must be numbered in order and have an earlier parent"
+            )
+        if not -1 <= fwd < nblocks:
+            raise CorruptFileError(
+                f"model file '{path}': block {pos} names forward block {fwd} of {nblocks}"
+            )
+        builder.add_block(parent, fwd)
+        for vraw in var_msgs:
+            vd = wire.parse(vraw)
             name = wire.string(vd, 1)
-            vt = wire.parse(wire.one(vd, 2, b""))
-            vtype = VAR_TYPES.get(wire.one(vt, 1), "raw")
+            if not name:
+                raise CorruptFileError(
+                    f"model file '{path}': block {pos} has a variable without a name"
+                )
+            if builder.has_var(pos, name):
+                raise CorruptFileError(
+                    f"model file '{path}': block {pos} declares variable {name[:200]!r} twice"
+                )
+            vt = wire.message(vd, 2)
+            vtype = VAR_TYPES.get(wire.integer(vt, 1, -1), "raw")
             if vtype in ("feed_minibatch", "fetch_list"):
                 continue
             dtype, shape, lod_level = _tensor_desc(vt)
             kw = dict(
-                name=name,
                 shape=shape,
                 dtype=dtype,
                 lod_level=lod_level,
                 type=vtype,
-                persistable=bool(wire.one(vd, 3, 0)),
+                persistable=bool(wire.integer(vd, 3, 0)),
+                stop_gradient=bool(wire.integer(vd, 6, 0)),
             )
-            if wire.one(vd, 5, 0):
-                v = Parameter(b, **kw)
+            if wire.integer(vd, 5, 0):
+                builder.add_var(pos, name, kind="parameter", **kw)
             else:
-                v = Variable(b, need_check_feed=bool(wire.one(vd, 4, 0)), **kw)
-            v.stop_gradient = bool(wire.one(vd, 6, 0))
-            b.vars[name] = v
-        for od in wire.messages(bd, 4):
+                builder.add_var(pos, name, need_check_feed=bool(wire.integer(vd, 4, 0)), **kw)
+        for oraw in op_msgs:
+            od = wire.parse(oraw)
             op_type = wire.string(od, 3)
+            if not op_type:
+                raise CorruptFileError(f"model file '{path}': block {pos} has an op without a type")
             ins, outs = _slots(wire.messages(od, 1)), _slots(wire.messages(od, 2))
-            attrs = {wire.string(a, 1): _attr_value(a) for a in wire.messages(od, 4)}
-            if op_type == "feed":
-                feeds[int(attrs.get("col", 0))] = outs["Out"][0]
-                b.vars[outs["Out"][0]].is_data = True
-                continue
-            if op_type == "fetch":
-                fetches[int(attrs.get("col", 0))] = ins["X"][0]
+            attrs = {}
+            for a in wire.messages(od, 4):
+                attrs[wire.string(a, 1, "")] = _attr_value(a)
+            if op_type in ("feed", "fetch"):
+                slot, table = ("Out", feeds) if op_type == "feed" else ("X", fetches)
+                names = (outs if op_type == "feed" else ins).get(slot) or []
+                col = attrs.get("col", 0)
+                if len(names) != 1 or not isinstance(col, int) or not 0 <= col < 1 << 16:
+                    raise CorruptFileError(
+                        f"model file '{path}': a {op_type} op needs one '{slot}' variable and "
+                        f"a column 0..65535 (given {names[:3]!r}, col {col!r})"
+                    )
+                if col in table:
+                    raise CorruptFileError(
+                        f"model file '{path}': two {op_type} ops for column {col}"
+                    )
+                if op_type == "feed":
+                    if not builder.has_var(pos, names[0]):
+                        raise CorruptFileError(
+                            f"model file '{path}': the feed op writes {names[0][:200]!r}, "
+                            f"which the block does not declare"
+                        )
+                    builder.set_var(pos, names[0], is_data=True)
+                table[col] = names[0]
                 continue
             if op_type not in ops_reg:
-                missing.add(op_type)
+                missing.add(op_type[:100])
                 continue
-            b.ops.append(
-                Operator(
-                    b,
-                    op_type,
-                    {k: v for k, v in ins.items() if v},
-                    {k: v for k, v in outs.items() if v},
-                    _oar_attrs(ops_reg.get(op_type), attrs),
-                )
+            builder.add_op(
+                pos,
+                op_type,
+                {k: v for k, v in ins.items() if v},
+                {k: v for k, v in outs.items() if v},
+                _oar_attrs(ops_reg.get(op_type), attrs, nblocks),
             )
-        p.blocks.append(b)
     if missing:
-        raise NotImplementedError(
-            f"model file '{path}' uses ops oar does not have: {sorted(missing)} "
+        raise UnsupportedOpError(
+            f"model file '{path}' uses ops oar does not have: {sorted(missing)[:20]} "
             f"(install the plugin that defines them)"
         )
-    p._bump()
-    return p, [feeds[k] for k in sorted(feeds)], [fetches[k] for k in sorted(fetches)]
+    for table, what in ((feeds, "feed"), (fetches, "fetch")):
+        if sorted(table) != list(range(len(table))):
+            raise CorruptFileError(
+                f"model file '{path}': {what} columns {sorted(table)[:10]} are not 0..n-1"
+            )
+    return (
+        builder.build(),
+        [feeds[k] for k in sorted(feeds)],
+        [fetches[k] for k in sorted(fetches)],
+    )
 
 
-def _oar_attrs(opdef: Any, attrs: dict) -> dict:
+def _oar_attrs(opdef: Any, attrs: dict, nblocks: int) -> dict:
     out = {}
     for name, spec in opdef.attrs.items():
         if name not in attrs or attrs[name] is None:
             continue
         value = attrs[name]
+        if name.endswith("block") and isinstance(value, int) and not 0 < value < nblocks:
+            raise CorruptFileError(
+                f"op '{opdef.type}': attribute '{name}' names block {value} of {nblocks}"
+            )
         if isinstance(spec.default, str) and name.endswith("dtype") and isinstance(value, int):
             value = FLUID_DTYPES.get(value, value) if value >= 0 else ""
         out[name] = value

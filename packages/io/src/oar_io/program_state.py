@@ -2,7 +2,8 @@
 
 ``fluid.save(program, "dir/name")`` writes ``name.pdparams`` (parameters),
 ``name.pdopt`` (other persistables, when there are any) and ``name.pdmodel``
-(the program as JSON), each atomically. ``.pdparams``/``.pdopt`` use oar's
+(the program as JSON) as one unit, committed by the manifest ``name.pdsave``
+(see :class:`oar_io.atomic.PrefixTransaction`); loads take all parts from one save. ``.pdparams``/``.pdopt`` use oar's
 checked container (:mod:`oar_io.container`), never pickle.
 """
 
@@ -14,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from oar_io import container, static_io, varstore
-from oar_io.atomic import atomic_file
+from oar_io import container, snapshot, static_io, varstore
+from oar_io.atomic import PrefixTransaction
 from oar_io.errors import MismatchError, MissingVariableError
 from oar_io.formats import get_format, sniff
+from oar_io.manifest import PREFIX_MANIFEST
 
 SUFFIXES = (".pdparams", ".pdopt", ".pdmodel")
 
@@ -44,11 +46,53 @@ def save(program: Any, model_path: str) -> None:
             params[v.name] = varstore.value_of(scope, v.name)[0]
         elif static_io.is_persistable(v):
             opt[v.name] = varstore.value_of(scope, v.name)[0]
-    container.save_dict(base + ".pdparams", params)
-    if opt:
-        container.save_dict(base + ".pdopt", opt)
-    with atomic_file(base + ".pdmodel") as f:
-        f.write(get_format(None, "program").dumps(program, [], []))
+    model = get_format(None, "program").dumps(program, [], [])
+    with PrefixTransaction(base, replace_all=True) as tx:  # the three files commit as one
+        with tx.open(".pdparams") as f:
+            container.write_dict(f, params)
+        if opt:
+            with tx.open(".pdopt") as f:
+                container.write_dict(f, opt)
+        with tx.open(".pdmodel") as f:
+            f.write(model)
+
+
+def read_states(base: str, fn: str) -> tuple:
+    """``(params, opt)`` dicts of the checkpoint at ``base`` (opt None when it has none).
+
+    With a manifest (saved by oar) both come from the same save, verified; without
+    one (an older save) each file is read as it is.
+    """
+    files = snapshot.open_prefix(base)
+    if files is None:
+        p, o = base + ".pdparams", base + ".pdopt"
+        params = container.load_dict(p) if os.path.isfile(p) else None
+        opt = container.load_dict(o) if os.path.isfile(o) else None
+        return params, opt
+    if ".pdmodel" in files:
+        files.pop(".pdmodel")[0].close()
+    out: list[dict | None] = []
+    for suffix in (".pdparams", ".pdopt"):
+        if suffix not in files:
+            out.append(None)
+            continue
+        f, ok = files.pop(suffix)
+        try:
+            out.append(container.load_dict(base + suffix, f))
+        except BaseException:
+            for g, _ in files.values():
+                g.close()
+            raise
+        if not ok:
+            for g, _ in files.values():
+                g.close()
+            raise snapshot.mismatch(base + suffix)
+    return tuple(out)
+
+
+def has_checkpoint(base: str) -> bool:
+    """Whether ``base`` names a fluid.save / save_dygraph checkpoint (manifest or .pdparams)."""
+    return os.path.isfile(base + PREFIX_MANIFEST) or os.path.isfile(base + ".pdparams")
 
 
 def _read_dir(dirname: str, var_list: list | None) -> dict:
@@ -73,10 +117,12 @@ def _read_dir(dirname: str, var_list: list | None) -> dict:
 def load_program_state(model_path: str, var_list: list | None = None) -> dict:
     """``{name: numpy array}`` from a ``fluid.save`` prefix or a directory of per-variable files."""
     base = _base(model_path, "load_program_state")
-    if os.path.isfile(base + ".pdparams"):
-        state = container.load_dict(base + ".pdparams")
-        if os.path.isfile(base + ".pdopt"):
-            state.update(container.load_dict(base + ".pdopt"))
+    if has_checkpoint(base):
+        params, opt = read_states(base, "load_program_state")
+        if params is None:
+            raise MissingVariableError(f"load_program_state: '{base}.pdparams' not found")
+        state = dict(params)
+        state.update(opt or {})
         return state
     if os.path.isdir(model_path):
         return _read_dir(model_path, var_list)
@@ -118,9 +164,11 @@ def load(program: Any, model_path: str, executor: Any = None, var_list: list | N
     """Load what :func:`save` wrote (or a directory of per-variable files) into ``program``'s persistables."""
     program = static_io._program(program, "fluid.load")
     base = _base(model_path, "fluid.load")
-    if os.path.isfile(base + ".pdparams"):
-        params = container.load_dict(base + ".pdparams")
-        opt = container.load_dict(base + ".pdopt") if os.path.isfile(base + ".pdopt") else {}
+    if has_checkpoint(base):
+        params, opt = read_states(base, "fluid.load")
+        if params is None:
+            raise MissingVariableError(f"fluid.load: '{base}.pdparams' not found")
+        opt = opt or {}
         scope = varstore.current_scope()
         for v in program.list_vars():
             if not static_io.is_persistable(v):

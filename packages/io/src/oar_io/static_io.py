@@ -20,7 +20,7 @@ _NOT_SAVED_TYPES = ("feed_minibatch", "fetch_list", "reader", "raw")
 
 
 def _program(main_program: Any, fn: str) -> Any:
-    from oar.framework.program import Program, default_main_program
+    from oar.api import Program, default_main_program
 
     if main_program is None:
         return default_main_program()
@@ -38,7 +38,7 @@ def _program(main_program: Any, fn: str) -> Any:
 
 def is_parameter(var: Any) -> bool:
     """Fluid's ``io.is_parameter``: a :class:`Parameter`."""
-    from oar.framework.variable import Parameter
+    from oar.api import Parameter
 
     return isinstance(var, Parameter)
 

@@ -18,6 +18,7 @@ needs to verify is in the record. See ``docs/formats.md``.
 from __future__ import annotations
 
 import json
+import os
 import struct
 import zlib
 from typing import IO, Any
@@ -25,7 +26,12 @@ from typing import IO, Any
 import numpy as np
 
 from oar_io import wire
-from oar_io.errors import CorruptFileError, MismatchError, TruncatedFileError, at
+from oar_io.errors import (
+    CorruptFileError,
+    MismatchError,
+    TruncatedFileError,
+    at,
+)
 
 FLUID_DTYPES = {
     0: "bool",
@@ -42,7 +48,7 @@ FLUID_DTYPE_CODES = {v: k for k, v in FLUID_DTYPES.items()}
 try:  # xxh3 verifies at ~10 GB/s; zlib's CRC-32 (~2 GB/s) is the fallback and stays readable
     import xxhash as _xxhash
 except ImportError:  # pragma: no cover - exercised where xxhash is not installed
-    _xxhash = None
+    _xxhash = None  # type: ignore[assignment]
 _CHUNK = 1 << 26  # 64 MiB per write/read call keeps peak syscalls large and memory flat
 
 
@@ -54,7 +60,7 @@ def _contiguous_le(array: Any) -> np.ndarray:
 
 
 def _bytes_view(a: np.ndarray) -> memoryview:
-    return memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
+    return a.reshape(-1).view(np.uint8).data if a.size else memoryview(b"")
 
 
 def checksum(mv: memoryview, algo: str | None = None) -> tuple:
@@ -82,6 +88,52 @@ def _write_all(f: IO[bytes], mv: memoryview) -> None:
             part = part[n:]
 
 
+SAFE_DTYPES = frozenset(
+    [
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ]
+)
+MAX_NDIM = 32
+
+
+def remaining(f: IO[bytes]) -> int | None:
+    """Bytes left in ``f`` from its position (None when it cannot tell, e.g. a pipe)."""
+    try:
+        return os.fstat(f.fileno()).st_size - f.tell()
+    except (OSError, AttributeError, ValueError):
+        pass
+    try:  # in-memory or wrapped streams: measure by seeking
+        pos = f.tell()
+        end = f.seek(0, os.SEEK_END)
+        f.seek(pos)
+        return end - pos
+    except (OSError, AttributeError, ValueError):
+        return None
+
+
+def check_size(f: IO[bytes], nbytes: int, path: str, name: str | None, what: str) -> None:
+    """Refuse to allocate ``nbytes`` for data the file cannot hold (checked before np.empty)."""
+    left = remaining(f)
+    if left is not None and nbytes > left:
+        raise TruncatedFileError(
+            f"{at(path, name)}: the {what} declares {nbytes} bytes but the file holds only "
+            f"{left} more; it is truncated or damaged"
+        )
+
+
 def _read_exact(f: IO[bytes], n: int, path: str, name: str | None, what: str) -> bytes:
     data = f.read(n)
     if len(data) != n:
@@ -96,7 +148,7 @@ def _read_into(f: IO[bytes], a: np.ndarray, path: str, name: str | None) -> None
     mv = _bytes_view(a)
     got = 0
     while got < len(mv):
-        n = f.readinto(mv[got : got + _CHUNK])
+        n = f.readinto(mv[got : got + _CHUNK])  # type: ignore[attr-defined]  # a binary file
         if not n:
             raise TruncatedFileError(
                 f"{at(path, name)} is truncated: the data has {got} of {len(mv)} bytes"
@@ -115,6 +167,47 @@ def _check_lod(lod: list, rows: int, path: str, name: str | None) -> None:
             f"{at(path, name)}: the last LoD level ends at {lod[-1][-1]} but the "
             f"tensor has {rows} rows"
         )
+
+
+def _check_shape(f: IO[bytes], shape: tuple, dtype: np.dtype, path: str, name: str | None) -> None:
+    """Dims non-negative, not too many, and their data present in the file: before allocating."""
+    if len(shape) > MAX_NDIM or any(d < 0 for d in shape):
+        raise CorruptFileError(
+            f"{at(path, name)}: shape {list(shape[: MAX_NDIM + 1])} is not a valid tensor shape"
+        )
+    nbytes = 1
+    for d in shape:
+        nbytes *= d  # Python ints: a crafted shape cannot overflow into a small number
+    check_size(f, nbytes * dtype.itemsize, path, name, f"tensor of shape {list(shape)}")
+
+
+def _header(raw: bytes, path: str, name: str | None) -> dict:
+    """The JSON header of an oar record, every field's type checked."""
+    try:
+        h = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise CorruptFileError(f"{at(path, name)}: the record header is not JSON") from None
+    ok = (
+        isinstance(h, dict)
+        and isinstance(h.get("name"), str)
+        and isinstance(h.get("dtype"), str)
+        and h["dtype"] in SAFE_DTYPES
+        and isinstance(h.get("shape"), list)
+        and all(type(d) is int for d in h["shape"])
+        and isinstance(h.get("lod"), list)
+        and all(isinstance(lvl, list) and all(type(x) is int for x in lvl) for lvl in h["lod"])
+        and type(h.get("nbytes")) is int
+        and isinstance(h.get("checksum"), list)
+        and len(h["checksum"]) == 2
+        and h["checksum"][0] in ("xxh3_64", "crc32")
+        and type(h["checksum"][1]) is int
+    )
+    if not ok:
+        raise CorruptFileError(
+            f"{at(path, name)}: the record header lacks or mistypes a field (name, dtype of "
+            f"{sorted(SAFE_DTYPES)}, shape, lod, nbytes, checksum)"
+        )
+    return h
 
 
 class FluidTensorFormat:
@@ -163,6 +256,7 @@ class FluidTensorFormat:
                 raise CorruptFileError(
                     f"{at(path, name)}: LoD level {i} has a bad byte size {size}"
                 )
+            check_size(f, size, path, name, f"LoD level {i}")
             raw = _read_exact(f, size, path, name, f"LoD level {i}")
             lod.append(np.frombuffer(raw, dtype="<u8").astype(np.int64).tolist())
         tversion, desc_size = struct.unpack("<Ii", _read_exact(f, 8, path, name, "tensor header"))
@@ -174,19 +268,20 @@ class FluidTensorFormat:
             raise CorruptFileError(
                 f"{at(path, name)}: TensorDesc size {desc_size} is not plausible"
             )
+        check_size(f, desc_size, path, name, "TensorDesc")
         try:
             desc = wire.parse(_read_exact(f, desc_size, path, name, "TensorDesc"))
+            code = wire.integer(desc, 1, -1)
+            shape = tuple(wire.ints(desc, 2))
         except wire.WireError as exc:
             raise CorruptFileError(
                 f"{at(path, name)}: the TensorDesc does not parse: {exc}"
             ) from None
-        code = wire.one(desc, 1)
         if code not in FLUID_DTYPES:
             raise CorruptFileError(f"{at(path, name)}: unknown Fluid data type code {code}")
-        shape = tuple(wire.ints(desc, 2))
-        if any(d < 0 for d in shape):
-            raise CorruptFileError(f"{at(path, name)}: negative dim in shape {list(shape)}")
-        a = np.empty(shape, dtype=np.dtype(FLUID_DTYPES[code]).newbyteorder("<"))
+        dtype = np.dtype(FLUID_DTYPES[code]).newbyteorder("<")
+        _check_shape(f, shape, dtype, path, name)
+        a = np.empty(shape, dtype=dtype)
         _read_into(f, a, path, name)
         _check_lod(lod, shape[0] if shape else 1, path, name)
         return a.astype(a.dtype.newbyteorder("=")) if not np.little_endian else a, lod
@@ -251,6 +346,7 @@ class OarTensorFormat:
             )
         if hlen > 1 << 24:
             raise CorruptFileError(f"{at(path, name)}: header length {hlen} is not plausible")
+        check_size(f, hlen + 4, path, name, "record header")
         header = _read_exact(f, hlen + 4, path, name, "record header")
         (hcrc,) = struct.unpack("<I", header[hlen:])
         header = header[:hlen]
@@ -258,7 +354,7 @@ class OarTensorFormat:
             raise CorruptFileError(
                 f"{at(path, name)}: the record header fails its checksum; the file is damaged"
             )
-        h = json.loads(header)
+        h = _header(header, path, name)
         pad = (-(10 + hlen + 4)) % _ALIGN
         _read_exact(f, pad, path, name, "padding")
         if name is not None and h["name"] != name:
@@ -266,20 +362,22 @@ class OarTensorFormat:
                 f"{at(path, name)}: the record holds variable '{h['name']}' instead "
                 f"(the file was saved for a different variable list)"
             )
-        try:
-            dtype = np.dtype(h["dtype"]).newbyteorder("<")
-        except TypeError:
-            raise CorruptFileError(f"{at(path, h['name'])}: unknown dtype {h['dtype']!r}") from None
+        dtype = np.dtype(h["dtype"]).newbyteorder("<")
         shape = tuple(h["shape"])
-        if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != h["nbytes"]:
+        if int(np.prod(shape, dtype=object)) * dtype.itemsize != h["nbytes"]:
             raise CorruptFileError(
                 f"{at(path, h['name'])}: shape {list(shape)} of {h['dtype']} does not "
                 f"make {h['nbytes']} bytes"
             )
+        _check_shape(f, shape, dtype, path, h["name"])
         a = np.empty(shape, dtype=dtype)
         _read_into(f, a, path, h["name"])
         algo, digest = h["checksum"]
-        if checksum(_bytes_view(a), algo)[1] != digest:
+        try:
+            got = checksum(_bytes_view(a), algo)[1]
+        except CorruptFileError as exc:
+            raise CorruptFileError(f"{at(path, h['name'])}: {exc}") from None
+        if got != digest:
             raise CorruptFileError(
                 f"{at(path, h['name'])}: the data fails its {algo} checksum; the file is damaged"
             )

@@ -8,22 +8,24 @@ from typing import Any
 
 import numpy as np
 
+from oar_io import snapshot
 from oar_io.atomic import DirTransaction
 from oar_io.errors import CheckpointError, MismatchError, MissingVariableError, at
 from oar_io.formats import get_format, sniff
+from oar_io.paths import check_relname
 
 _HEAD = 64
 
 
 def current_scope() -> Any:
-    from oar.scope import global_scope
+    from oar.api import global_scope
 
     return global_scope()
 
 
 def value_of(scope: Any, name: str) -> tuple:
     """``(array, lod)`` of ``name`` in ``scope``; a clear error when it holds nothing."""
-    from oar.lod_tensor import LoDTensor, SelectedRows
+    from oar.api import LoDTensor, SelectedRows
 
     v = scope.find_var(name)
     if v is None or not v.is_initialized():
@@ -55,21 +57,33 @@ def write_vars(
     filename: str | None,
     fmt_name: str | None,
     extra: dict | None = None,
+    fn: str = "save_vars",
 ) -> None:
-    """Write ``(name, array, lod)`` items (one file each, or all in ``filename``) plus ``extra`` files."""
+    """Write ``(name, array, lod)`` items (one file each, or all in ``filename``) plus ``extra`` files.
+
+    Every file name (variable names included) is checked to stay inside
+    ``dirname`` before anything is written.
+    """
     fmt = get_format(fmt_name, "tensor")
     items = sorted(items, key=lambda it: it[0])
+    for relname in extra or {}:
+        check_relname(relname, f"{fn}: file name", dirname)
+    if filename is not None:
+        check_relname(filename, f"{fn}: filename", dirname)
+    else:
+        for name, _, _ in items:
+            check_relname(name, f"{fn}: variable", dirname)
     with DirTransaction(dirname) as tx:
         for relname, data in (extra or {}).items():
-            with tx.open(relname) as f:
+            with tx.open(relname, f"{fn}: file name") as f:
                 f.write(data)
         if filename is not None:
-            with tx.open(filename) as f:
+            with tx.open(filename, f"{fn}: filename") as f:
                 for name, array, lod in items:
                     fmt.write(f, name, array, lod)
         else:
             for name, array, lod in items:
-                with tx.open(name) as f:
+                with tx.open(name, f"{fn}: variable") as f:
                     fmt.write(f, name, array, lod)
 
 
@@ -108,17 +122,41 @@ def _missing(dirname: str, path: str, name: str) -> MissingVariableError:
     )
 
 
-def read_vars(dirname: str, variables: list, filename: str | None) -> dict:
-    """Read ``variables`` (Variables, or names) into ``{name: (array, lod)}``, verifying each."""
+def read_vars(
+    dirname: str, variables: list, filename: str | None, what: str = "load_vars: variable"
+) -> dict:
+    """Read ``variables`` (Variables, or names) into ``{name: (array, lod)}``, verifying each.
+
+    The directory is read as one snapshot (see :mod:`oar_io.snapshot`): a save
+    replacing it meanwhile gives the old values or the new ones, never a mix.
+    """
+    if not os.path.isdir(dirname):
+        names = [v if isinstance(v, str) else v.name for v in variables]
+        if filename is not None:
+            raise MissingVariableError(
+                f"combined parameter file '{os.path.join(dirname, filename)}' not found (the "
+                f"directory '{dirname}' does not exist)"
+            )
+        if names:
+            raise _missing(dirname, os.path.join(dirname, names[0]), names[0])
+        return {}
+    return snapshot.read_dir(dirname, lambda snap: read_snapshot(snap, variables, filename, what))
+
+
+def read_snapshot(snap: Any, variables: list, filename: str | None, what: str) -> dict:
+    """:func:`read_vars` on an open :class:`~oar_io.snapshot.DirSnapshot`."""
+    dirname = snap.dirname
     out: dict = {}
     named = [
         (v if isinstance(v, str) else v.name, None if isinstance(v, str) else v) for v in variables
     ]
+    for name, _ in named:  # every name is checked before any file is opened
+        check_relname(name, what, dirname)
     if filename is not None:
         path = os.path.join(dirname, filename)
         named.sort(key=lambda nv: nv[0])
         try:
-            f = open(path, "rb")
+            f = snap.open(filename, "parameter file name")
         except FileNotFoundError:
             raise MissingVariableError(
                 f"combined parameter file '{path}' not found (it should hold "
@@ -143,12 +181,13 @@ def read_vars(dirname: str, variables: list, filename: str | None) -> dict:
                     f"file '{path}' holds more data after the {len(named)} variables the "
                     f"program needs; it was saved for a different variable list"
                 )
+        snap.check(filename)
         return out
     for name, var in named:
         path = os.path.join(dirname, name)
         try:
-            f = open(path, "rb")
-        except FileNotFoundError:
+            f = snap.open(name, what)
+        except (FileNotFoundError, NotADirectoryError):
             raise _missing(dirname, path, name) from None
         with f:
             fmt = sniff(f.peek(_HEAD)[:_HEAD], path)
@@ -157,6 +196,7 @@ def read_vars(dirname: str, variables: list, filename: str | None) -> dict:
                 raise CheckpointError(
                     f"{at(path, name)} has data after the tensor; it is not a single-variable file"
                 )
+        snap.check(name, name)
         _expect(var, array, path)
         out[name] = (array, lod)
     return out

@@ -8,8 +8,10 @@ the schema lives in :mod:`oar_io.program_desc` as plain field numbers.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
+MAX_FIELDS = 1 << 22  # fields of one message parsed whole (a VarDesc, an OpDesc, an attribute)
 
 
 class WireError(ValueError):
@@ -17,7 +19,13 @@ class WireError(ValueError):
 
 
 def read_varint(buf: bytes | memoryview, pos: int) -> tuple:
-    result = shift = 0
+    try:
+        b = buf[pos]
+    except IndexError:
+        raise WireError("truncated varint") from None
+    if b < 0x80:  # one-byte varints are most of a real file
+        return b, pos + 1
+    result, shift, pos = b & 0x7F, 7, pos + 1
     n = len(buf)
     while True:
         if pos >= n:
@@ -28,18 +36,23 @@ def read_varint(buf: bytes | memoryview, pos: int) -> tuple:
         if not b & 0x80:
             return result, pos
         shift += 7
-        if shift > 70:
+        if shift >= 70:
             raise WireError("varint too long")
 
 
-def parse(buf: bytes | memoryview) -> dict:
-    """``{field: [raw values]}``: ints for varint/fixed fields, memoryviews for LEN fields."""
+def iter_fields(buf: bytes | memoryview) -> Iterator[tuple]:
+    """``(field, wire type, value)`` one at a time: ints for varint/fixed, memoryviews for LEN.
+
+    Nothing is collected, so a loader walking a repeated field of a large message
+    holds one element at a time.
+    """
     buf = memoryview(buf)
-    out: dict = {}
     pos, n = 0, len(buf)
     while pos < n:
         key, pos = read_varint(buf, pos)
         field, wt = key >> 3, key & 7
+        if field == 0:
+            raise WireError("field number 0 is not allowed")
         if wt == VARINT:
             val, pos = read_varint(buf, pos)
         elif wt == LEN:
@@ -60,7 +73,23 @@ def parse(buf: bytes | memoryview) -> dict:
             pos += 4
         else:
             raise WireError(f"unsupported wire type {wt} for field {field}")
-        out.setdefault(field, []).append((wt, val))
+        yield field, wt, val
+
+
+def parse(buf: bytes | memoryview, max_fields: int = MAX_FIELDS) -> dict:
+    """``{field: [(wire type, raw value)]}`` of one message (see :func:`iter_fields`).
+
+    LEN values are copied to ``bytes`` (an empty one costs nothing, a
+    memoryview 184 bytes), so a message costs at most ~50 times its size.
+    At most ``max_fields`` fields.
+    """
+    out: dict = {}
+    count = 0
+    for field, wt, val in iter_fields(buf):
+        count += 1
+        if count > max_fields:
+            raise WireError(f"a message has more than {max_fields} fields")
+        out.setdefault(field, []).append((wt, bytes(val) if wt == LEN else val))
     return out
 
 
@@ -84,6 +113,8 @@ def ints(msg: dict, field: int, signed: bool = True) -> list:
             while pos < len(data):
                 x, pos = read_varint(data, pos)
                 vals.append(x)
+        else:
+            raise WireError(f"field {field}: wire type {wt} for an integer field")
     return [signed64(x) for x in vals] if signed else vals
 
 
@@ -92,28 +123,69 @@ def floats(msg: dict, field: int, fmt: str = "<f") -> list:
     vals = []
     for wt, v in msg.get(field, ()):
         if wt in (I32, I64):
+            if len(v) != size:
+                raise WireError(f"field {field}: a {len(v)}-byte value where {size} are expected")
             vals.append(struct.unpack(fmt, v)[0])
         elif wt == LEN:
+            if len(v) % size:
+                raise WireError(
+                    f"field {field}: packed length {len(v)} is not a multiple of {size}"
+                )
             vals.extend(x[0] for x in struct.iter_unpack(fmt, bytes(v)))
-    return vals if size else vals
+        else:
+            raise WireError(f"field {field}: wire type {wt} for a floating-point field")
+    return vals
 
 
-def one(msg: dict, field: int, default=None):
+def one(msg: dict, field: int, default=None, wt: int | None = None):
+    """The last value of a singular field (``wt`` checks its wire type when given)."""
     vals = msg.get(field)
-    return vals[-1][1] if vals else default
+    if not vals:
+        return default
+    got, v = vals[-1]
+    if wt is not None and got != wt:
+        raise WireError(f"field {field}: wire type {got} where {wt} is expected")
+    return v
+
+
+def integer(msg: dict, field: int, default: int = 0) -> int:
+    return one(msg, field, default, VARINT)
+
+
+def _text(v: memoryview, field: int) -> str:
+    try:
+        return bytes(v).decode("utf-8")
+    except UnicodeDecodeError:
+        raise WireError(f"field {field}: a string that is not UTF-8") from None
 
 
 def string(msg: dict, field: int, default: str | None = None) -> str | None:
-    v = one(msg, field)
-    return default if v is None else bytes(v).decode("utf-8")
+    v = one(msg, field, None, LEN)
+    return default if v is None else _text(v, field)
 
 
 def strings(msg: dict, field: int) -> list:
-    return [bytes(v).decode("utf-8") for _, v in msg.get(field, ())]
+    out = []
+    for wt, v in msg.get(field, ()):
+        if wt != LEN:
+            raise WireError(f"field {field}: wire type {wt} for a string field")
+        out.append(_text(v, field))
+    return out
+
+
+def message(msg: dict, field: int) -> dict:
+    """The last sub-message in ``field``, parsed (empty when absent)."""
+    v = one(msg, field, None, LEN)
+    return {} if v is None else parse(v)
 
 
 def messages(msg: dict, field: int) -> list:
-    return [parse(v) for _, v in msg.get(field, ())]
+    out = []
+    for wt, v in msg.get(field, ()):
+        if wt != LEN:
+            raise WireError(f"field {field}: wire type {wt} for a message field")
+        out.append(parse(v))
+    return out
 
 
 # --- writing -----------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from oar.registry import Device
+from oar.api import Device
 
 
 def _identity(array, device_id=0):

@@ -5,7 +5,7 @@ bound, then overrides only its fast paths at a higher priority::
 
     @hookimpl
     def oar_register_kernels(registry):
-        register_generic_kernels(registry, "cuda", lambda: cupy_module(), priority=0)
+        register_generic_kernels(registry, "cuda")     # xp = the cuda Device's array module
         registry.register_kernel("conv2d", "cuda", FLOATS, cudnn_conv2d, priority=10)
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from oar.kernel_family import register_families
+from oar.api import register_families
 
 from oar_kernels_cpu.kernels import kernel_modules
 
@@ -24,15 +24,16 @@ PACKAGE = "oar_kernels_cpu.kernels"
 def register_generic_kernels(
     registry: Any,
     device: str,
-    xp: Any | Callable[[], Any],
+    xp: Any | Callable[[], Any] = None,
     *,
     priority: int = 0,
     lazy: bool = True,
 ) -> None:
     """Register this package's kernels for ``device`` with array module ``xp``.
 
-    ``xp``: the module (numpy, cupy, ...) or a zero-argument function returning
-    it, called when the first kernel family loads. Numpy-only kernels
+    ``xp``: the module (numpy, cupy, ...), a zero-argument function returning
+    it, or None (default): the array module of the registered ``device``
+    (``Device.xp``); resolved when the first kernel family loads. Numpy-only kernels
     (``generic=False``) are registered only when ``xp`` is numpy. ``lazy``: each
     op family's kernel module is imported (and instantiated for ``xp``) the
     first time one of its kernels is looked up.

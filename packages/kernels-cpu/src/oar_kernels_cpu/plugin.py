@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oar.hookspecs import hookimpl
+from oar.api import hookimpl
 
 from oar_kernels_cpu.device import make_device
 from oar_kernels_cpu.generic import register_generic_kernels
@@ -18,10 +18,5 @@ def oar_register_devices(registry) -> None:
 
 @hookimpl
 def oar_register_kernels(registry) -> None:
-    register_generic_kernels(registry, DEVICE, _numpy, priority=PRIORITY)
-
-
-def _numpy():
-    import numpy
-
-    return numpy
+    # xp = the cpu device's array module (numpy), bound when a kernel family first loads
+    register_generic_kernels(registry, DEVICE, priority=PRIORITY)

@@ -118,3 +118,9 @@ __all__ = [
     "container",
     "learning_rate_scheduler",
 ]
+
+# FLAGS_check_nan_inf: the tracer runs checked methods while the flag is on (oar.nan_inf)
+from oar.flags import on_change as _on_change  # noqa: E402
+from oar.nan_inf import follow_flag as _follow_flag  # noqa: E402
+
+_on_change("FLAGS_check_nan_inf", _follow_flag)

@@ -96,7 +96,10 @@ def to_variable(value: Any, name: str | None = None, zero_copy: bool | None = No
     if isinstance(value, LoDTensor):
         arr = value if value._lod else np.array(value._array)
     elif isinstance(value, np.ndarray):
-        arr = value if zero_copy else np.array(value)
+        if not zero_copy:
+            arr = np.array(value)
+        else:  # shares the memory; a subclass (e.g. a .numpy() result) runs as a plain view
+            arr = value if value.__class__ is np.ndarray else value.view(np.ndarray)
     elif isinstance(value, (list, tuple, int, float, np.number)):
         try:
             arr = np.array(value)

@@ -39,5 +39,5 @@ def explain_failure(op_type: str, opdef: Any, inputs: dict, attrs: dict) -> None
         )
         cls = DtypeError if isinstance(exc, TypeError) else ShapeError
         raise cls(f"{exc}; inputs: {detail}", op=op_type, callsite=user_site()) from None
-    except Exception:  # noqa: BLE001 - inference could not judge these inputs: keep the kernel's error
+    except Exception:  # inference could not judge these inputs: keep the kernel's error
         return

@@ -17,6 +17,7 @@ from oar.framework import unique_name
 from oar.framework.dtypes import VarType, convert_dtype
 from oar.framework.math_operators import MathOperators
 from oar.lod_tensor import LoDTensor, SelectedRows
+from oar.user_array import user_array
 
 
 def _tracer():
@@ -131,7 +132,7 @@ class VarBase(MathOperators):
         """A copy of the value (optimizers update parameters in place)."""
         if self._value is None:
             raise ValueError(f"variable '{self.name}' holds no value yet")
-        return np.array(_host(self._value))
+        return user_array(np.array(_host(self._value)))  # size-1: float(x.numpy()) on NumPy 2
 
     def value(self) -> Any:
         return self._value
@@ -156,8 +157,8 @@ class VarBase(MathOperators):
         if g is None:
             return None
         if isinstance(g, SelectedRows):
-            return g.to_dense()
-        return np.array(g)
+            return user_array(g.to_dense())
+        return user_array(np.array(g))
 
     def _grad_ivar(self) -> VarBase | None:
         if self._grad is None:

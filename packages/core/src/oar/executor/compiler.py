@@ -258,8 +258,12 @@ class CompiledProgram:
         return getattr(self._program, name)
 
 
-def _merge_feeds(feeds: Sequence[Mapping]) -> dict:
-    """Several feed dicts as one (batches concatenated, LoDs joined): a loader's per-place batches."""
+def merge_feeds(feeds: Sequence[Mapping]) -> dict:
+    """Several feed dicts as one (batches concatenated, LoDs joined): a loader's per-place batches.
+
+    Public (``oar.api.merge_feeds``) because a data plugin that reads one batch per place
+    hands the executor one feed.
+    """
     if not feeds:
         return {}
     if len(feeds) == 1:

@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 
+import oar.flags as _flags
 from oar.errors import FeedError, FetchError, describe_var, where
 from oar.executor.plan import Plan
+from oar.executor.plan_cache import PlanCache
 from oar.framework.callsite import user_callsite
 from oar.framework.program import Program, default_main_program
 from oar.lod_tensor import LoDTensor
@@ -21,17 +23,23 @@ from oar.scope import Scope, global_scope
 class Executor:
     """Runs programs on ``place``; compiled plans are cached per (program, feeds, fetches).
 
-    The plan is rebuilt only when the program changes, so ``use_program_cache``
-    is accepted for compatibility and always on.
+    The plan is rebuilt only when the program changes (or ``FLAGS_check_nan_inf``
+    is switched), so ``use_program_cache`` is accepted for compatibility and
+    always on. The cache is bounded: at most ``plan_cache_size`` plans (default
+    256, or ``OAR_PLAN_CACHE_SIZE``), least recently used evicted first, and a
+    Program that is dropped takes its plans with it (see ``plan_cache``).
     """
 
-    def __init__(self, place: Place | None = None) -> None:
+    def __init__(self, place: Place | None = None, *, plan_cache_size: int | None = None) -> None:
         self.place = place if place is not None else CPUPlace()
         self._device = None
-        self._plans: dict = {}
+        # (program id, feed names, fetch names) -> (program ref, plan)
+        self._plans = PlanCache(plan_cache_size)
         # (program id, feed keys, fetch names) -> (program ref, plan, feed specs)
-        self._fast: dict = {}
+        self._fast = PlanCache(self._plans.maxsize)
         self._closed = False
+        # a dropped executor leaves nothing behind on the programs it ran
+        weakref.finalize(self, _clear_caches, self._plans, self._fast)
 
     @property
     def device(self):
@@ -83,8 +91,12 @@ class Executor:
                 f"Executor.run: feed must be a dict of name -> array, given {type(feed).__name__}"
             )
         fast_key = None if program._readers else _fast_key(program, feed, fetch_list)
-        hit = self._fast.get(fast_key) if fast_key is not None else None
-        if hit is not None and hit[0]() is program and hit[1].version == program._version:
+        hit = self._fast.get(fast_key, program) if fast_key is not None else None
+        if (
+            hit is not None
+            and hit[1].version == program._version
+            and hit[1].checks_nan_inf is _flags.CHECK_NAN_INF
+        ):
             # the same program, feed names and fetch list as a previous run: names were
             # validated then; only the fed values need converting and checking
             try:
@@ -111,18 +123,24 @@ class Executor:
             block = program.global_block()
             names = (k if isinstance(k, str) else getattr(k, "name", k) for k in fast_key[1])
             specs = tuple((k, n, block._find_var_recursive(n)) for k, n in zip(fast_key[1], names))
-            self._fast[fast_key] = (weakref.ref(program), plan, specs)
+            self._fast.put(fast_key, program, (weakref.ref(program), plan, specs))
         return plan.run(arrays, lods, scope, return_numpy)
 
     def _plan(self, program: Program, feed_names: tuple, fetch_names: tuple) -> Plan:
         key = (id(program), feed_names, fetch_names)
-        hit = self._plans.get(key)
+        check = _flags.CHECK_NAN_INF
+        hit = self._plans.get(key, program)
         if hit is not None:
-            ref, plan = hit
-            if ref() is program and plan.version == program._version:
+            plan = hit[1]
+            if plan.version == program._version and plan.checks_nan_inf is check:
                 return plan
-        plan = Plan(program, feed_names, fetch_names, self.device)
-        self._plans[key] = (weakref.ref(program), plan)
+        if check:
+            from oar.executor.checked_plan import CheckedPlan
+
+            plan = CheckedPlan(program, feed_names, fetch_names, self.device)
+        else:
+            plan = Plan(program, feed_names, fetch_names, self.device)
+        self._plans.put(key, program, (weakref.ref(program), plan))
         return plan
 
     # Fluid API odds and ends
@@ -132,6 +150,11 @@ class Executor:
         )
 
     train_from_dataset = infer_from_dataset
+
+
+def _clear_caches(*caches: PlanCache) -> None:
+    for cache in caches:
+        cache.clear()
 
 
 def _fetch_names(fetch_list: Any, program: Program) -> tuple:
@@ -221,7 +244,8 @@ def _fast_key(program: Program, feed: Mapping, fetch_list: Any) -> tuple | None:
 
 def _as_array(name: str, value: Any, var: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
-        arr = value
+        # a subclass (a fetched UserArray fed back, np.matrix, ...) runs as the plain array
+        arr = value if value.__class__ is np.ndarray else value.view(np.ndarray)
     elif hasattr(value, "__array__") and not isinstance(value, (list, tuple)):
         arr = np.asarray(value)
     else:

@@ -35,6 +35,7 @@ from oar.executor.stepgen import (
 from oar.framework.dtypes import VarType
 from oar.kernel_entry import EMPTY_VAR, KernelCall
 from oar.lod_tensor import LoDTensor, SelectedRows
+from oar.user_array import user_array
 
 
 class Step(NamedTuple):
@@ -49,6 +50,8 @@ class Step(NamedTuple):
 
 class Plan:
     """A compiled (program block, feeds, fetches, device) ready to run many times."""
+
+    checks_nan_inf = False  # see executor/checked_plan.py (FLAGS_check_nan_inf)
 
     def __init__(
         self, program: Any, feed_names: tuple, fetch_names: tuple, device: Any, block_idx: int = 0
@@ -284,7 +287,7 @@ class Plan:
                 if value is None:
                     raise self._uninitialized(name)
             if isinstance(value, SelectedRows):
-                results.append(value if not return_numpy else value.to_dense())
+                results.append(value if not return_numpy else user_array(value.to_dense()))
                 continue
             value = self.device.to_host(value) if self.device.name != "cpu" else value
             if isinstance(value, np.ndarray) and (
@@ -292,7 +295,7 @@ class Plan:
             ):
                 value = value.copy()
             if return_numpy:
-                results.append(np.asarray(value))
+                results.append(user_array(value))  # size-1: float(loss) on NumPy 2 too
             else:
                 results.append(LoDTensor(value, lods.get(name)))
         return results

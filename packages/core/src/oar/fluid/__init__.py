@@ -21,6 +21,7 @@ from oar.executor import (
     Executor,
     ParallelExecutor,
 )
+from oar.flags import get_flags, set_flags
 from oar.fluid import compiler, contrib, core, io
 from oar.framework import unique_name
 from oar.framework.mode import in_dygraph_mode
@@ -115,6 +116,8 @@ __all__ = [
     "data",
     "memory_optimize",
     "release_memory",
+    "set_flags",
+    "get_flags",
 ]
 
 # fluid.embedding / fluid.one_hot: the _v2 ops (ids of any shape)

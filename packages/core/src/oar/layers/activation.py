@@ -68,7 +68,7 @@ def square(x, name=None):
     return _unary("square", x, name)
 
 
-def abs(x, name=None):  # noqa: A001 - Fluid's name
+def abs(x, name=None):  # Fluid's name
     return _unary("abs", x, name)
 
 
@@ -205,11 +205,11 @@ def ceil(x, name=None):
     return _unary("ceil", x, name)
 
 
-def round(x, name=None):  # noqa: A001 - Fluid's name
+def round(x, name=None):  # Fluid's name
     return _unary("round", x, name)
 
 
-def pow(x, factor=1.0, name=None):  # noqa: A001 - Fluid's name
+def pow(x, factor=1.0, name=None):  # Fluid's name
     """x ** factor; ``factor`` may be a float or a [1] Variable."""
     from oar.layer_helper import is_variable
 

@@ -16,7 +16,7 @@ def _number(layer: str, arg: str, v: Any) -> float:
     return float(v)
 
 
-def clip(x: Any, min: float, max: float, name: str | None = None) -> Any:  # noqa: A002 - Fluid's names
+def clip(x: Any, min: float, max: float, name: str | None = None) -> Any:  # Fluid's names
     """Clamp every element into [min, max]."""
     helper = LayerHelper("clip", name=name)
     check_variable("clip", "x", x)

@@ -62,7 +62,7 @@ def _slice_common(layer: str, input: Any, axes: Sequence, lists: dict) -> tuple:
     return inputs, attrs
 
 
-def slice(input: Any, axes: Sequence, starts: Any, ends: Any) -> Any:  # noqa: A001 - Fluid's name
+def slice(input: Any, axes: Sequence, starts: Any, ends: Any) -> Any:  # Fluid's name
     """``input[starts:ends]`` along each of ``axes`` (negative bounds count from the end, then clamp)."""
     helper = LayerHelper("slice")
     inputs, attrs = _slice_common("slice", input, axes, {"starts": starts, "ends": ends})

@@ -47,7 +47,7 @@ def _scalar(layer: str, arg: str, v: Any, dtype: str) -> Any:
     return fill_constant([1], dtype, v)
 
 
-def range(start: Any, end: Any, step: Any, dtype: Any) -> Any:  # noqa: A001 - Fluid's name
+def range(start: Any, end: Any, step: Any, dtype: Any) -> Any:  # Fluid's name
     """``[start, start + step, ...)`` up to ``end`` (exclusive), 1-D."""
     helper = LayerHelper("range")
     dtype = convert_dtype(dtype)
@@ -147,7 +147,7 @@ def uniform_random(
     shape: Sequence,
     dtype: Any = "float32",
     min: float = -1.0,
-    max: float = 1.0,  # noqa: A002
+    max: float = 1.0,
     seed: int = 0,
 ) -> Any:
     """A tensor of values drawn uniformly from [min, max) (seed 0: a fresh draw each run)."""
@@ -213,7 +213,7 @@ def uniform_random_batch_size_like(
     input_dim_idx: int = 0,
     output_dim_idx: int = 0,
     min: float = -1.0,
-    max: float = 1.0,  # noqa: A002
+    max: float = 1.0,
     seed: int = 0,
 ) -> Any:
     """Uniform noise whose dim ``output_dim_idx`` is ``input``'s dim ``input_dim_idx`` (the batch size)."""
@@ -258,7 +258,7 @@ def gaussian_random_batch_size_like(
 
 def sampling_id(
     x: Any, min: float = 0.0, max: float = 1.0, seed: int = 0, dtype: Any = "float32"
-) -> Any:  # noqa: A002
+) -> Any:
     """One int64 class id per row of the probabilities ``x``, drawn at random."""
     helper = LayerHelper("sampling_id")
     check_variable("sampling_id", "x", x)

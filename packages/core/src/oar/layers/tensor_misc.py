@@ -221,7 +221,7 @@ def has_nan(x: Any) -> Any:
     return _check("isnan", "has_nan", x)
 
 
-def sum(x: Any) -> Any:  # noqa: A001 - Fluid's name
+def sum(x: Any) -> Any:  # Fluid's name
     """Elementwise sum of a Variable or a list of equal-shaped Variables."""
     from oar.layers.tensor import sums
 

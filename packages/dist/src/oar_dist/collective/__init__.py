@@ -44,6 +44,6 @@ __all__ = [
 
 def make_backend(name: str, **kwargs) -> CollectiveBackend:
     """A backend from the ``collective_backends`` registry (``mpi``, ``threads``, ...)."""
-    from oar.plugins import registries
+    from oar.api import registries
 
     return registries().collective_backends.get(name)(**kwargs)

@@ -64,13 +64,17 @@ class CollectiveBackend(abc.ABC):
                 out[i] = self.allreduce(arrays[i], op)
                 continue
             flat = np.concatenate([np.ravel(arrays[i]) for i in bucket])
-            red = self.allreduce(flat, op)
+            red = self._allreduce_owned(flat, op)
             pos = 0
             for i in bucket:
                 n = arrays[i].size
                 out[i] = red[pos : pos + n].reshape(arrays[i].shape)
                 pos += n
         return out
+
+    def _allreduce_owned(self, flat: np.ndarray, op: str) -> np.ndarray:
+        """Allreduce a buffer nobody else holds: a backend may reduce it in place."""
+        return self.allreduce(flat, op)
 
     def close(self) -> None:
         """Release what the backend holds (nothing by default)."""

@@ -76,6 +76,11 @@ class MPIBackend(CollectiveBackend):
         self._run("allreduce", self.comm.Allreduce, src, out, op=self._ops[op])
         return out
 
+    def _allreduce_owned(self, flat: np.ndarray, op: str) -> np.ndarray:
+        # a bucket's packed buffer: reduce in place, no second 'out' buffer to fault in
+        self._run("allreduce", self.comm.Allreduce, self._MPI.IN_PLACE, flat, op=self._ops[op])
+        return flat
+
     def broadcast(self, array: np.ndarray, root: int = 0) -> np.ndarray:
         if not 0 <= root < self.size:
             raise ValueError(f"broadcast: root {root} is out of range for {self.size} ranks")

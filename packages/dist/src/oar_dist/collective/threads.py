@@ -88,6 +88,36 @@ class ThreadBackend(CollectiveBackend):
             self.group._wait(self.rank, "allreduce")
         return out
 
+    def allreduce_many(self, arrays, op: str = "sum", bucket_bytes: int = 0) -> list:
+        """One rendezvous for the whole list and no packing: threads share memory, so a bucket's
+        copy in and out would cost more than the barrier it saves."""
+        check_op(op, "allreduce")
+        if self.size == 1:
+            return [np.array(a, copy=True) for a in arrays]
+        slots = self._exchange(list(arrays), "allreduce")
+        try:
+            if len({len(s) for s in slots}) != 1:
+                raise CollectiveError(
+                    f"threads backend: allreduce of lists of different lengths on the ranks: "
+                    f"{[len(s) for s in slots]}"
+                )
+            ufunc = _UFUNCS[op]
+            out = []
+            for i in range(len(arrays)):
+                parts = [s[i] for s in slots]
+                if len({np.shape(p) for p in parts}) != 1:
+                    raise CollectiveError(
+                        f"threads backend: allreduce got arrays of different shapes on the ranks "
+                        f"(tensor {i}): {[list(np.shape(p)) for p in parts]}"
+                    )
+                acc = ufunc(parts[0], parts[1])
+                for p in parts[2:]:
+                    ufunc(acc, p, out=acc)
+                out.append(acc)
+        finally:
+            self.group._wait(self.rank, "allreduce")
+        return out
+
     def broadcast(self, array: np.ndarray, root: int = 0) -> np.ndarray:
         if not 0 <= root < self.size:
             raise ValueError(f"broadcast: root {root} is out of range for {self.size} ranks")

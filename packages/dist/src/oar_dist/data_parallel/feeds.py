@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from oar.api import LoDTensor, user_array
 from oar.errors import FeedError
-from oar.lod_tensor import LoDTensor
 
 
 def device_feeds(feed: Any, n: int, where: str) -> list:
@@ -82,7 +82,7 @@ def merge_fetches(per_device: Sequence[list], return_numpy: bool, return_merged:
     for j in range(n_fetch):
         values = [dev[j] for dev in per_device]
         if not return_merged:
-            out.append([np.asarray(v) if return_numpy else v for v in values])
+            out.append([user_array(v) if return_numpy else v for v in values])
             continue
         arrays = [np.asarray(v._array if isinstance(v, LoDTensor) else v) for v in values]
         if any(a.ndim == 0 for a in arrays):
@@ -90,7 +90,7 @@ def merge_fetches(per_device: Sequence[list], return_numpy: bool, return_merged:
         else:
             merged = np.concatenate(arrays)
         if return_numpy:
-            out.append(merged)
+            out.append(user_array(merged))  # size-1: float(loss) on NumPy 2 too
             continue
         lods = [v.recursive_sequence_lengths() if isinstance(v, LoDTensor) else [] for v in values]
         t = LoDTensor(merged)

@@ -10,7 +10,7 @@ then ``c_sync_comm_stream``.
 
 from __future__ import annotations
 
-from oar.framework.operator import OpRole
+from oar.api import OpRole
 
 from oar_dist.collective.base import DEFAULT_BUCKET_BYTES
 

@@ -24,9 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+from oar.api import LoDTensor, Scope, global_scope
 from oar.errors import FeedError
-from oar.lod_tensor import LoDTensor
-from oar.scope import Scope, global_scope
 
 from oar_dist.collective import CollectiveError, ThreadGroup, get_ring, thread_rings
 from oar_dist.collective.base import DEFAULT_BUCKET_BYTES
@@ -113,7 +112,7 @@ class DataParallelRunner:
         self._private = tuple(
             sorted(n for n, v in dblock.vars.items() if v.persistable and n in written)
         )
-        from oar.executor.executor import Executor
+        from oar.api import Executor
 
         self._program = dp
         self._exes = [Executor(exe.place) for _ in range(self.n)]

@@ -14,7 +14,7 @@ default ``mpi``).
 
 from __future__ import annotations
 
-from oar.registry import Attr, GradOpDesc, OpDef, VarMeta
+from oar.api import Attr, GradOpDesc, OpDef, VarMeta
 
 REDUCE_TYPES = ("c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod")
 

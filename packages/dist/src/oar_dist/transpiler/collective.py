@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.framework.operator import OpRole
+from oar.api import OpRole
 
 from oar_dist.data_parallel.grad_allreduce import COEFF_NUM_DEVICE, insert_grad_allreduce
 from oar_dist.data_parallel.runner import fuse_bucket_bytes

@@ -62,7 +62,7 @@ class DistributeTranspiler:
     ) -> None:
         """Rewrite ``program`` (default: the default main program) and ``startup_program`` in place
         for trainer ``trainer_id`` of the job described by ``trainers`` (and ``pservers``)."""
-        from oar.framework.program import default_main_program, default_startup_program
+        from oar.api import default_main_program, default_startup_program
 
         if isinstance(trainer_id, bool) or not isinstance(trainer_id, int) or trainer_id < 0:
             raise TypeError(

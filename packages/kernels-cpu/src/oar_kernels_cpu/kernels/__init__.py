@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pkgutil
 
-from oar.kernel_family import array_module, family_kernels, kernel
+from oar.api import array_module, family_kernels, kernel
 
 FLOATS = ("float16", "float32", "float64")
 NUMERIC = FLOATS + ("int8", "int16", "int32", "int64", "uint8")

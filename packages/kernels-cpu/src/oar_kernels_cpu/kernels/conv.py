@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from oar.ops.conv import resolve_paddings
+from oar.api import resolve_paddings
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import col2im_batched, grid_windows, im2col, pad_nchw

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from oar.lod_tensor import LoDTensor
+from oar.api import LoDTensor
 
 from oar_kernels_cpu.kernels import array_module, kernel
 

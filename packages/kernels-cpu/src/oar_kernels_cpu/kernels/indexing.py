@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from oar.ops.indexing import slice_bounds, strided_bounds
+from oar.api import slice_bounds, strided_bounds
 
 from oar_kernels_cpu.kernels import array_module, kernel
 from oar_kernels_cpu.kernels._util import scatter_add

@@ -7,8 +7,8 @@ sequences on the host; a device plugin overrides them.
 from __future__ import annotations
 
 import numpy as np
+from oar.api import LoDTensor
 from oar.errors import ShapeError
-from oar.lod_tensor import LoDTensor
 
 from oar_kernels_cpu.kernels import NUMERIC, kernel
 from oar_kernels_cpu.kernels._sequence import array_of, with_lod

@@ -4,7 +4,7 @@ flatten2) and expand/expand_as."""
 from __future__ import annotations
 
 import numpy as np
-from oar.ops.manip import split_sizes, squeeze_shape, unsqueeze_shape
+from oar.api import split_sizes, squeeze_shape, unsqueeze_shape
 
 from oar_kernels_cpu.kernels import array_module, kernel
 

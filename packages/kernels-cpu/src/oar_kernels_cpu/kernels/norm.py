@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from oar.ops.norm import channel_axis
+from oar.api import channel_axis
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 

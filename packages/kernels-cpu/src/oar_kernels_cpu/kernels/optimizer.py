@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from oar.lod_tensor import SelectedRows
+from oar.api import SelectedRows
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._util import merge_rows, scatter_sub

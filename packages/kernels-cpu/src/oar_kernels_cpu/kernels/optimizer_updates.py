@@ -9,7 +9,7 @@ because a zero gradient leaves both its moment and its parameter unchanged.
 from __future__ import annotations
 
 import numpy as np
-from oar.lod_tensor import SelectedRows
+from oar.api import SelectedRows
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._util import merge_rows

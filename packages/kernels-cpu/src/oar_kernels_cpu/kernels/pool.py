@@ -12,7 +12,7 @@ the first maximum (row-major) found the same separable way.
 from __future__ import annotations
 
 import numpy as np
-from oar.ops.pool import pool_geometry
+from oar.api import pool_geometry
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import pad_nchw, windows

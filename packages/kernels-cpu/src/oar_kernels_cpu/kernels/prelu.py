@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oar.ops.prelu import alpha_shape
+from oar.api import alpha_shape
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._util import reduce_to

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oar.ops.reduce import reduced_dims
+from oar.api import reduced_dims
 
 from oar_kernels_cpu.kernels import NUMERIC, array_module, kernel
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oar.ops.reshape import resolve_shape
+from oar.api import resolve_shape
 
 from oar_kernels_cpu.kernels import array_module, kernel
 

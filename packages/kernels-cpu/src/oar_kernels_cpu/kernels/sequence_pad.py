@@ -7,8 +7,8 @@ sequences on the host; a device plugin overrides them.
 from __future__ import annotations
 
 import numpy as np
+from oar.api import convert_dtype
 from oar.errors import ShapeError
-from oar.framework.dtypes import convert_dtype
 
 from oar_kernels_cpu.kernels import NUMERIC, kernel
 from oar_kernels_cpu.kernels._sequence import array_of, last_level, with_lod

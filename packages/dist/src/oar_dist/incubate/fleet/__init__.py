@@ -1,0 +1,1 @@
+"""``fluid.incubate.fleet``: the fleet API; ``fleet.collective`` for collective training."""

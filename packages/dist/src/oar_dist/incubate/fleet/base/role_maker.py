@@ -1,0 +1,193 @@
+"""``fluid.incubate.fleet.base.role_maker``: who this process is in a collective job.
+
+A role maker answers ``worker_index()``, ``worker_num()``, ``is_first_worker()``
+and the trainer endpoints. ``PaddleCloudRoleMaker(is_collective=True)`` reads
+the variables ``python -m oar.distributed.launch`` sets; the parameter-server
+roles (``is_collective=False``, ``UserDefinedRoleMaker``) belong to issue 13.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+
+import numpy as np
+
+PSERVER_HINT = (
+    "parameter-server roles are not implemented yet (issue 13, oar-dist II); for collective "
+    "training use PaddleCloudRoleMaker(is_collective=True) or UserDefinedCollectiveRoleMaker"
+)
+
+
+class Role(enum.IntEnum):
+    WORKER = 1
+    SERVER = 2
+
+
+class RoleMakerBase:
+    """The questions fleet asks about this process; ``generate_role()`` answers them first."""
+
+    def __init__(self) -> None:
+        self._worker_endpoints: list = []
+        self._server_endpoints: list = []
+        self._current_id = 0
+        self._role = Role.WORKER
+        self._role_is_generated = False
+
+    def generate_role(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.generate_role")
+
+    def _check(self, what: str) -> None:
+        if not self._role_is_generated:
+            self.generate_role()
+
+    def is_worker(self) -> bool:
+        self._check("is_worker")
+        return self._role == Role.WORKER
+
+    def is_server(self) -> bool:
+        self._check("is_server")
+        return self._role == Role.SERVER
+
+    def is_first_worker(self) -> bool:
+        return self.is_worker() and self._current_id == 0
+
+    def worker_num(self) -> int:
+        self._check("worker_num")
+        return len(self._worker_endpoints)
+
+    def worker_index(self) -> int:
+        self._check("worker_index")
+        return self._current_id
+
+    def server_index(self) -> int:
+        raise NotImplementedError(f"{type(self).__name__}.server_index: {PSERVER_HINT}")
+
+    def get_trainer_endpoints(self) -> list:
+        self._check("get_trainer_endpoints")
+        return list(self._worker_endpoints)
+
+    def get_pserver_endpoints(self) -> list:
+        return list(self._server_endpoints)
+
+    def _communicator(self):
+        from oar_dist.collective import get_ring, make_backend, set_ring
+
+        try:
+            return get_ring(0, "role maker")
+        except RuntimeError:
+            backend = make_backend("mpi")
+            set_ring(0, backend)
+            return backend
+
+    def barrier_worker(self) -> None:
+        """Wait for every worker (over the job's communicator)."""
+        if self.worker_num() > 1:
+            self._communicator().barrier()
+
+    barrier_all = barrier_worker
+
+    def all_reduce_worker(self, input, output, mode: str = "sum") -> None:
+        """``output[:] = `` the reduction of every worker's ``input`` (numpy arrays)."""
+        arr = np.asarray(input)
+        res = self._communicator().allreduce(arr, op=mode) if self.worker_num() > 1 else arr
+        np.copyto(output, res.reshape(np.shape(output)))
+
+    def all_gather(self, input):
+        """Every worker's ``input`` (a number), in worker order."""
+        if self.worker_num() == 1:
+            return [input]
+        return self._communicator().allgather(np.asarray([input])).tolist()
+
+    def to_string(self) -> str:
+        return (
+            f"role: {self._role.name}, current_id: {self._current_id}, "
+            f"worker_endpoints: {self._worker_endpoints}"
+        )
+
+    __str__ = to_string
+
+
+class PaddleCloudRoleMaker(RoleMakerBase):
+    """The role from the launcher's variables (``PADDLE_TRAINER_ID``, ``PADDLE_TRAINER_ENDPOINTS``...)."""
+
+    def __init__(self, is_collective: bool = False) -> None:
+        super().__init__()
+        self._is_collective = is_collective
+
+    def generate_role(self) -> None:
+        if self._role_is_generated:
+            return
+        if not self._is_collective:
+            raise NotImplementedError(f"PaddleCloudRoleMaker(is_collective=False): {PSERVER_HINT}")
+        env = os.environ
+        raw_id = env.get("PADDLE_TRAINER_ID", "0")
+        eps = [e for e in env.get("PADDLE_TRAINER_ENDPOINTS", "").split(",") if e]
+        current = env.get("PADDLE_CURRENT_ENDPOINT", "")
+        if not eps:
+            eps = [current or "127.0.0.1:6170"]  # a plain `python script.py`: a job of one
+        try:
+            current_id = int(raw_id)
+        except ValueError:
+            raise ValueError(
+                f"PaddleCloudRoleMaker: PADDLE_TRAINER_ID must be an integer, given {raw_id!r}"
+            ) from None
+        num = env.get("PADDLE_TRAINERS_NUM")
+        if num is not None and int(num) != len(eps):
+            raise ValueError(
+                f"PaddleCloudRoleMaker: PADDLE_TRAINERS_NUM={num} but PADDLE_TRAINER_ENDPOINTS "
+                f"lists {len(eps)} endpoints ({','.join(eps)})"
+            )
+        if not 0 <= current_id < len(eps):
+            raise ValueError(
+                f"PaddleCloudRoleMaker: PADDLE_TRAINER_ID={current_id} is out of range for "
+                f"{len(eps)} trainer endpoints ({','.join(eps)})"
+            )
+        self._current_id = current_id
+        self._worker_endpoints = eps
+        self._role = Role.WORKER
+        self._role_is_generated = True
+
+
+class UserDefinedCollectiveRoleMaker(RoleMakerBase):
+    """A role given in code: ``current_id`` of ``worker_endpoints``."""
+
+    def __init__(self, current_id: int = 0, worker_endpoints: list | None = None) -> None:
+        super().__init__()
+        if not isinstance(current_id, int) or isinstance(current_id, bool) or current_id < 0:
+            raise ValueError(
+                f"UserDefinedCollectiveRoleMaker: current_id must be an int >= 0, given "
+                f"{current_id!r}"
+            )
+        if not isinstance(worker_endpoints, list) or not worker_endpoints:
+            raise ValueError(
+                f"UserDefinedCollectiveRoleMaker: worker_endpoints must be a non-empty list of "
+                f"'ip:port' strings, given {worker_endpoints!r}"
+            )
+        if current_id >= len(worker_endpoints):
+            raise ValueError(
+                f"UserDefinedCollectiveRoleMaker: current_id {current_id} is out of range for "
+                f"{len(worker_endpoints)} worker_endpoints"
+            )
+        self._current_id = current_id
+        self._worker_endpoints = list(worker_endpoints)
+
+    def generate_role(self) -> None:
+        self._role = Role.WORKER
+        self._role_is_generated = True
+
+
+class UserDefinedRoleMaker(RoleMakerBase):
+    """Fluid's parameter-server role maker: not implemented yet (issue 13)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise NotImplementedError(f"UserDefinedRoleMaker: {PSERVER_HINT}")
+
+
+__all__ = [
+    "PaddleCloudRoleMaker",
+    "Role",
+    "RoleMakerBase",
+    "UserDefinedCollectiveRoleMaker",
+    "UserDefinedRoleMaker",
+]
