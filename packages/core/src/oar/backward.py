@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from oar.errors import OarError, where
+from oar.errors import OarError
 from oar.framework.operator import OpRole
 from oar.framework.variable import Parameter, Variable
 from oar.registry import EMPTY_VAR, GRAD_SUFFIX, GradContext
@@ -148,7 +148,9 @@ class _GradBuilder:
                 raise OarError(
                     f"op '{op.type}' has no gradient, but its inputs "
                     f"{[n for ns in op.inputs.values() for n in ns if n in needs]} need one for the loss; "
-                    f"set stop_gradient=True on them or use an op with a gradient{where(op.callsite)}"
+                    f"set stop_gradient=True on them or use an op with a gradient",
+                    callsite=op.callsite,
+                    created=True,
                 )
             for slot, gs in out_grads.items():  # outputs off the loss path get zero gradients
                 for i, g in enumerate(gs):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 import oar.flags as _flags
-from oar.errors import FeedError, FetchError, describe_var, where
+from oar.errors import FeedError, FetchError, describe_var
 from oar.executor.plan import Plan
 from oar.executor.plan_cache import PlanCache
 from oar.framework.callsite import user_callsite
@@ -102,13 +102,13 @@ class Executor:
             try:
                 arrays, lods = _convert_known_feeds(feed, hit[2], self)
             except FeedError as exc:
-                raise type(exc)(f"{exc}{where(user_callsite())}") from None
+                raise exc.with_context(callsite=user_callsite(), created=True) from None
             return hit[1].run(arrays, lods, scope, return_numpy)
         try:
             fetch_names = _fetch_names(fetch_list, program)
             arrays, lods = _convert_feeds(feed, program.global_block(), self)
         except (FeedError, FetchError) as exc:
-            raise type(exc)(f"{exc}{where(user_callsite())}") from None
+            raise exc.with_context(callsite=user_callsite(), created=True) from None
         # non-iterable readers add their batch before the plan is chosen, so the
         # variables they feed count as feeds (not as scope inputs) in the plan
         if program._readers:

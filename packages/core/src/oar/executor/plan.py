@@ -22,7 +22,6 @@ from oar.errors import (
     OpRuntimeError,
     UninitializedVariableError,
     describe_var,
-    where,
 )
 from oar.executor.stepgen import (
     MIN_DONATED_BYTES,
@@ -154,7 +153,9 @@ class Plan:
             raise KernelNotFoundError(
                 f"op '{op.type}' has no kernel for device '{self.device.name}' and dtype {dtype} "
                 f"(kernels exist for devices: {have or 'none'}); install a plugin that provides it, "
-                f"e.g. `{hint}`{where(op.callsite)}"
+                f"e.g. `{hint}`",
+                callsite=op.callsite,
+                created=True,
             )
         singles = []
         dups = []
@@ -267,9 +268,10 @@ class Plan:
         raise self._kernel_failure(step, env, exc) from exc
 
     @staticmethod
-    def _with_callsite(exc: Exception, step: Any) -> Exception:
-        if step is not None and "created at" not in str(exc) and not _is_eof(exc):
-            return type(exc)(f"{exc}{where(step.op.callsite)}")
+    def _with_callsite(exc: OarError, step: Any) -> OarError:
+        """The error with its op's creation site, unless it already names a site (fields)."""
+        if step is not None and not _is_eof(exc) and exc.callsite is None:
+            exc.with_context(callsite=step.op.callsite, created=True)
         return exc
 
     def _fetch(self, env, lods, scope, return_numpy) -> list:
@@ -303,21 +305,24 @@ class Plan:
     def _uninitialized(self, name: str) -> Exception:
         var = self.block._find_var_recursive(name)
         readers = [op for op in self.block.ops if name in op.input_arg_names]
-        at = where(readers[0].callsite) if readers else ""
+        at = {"callsite": readers[0].callsite if readers else None, "created": True}
         first = f"op '{readers[0].type}'" if readers else "the program"
         if var is not None and var.is_data:
             return UninitializedVariableError(
                 f"{first} reads data variable {describe_var(name, var)} but it was not fed: "
-                f"pass it in exe.run(feed={{'{name}': ...}}){at}"
+                f"pass it in exe.run(feed={{'{name}': ...}})",
+                **at,
             )
         if var is not None and var.persistable:
             return UninitializedVariableError(
                 f"{first} reads {describe_var(name, var)}, which holds no value in the scope: run the "
-                f"startup program first (exe.run(fluid.default_startup_program())), or load it{at}"
+                f"startup program first (exe.run(fluid.default_startup_program())), or load it",
+                **at,
             )
         return UninitializedVariableError(
             f"{first} reads variable '{name}', which no earlier op writes, no feed gives and the scope "
-            f"does not hold{at}"
+            f"does not hold",
+            **at,
         )
 
     def _kernel_failure(self, step, env, exc) -> Exception:
@@ -334,8 +339,9 @@ class Plan:
         ]
         shapes = ", ".join(parts)
         return OpRuntimeError(
-            f"op '{op.type}' failed on {self.device.name}: {type(exc).__name__}: {exc}; inputs: {shapes}"
-            f"{where(op.callsite)}"
+            f"op '{op.type}' failed on {self.device.name}: {type(exc).__name__}: {exc}; inputs: {shapes}",
+            callsite=op.callsite,
+            created=True,
         )
 
 
