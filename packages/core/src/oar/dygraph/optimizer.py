@@ -45,7 +45,7 @@ def set_lr_var(opt: Any) -> None:
     if isinstance(lr, LearningRateDecay):
         value = lr()
     elif isinstance(lr, VarBase):
-        opt._lr_vars[id(default_main_program())] = lr
+        opt._lr_vars.set(default_main_program(), lr)
         return
     elif isinstance(lr, (int, float)):
         value = float(lr)
@@ -54,11 +54,11 @@ def set_lr_var(opt: Any) -> None:
             f"{type(opt).__name__}: in dygraph mode learning_rate must be a float or a "
             f"fluid.dygraph learning-rate schedule, given {type(lr).__name__}"
         )
-    key = id(default_main_program())
-    var = opt._lr_vars.get(key)
+    program = default_main_program()
+    var = opt._lr_vars.get(program)
     if not isinstance(var, VarBase):
         var = VarBase(None, name="learning_rate", stop_gradient=True, persistable=True)
-        opt._lr_vars[key] = var
+        opt._lr_vars.set(program, var)
     var._value = np.array([value], dtype="float32")
 
 

@@ -248,16 +248,16 @@ class StaticBuilder(Builder):
         from oar.initializer import Constant
 
         program = default_main_program()
-        if id(program) in opt._lr_vars:
+        if program in opt._lr_vars:
             return
         if isinstance(opt._learning_rate, Variable):
-            opt._lr_vars[id(program)] = opt._learning_rate
+            opt._lr_vars.set(program, opt._learning_rate)
             return
         var = self.create_global_variable(
             name=unique_name.generate("learning_rate"), shape=[1], dtype="float32", persistable=True
         )
         self.set_variable_initializer(var, Constant(float(opt._learning_rate)))
-        opt._lr_vars[id(program)] = var
+        opt._lr_vars.set(program, var)
 
     def param_learning_rate(self, lr: Any, param: Any) -> Any:
         mult = float(param.optimize_attr.get("learning_rate", 1.0))

@@ -18,6 +18,7 @@ from oar.framework.program import Program, default_main_program, program_guard
 from oar.framework.variable import Variable
 from oar.initializer import Constant
 from oar.layer_helper import LayerHelper
+from oar.optimizer._lr_vars import LearningRateVars
 from oar.regularizer import append_regularization_ops
 
 
@@ -55,7 +56,7 @@ class Optimizer:
         self.regularization = regularization
         self._grad_clip = grad_clip
         self._name = name
-        self._lr_vars: dict = {}
+        self._lr_vars = LearningRateVars()
         self._accumulators: dict = {}
         self.helper: LayerHelper | None = None
 
@@ -65,7 +66,7 @@ class Optimizer:
 
     def _global_learning_rate(self, program: Program | None = None) -> Variable:
         program = program or default_main_program()
-        return self._lr_vars.get(id(program))
+        return self._lr_vars.get(program)
 
     def _create_param_lr(self, param_and_grad: tuple) -> Variable:
         return current_builder().param_learning_rate(
