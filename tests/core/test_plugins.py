@@ -491,7 +491,7 @@ def test_python_m_oar_plugins_json():
     assert {"oar-core", "oar-kernels-cpu"} <= dists
     cpu = [d for d in report["devices"] if d["name"] == "cpu"]
     assert cpu and cpu[0]["available"] is True and cpu[0]["count"] >= 1
-    assert report["ops"]["mul"]["kernels"] == ["cpu"]
+    assert "cpu" in report["ops"]["mul"]["kernels"]
     assert report["ops"]["mul"]["defined_by"] == "oar.ops"
 
 

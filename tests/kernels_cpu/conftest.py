@@ -7,8 +7,11 @@ plugin provides it), a ``checking`` device is registered for this session: its
 array module is ``oar.testing.CheckingArrayModule`` (numpy behind a counting
 proxy whose arrays have their own type), and kernels-cpu's array-generic
 kernels are registered for it through ``register_generic_kernels``, the same
-public function a CUDA plugin calls. A kernel that computes with numpy instead
-of its ``xp`` fails there; ops whose kernels say ``generic=False`` are skipped.
+public function a CUDA plugin calls -- when oar-kernels-cuda is installed, through its
+``register_device_kernels`` (generic kernels + host fallbacks for the numpy-only ones), the
+very function that registers the ``cuda`` device's kernels. A kernel that computes with numpy
+instead of its ``xp`` fails there; without oar-kernels-cuda, ops whose kernels say
+``generic=False`` are skipped.
 """
 
 from __future__ import annotations
@@ -29,9 +32,15 @@ class _CheckingDevicePlugin:
 
     @hookimpl
     def oar_register_kernels(self, registry):
-        from oar_kernels_cpu import register_generic_kernels
+        try:  # the CUDA plugin's own registration function, so the suite tests that seam
+            from oar_kernels_cuda import register_device_kernels
+        except ImportError:
+            from oar_kernels_cpu import register_generic_kernels
 
-        register_generic_kernels(registry, CHECKING)  # xp from the device: CHECKING_XP
+            register_generic_kernels(registry, CHECKING)  # xp from the device: CHECKING_XP
+            return
+        device = checking_device(CHECKING, CHECKING_XP)
+        register_device_kernels(registry, CHECKING, device.to_host, device.from_host)
 
 
 if CHECKING not in oar.plugins.registries().devices.names():

@@ -87,7 +87,10 @@ def test_numpy_only_kernels_stay_off_other_devices_and_are_listed():
     reg = registries()
     cpu = reg.kernels.lookup("print", "cpu", "float32")
     assert cpu is not None and not cpu.generic
-    assert reg.kernels.lookup("print", "checking", "float32") is None
+    # never registered as a generic kernel there: absent, or (with oar-kernels-cuda) the
+    # host fallback that copies to numpy and back, below every generic kernel
+    other = reg.kernels.lookup("print", "checking", "float32")
+    assert other is None or (other.priority < 0 and other.kernel.__name__.startswith("host_print"))
     assert reg.kernels.lookup("softmax", "checking", "float32").generic
     from oar.cli import plugins_report
 

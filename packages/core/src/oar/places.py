@@ -95,6 +95,7 @@ def resolve_device(place: Place):
         f"no plugin provides the '{place.device}' device"
         if dev is None
         else f"the '{place.device}' device (from {dev.plugin}) is not available on this machine"
+        + (f" ({dev.unavailable_reason()})" if dev.unavailable_reason() else "")
     )
     failed = [p for p in plugin_infos() if p.error]
     if failed:
@@ -135,14 +136,23 @@ def cuda_places(device_ids: int | list | None = None) -> list:
     if count == 0:
         if os.environ.get(ENV_FALLBACK) == "cpu":
             return [CUDAPlace(i) for i in (device_ids or [0])]
+        why = dev.unavailable_reason() if dev is not None else None
         raise DeviceUnavailableError(
-            "cuda_places(): no CUDA device is available. Install it with "
-            f"`{_INSTALL_HINT['cuda']}` on a GPU machine (or set {ENV_FALLBACK}=cpu)"
+            "cuda_places(): no CUDA device is available"
+            + (
+                f": {why}"
+                if why
+                else f". Install it with `{_INSTALL_HINT['cuda']}` on a GPU machine"
+            )
+            + f" (or set {ENV_FALLBACK}=cpu)"
         )
     return [CUDAPlace(i) for i in device_ids]
 
 
 def is_compiled_with_cuda() -> bool:
+    """True when a plugin provides the cuda device and it is usable here (Fluid code branches on
+    this to pick CUDAPlace, so an installed plugin on a machine without a GPU answers False)."""
     from oar.plugins import registries
 
-    return registries().devices.get("cuda") is not None
+    dev = registries().devices.get("cuda")
+    return dev is not None and bool(dev.available())

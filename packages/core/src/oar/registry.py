@@ -362,6 +362,8 @@ class Device:
     from_host: Callable[[Any, int], Any]
     to_host: Callable[[Any], Any]
     synchronize: Callable[[int], None] = attrs.field(default=lambda device_id=0: None)
+    # why ``available()`` is false (no driver, library missing...), for error messages
+    unavailable_reason: Callable[[], str | None] = attrs.field(default=lambda: None)
     plugin: str = "?"
 
     @property

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from oar_kernels_cpu.generic import register_generic_kernels
+from oar_kernels_cpu.generic import register_generic_kernels, register_numpy_only_kernels
 from oar_kernels_cpu.kernels import all_kernels, kernels_for
 
-__all__ = ["all_kernels", "kernels_for", "register_generic_kernels", "__version__"]
+__all__ = [
+    "all_kernels",
+    "kernels_for",
+    "register_generic_kernels",
+    "register_numpy_only_kernels",
+    "__version__",
+]

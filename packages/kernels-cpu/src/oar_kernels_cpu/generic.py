@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from oar.api import register_families
+from oar.api import family_kernels, register_families
 
 from oar_kernels_cpu.kernels import kernel_modules
 
@@ -41,4 +41,39 @@ def register_generic_kernels(
     register_families(registry, PACKAGE, kernel_modules(), device, xp, priority, lazy)
 
 
-__all__ = ["register_generic_kernels"]
+def register_numpy_only_kernels(
+    registry: Any,
+    device: str,
+    wrap: Callable[[Callable], Callable],
+    *,
+    priority: int = -10,
+    lazy: bool = True,
+) -> None:
+    """Register this package's numpy-only kernels (``generic=False``) for ``device``, each
+    wrapped by ``wrap(kernel)``: e.g. a wrapper that copies device arrays to the host and back,
+    so a device plugin covers every op. ``inplace`` is dropped (host copies are never donated).
+    """
+
+    def load(family: str) -> None:
+        for spec in family_kernels(f"{PACKAGE}.{family}"):
+            if spec.generic:
+                continue
+            flags = {k: v for k, v in spec.flags.items() if k != "inplace"}
+            registry.register_kernel(
+                spec.op_type,
+                device,
+                spec.dtypes,
+                wrap(spec.fn),
+                priority=priority,
+                generic=False,
+                **flags,
+            )
+
+    if lazy and hasattr(registry, "register_lazy"):
+        registry.register_lazy(tuple(kernel_modules()), load)
+    else:
+        for family in kernel_modules():
+            load(family)
+
+
+__all__ = ["register_generic_kernels", "register_numpy_only_kernels"]
