@@ -8,7 +8,7 @@ this file runs unchanged, and reports "unavailable", on machines without one.
 from __future__ import annotations
 
 import numpy as np
-from bench_mlp import LABEL, LR, SIZES, WEIGHTS, X
+from bench_mlp import LABEL, LR, WEIGHTS, X, oar_step
 from benchlib import Benchmark, Unavailable, require
 
 
@@ -24,31 +24,7 @@ def _gpu_fluid():
 
 def oar_mlp_cuda():
     fluid = _gpu_fluid()
-    init = fluid.initializer.NumpyArrayInitializer
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup):
-        x = fluid.layers.data(name="x", shape=[SIZES[0]], dtype="float32")
-        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
-        h = x
-        for i, (w, b) in enumerate(WEIGHTS):
-            h = fluid.layers.fc(
-                h,
-                size=w.shape[1],
-                act="softmax" if i == len(WEIGHTS) - 1 else "relu",
-                param_attr=fluid.ParamAttr(initializer=init(w)),
-                bias_attr=fluid.ParamAttr(initializer=init(b)),
-            )
-        loss = fluid.layers.mean(fluid.layers.cross_entropy(input=h, label=label))
-        fluid.optimizer.SGD(learning_rate=LR).minimize(loss, startup)
-    exe = fluid.Executor(fluid.CUDAPlace(0))
-    scope = fluid.Scope()
-    exe.run(startup, scope=scope)
-    feed = {"x": X, "label": LABEL}
-
-    def step():
-        return exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0]
-
-    return step
+    return oar_step(fluid.CUDAPlace(0))
 
 
 def torch_mlp_cuda():

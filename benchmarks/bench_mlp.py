@@ -23,7 +23,8 @@ WEIGHTS = [
 ]
 
 
-def oar_step():
+def oar_step(place=None):
+    """oar's step on ``place`` (default the CPU; bench_cuda passes CUDAPlace(0))."""
     try:
         from oar import fluid
     except ImportError as exc:
@@ -45,7 +46,7 @@ def oar_step():
             )
         loss = fluid.layers.mean(fluid.layers.cross_entropy(input=h, label=label))
         fluid.optimizer.SGD(learning_rate=LR).minimize(loss, startup)
-    exe = fluid.Executor(fluid.CPUPlace())
+    exe = fluid.Executor(place or fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
     feed = {"x": X, "label": LABEL}
