@@ -80,12 +80,6 @@ def split_byref(inputs, attrs):
     return {"Out": out}
 
 
-def prefetch(inputs, attrs):
-    from oar_dist.pserver.table import prefetch_rows
-
-    return {"Out": [prefetch_rows(inputs["X"][0], attrs)]}
-
-
 def listen_and_serv(inputs, attrs):
     from oar_dist.pserver.server import serve
 
@@ -100,6 +94,5 @@ def kernels():
         ("recv", DTYPES, recv, False),
         ("fetch_barrier", DTYPES, fetch_barrier, False),
         ("split_byref", DTYPES, split_byref, False),
-        ("prefetch", DTYPES, prefetch, False),
         ("listen_and_serv", DTYPES, listen_and_serv, True),
     ]

@@ -2,10 +2,9 @@
 
 Trainer side: ``send`` (gradients to their pservers, pipelined), ``send_barrier``
 (this trainer's step is complete), ``recv`` (parameters back; in sync mode the
-pserver answers once the step's update is applied), ``fetch_barrier``,
+pserver answers once the step's update is applied), ``fetch_barrier`` and
 ``split_byref`` (a gradient cut into row blocks for sliced parameters; the
-parameter is put back with ``concat``) and ``prefetch`` (rows of a distributed
-lookup table). Pserver side: ``listen_and_serv`` (the serving loop; its
+parameter is put back with ``concat``). Pserver side: ``listen_and_serv`` (the serving loop; its
 inputs are the variables this pserver owns and its outputs their final values).
 
 Control variables (``Out`` of send / send_barrier, ``X`` of recv) only order
@@ -29,10 +28,6 @@ def _split_byref_shape(ins, attrs):
             f"split_byref: sections {sections} must add up to X's first dim {x.shape[0]}"
         )
     return {"Out": [VarMeta((s,) + tuple(x.shape[1:]), x.dtype) for s in sections]}
-
-
-def _prefetch_shape(ins, attrs):
-    return {}
 
 
 def register(registry) -> None:
@@ -86,21 +81,6 @@ def register(registry) -> None:
             {"sections": Attr(list, [])},
             infer_shape=_split_byref_shape,
             doc="Out[i] = rows of X in block i (views: no copy)",
-        )
-    )
-    registry.register_op(
-        OpDef(
-            "prefetch",
-            ["X*"],
-            ["Out*"],
-            dict(
-                _TRAINER,
-                epmap=Attr(list, []),
-                table_names=Attr(list, []),
-                height_sections=Attr(list, []),
-            ),
-            infer_shape=_prefetch_shape,
-            doc="Out[0] = rows X[0] (int64 ids) of a lookup table sharded by row over epmap",
         )
     )
     registry.register_op(

@@ -49,8 +49,8 @@ class PserverLoop:
 
         self.endpoint = attrs["endpoint"]
         self.fanin = attrs["Fanin"]
-        self.mode = attrs["distributed_mode"] if attrs["sync_mode"] is False else SYNC
-        if attrs["sync_mode"] is False and self.mode == SYNC:
+        self.mode = attrs["distributed_mode"]
+        if not attrs["sync_mode"] and self.mode == SYNC:
             self.mode = ASYNC
         self.names = list(attrs["var_names"])
         if len(self.names) != len(values):
@@ -88,7 +88,6 @@ class PserverLoop:
             wire.GET: self._get,
             wire.FETCH_BARRIER: self._ack,
             wire.COMPLETE: self._complete,
-            wire.PREFETCH: self._prefetch,
         }
         while len(self.done) < self.fanin:
             ev = self.server.poll(0.5)
@@ -176,11 +175,6 @@ class PserverLoop:
         if self.mode == SYNC:
             self._maybe_round()
 
-    def _prefetch(self, peer, msg) -> None:
-        from oar_dist.pserver.table import serve_prefetch
-
-        self.server.send(peer, serve_prefetch(self, peer, msg))
-
     # --- updates -------------------------------------------------------------------------
     def _maybe_round(self) -> None:
         live = set(range(self.fanin)) - self.done
@@ -207,7 +201,9 @@ class PserverLoop:
                 value = np.concatenate([np.asarray(v.value) for v in vals]) * vals[0].value.dtype.type(scale)
                 self.scope.var(g).value = SelectedRows(rows, vals[0].height(), value)
             else:
-                total = vals[0] * vals[0].dtype.type(scale) if len(vals) == 1 else np.add.reduce(vals)
+                total = np.array(vals[0])
+                for v in vals[1:]:
+                    total += v
                 if len(vals) > 1:
                     total *= total.dtype.type(scale)
                 self.scope.var(g).value = LoDTensor(total)
