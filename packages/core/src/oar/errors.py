@@ -140,6 +140,10 @@ class PluginUnavailableError(OarError, RuntimeError):
     and listed as unavailable, with this message, by ``oar plugins``."""
 
 
+class NotProvidedError(OarError, AttributeError):
+    """A Fluid 1.8 public name oar does not provide (yet); the message says why (docs/public-names.md)."""
+
+
 class OpRuntimeError(OarError, RuntimeError):
     """A kernel failed while running an op; the message names the op and its line."""
 
