@@ -13,7 +13,6 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from oar import fluid
 
 BUILD = textwrap.dedent(
@@ -39,7 +38,7 @@ BUILD = textwrap.dedent(
 
 def _build():
     env: dict = {}
-    exec(BUILD, env)  # noqa: S102 - the same source runs in the subprocess below
+    exec(BUILD, env)
     return env["build"]()
 
 
