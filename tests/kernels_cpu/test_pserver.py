@@ -103,9 +103,13 @@ CASES = (
 )
 
 
-@pytest.fixture(scope="module")
-def pserver():
-    """The async pserver at EP, and a trainer at EP2 that joins and closes every job there."""
+def _start_servers() -> None:
+    """The async pserver at EP, and a trainer at EP2 that joins and closes every job there.
+
+    Started when this module is imported (other test modules import its CASES and run them
+    too) and stopped at exit."""
+    import atexit
+
     from oar_dist.pserver import wire
     from oar_dist.pserver.client import close_all
     from oar_dist.pserver.server import PserverLoop
@@ -113,33 +117,52 @@ def pserver():
 
     attrs = dict(_serve_attrs(EP), tables=[], lr_program="", transport="zmq")
     loop = PserverLoop([W.copy(), np.zeros(1, "float32")], attrs)
-    t = threading.Thread(target=loop.run, daemon=True)
-    t.start()
+
+    def serve():
+        try:
+            loop.run()
+        except Exception:
+            if not stop.is_set():
+                raise
+
+    t = threading.Thread(target=serve, daemon=True)
     stop = threading.Event()
+    t.start()
 
     def closer():
         while not stop.is_set():
             try:
                 c = ZmqClient(EP2, 0, wait=0.5)
             except Exception:
+                stop.wait(0.05)
                 continue
             try:
                 c.request(wire.Message(wire.COMPLETE))
+            except Exception:
+                pass
             finally:
                 c.close()
 
     helper = threading.Thread(target=closer, daemon=True)
     helper.start()
-    yield
-    stop.set()
-    close_all()  # COMPLETE: the loop at EP ends
-    t.join(10)
-    helper.join(10)
-    loop.close()
-    assert not t.is_alive()
+
+    def shutdown():
+        stop.set()
+        loop.stop()
+        t.join(5)
+        helper.join(5)
+        close_all(notify=False)
+        if not t.is_alive():
+            loop.close()
+
+    atexit.register(shutdown)
+
+
+if HAVE_DIST:
+    _start_servers()
 
 
 @pytest.mark.skipif(not HAVE_DIST, reason="oar-dist (with pyzmq) is not installed")
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_case(case, pserver):
+def test_case(case):
     check_case(case)

@@ -79,6 +79,7 @@ class PserverLoop:
         self.deferred: list = []
         self.wait_since = 0.0
         self.timeout = reply_timeout()
+        self.stopped = False
 
     # --- the loop ------------------------------------------------------------------------
     def run(self) -> None:
@@ -89,7 +90,7 @@ class PserverLoop:
             wire.FETCH_BARRIER: self._ack,
             wire.COMPLETE: self._complete,
         }
-        while len(self.done) < self.fanin:
+        while len(self.done) < self.fanin and not self.stopped:
             ev = self.server.poll(0.5)
             if ev is None:
                 self._check_stall()
@@ -115,6 +116,10 @@ class PserverLoop:
                 handler(peer, msg)
             except _Refused as exc:
                 self.server.error(peer, f"pserver {self.endpoint}: {exc}", msg.seq)
+
+    def stop(self) -> None:
+        """End :meth:`run` within half a second (from another thread)."""
+        self.stopped = True
 
     def close(self) -> None:
         self.server.close()

@@ -140,11 +140,19 @@ class ZmqServer:
         sock.setsockopt(zmq.RCVHWM, 64)
         sock.setsockopt(zmq.SNDHWM, 64)
         sock.setsockopt(zmq.LINGER, 2000)
-        try:
-            sock.bind(f"tcp://{socket.gethostbyname(host)}:{port}")
-        except (zmq.ZMQError, OSError) as exc:
-            sock.close(0)
-            raise PserverError(f"pserver {endpoint}: cannot listen on port {port}: {exc}") from None
+        deadline = time.monotonic() + 5.0  # a socket this process just closed may hold the port
+        while True:
+            try:
+                sock.bind(f"tcp://{socket.gethostbyname(host)}:{port}")
+                break
+            except (zmq.ZMQError, OSError) as exc:
+                if time.monotonic() < deadline and getattr(exc, "errno", None) == zmq.EADDRINUSE:
+                    time.sleep(0.05)
+                    continue
+                sock.close(0)
+                raise PserverError(
+                    f"pserver {endpoint}: cannot listen on port {port}: {exc}"
+                ) from None
         self.sock = sock
         self.monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self.poller = zmq.Poller()
@@ -266,15 +274,19 @@ class ZmqClient:
         self.outstanding = 0
         self.seq = 0
         self.timeout = reply_timeout()
-        self._handshake(connect_timeout() if wait is None else wait)
+        try:
+            self._handshake(connect_timeout() if wait is None else wait)
+        except BaseException:
+            self.close(linger=0)
+            raise
 
-    def close(self) -> None:
+    def close(self, linger: int | None = None) -> None:
         try:
             self.sock.disable_monitor()
         except zmq.ZMQError:
             pass
         self.monitor.close(0)
-        self.sock.close()
+        self.sock.close(linger)
 
     def _events(self) -> None:
         from zmq.utils.monitor import recv_monitor_message
@@ -316,7 +328,9 @@ class ZmqClient:
         self, timeout: float, what: str, copy: bool = True, raise_error: bool = True
     ) -> wire.Message:
         deadline = time.monotonic() + timeout
-        while True:
+        # a reply already queued wins over a disconnection noticed since (a pserver that
+        # answers COMPLETE and exits)
+        while not self.sock.poll(0):
             self._events()
             left = deadline - time.monotonic()
             if left <= 0:
@@ -325,8 +339,7 @@ class ZmqClient:
                     or f"pserver {self.endpoint} did not answer trainer {self.trainer} within "
                     f"{timeout:g} s ({ENV_TIMEOUT}); is it alive?"
                 )
-            if self.sock.poll(int(min(left, 0.2) * 1000) + 1):
-                break
+            self.sock.poll(int(min(left, 0.2) * 1000) + 1)
         frames = self.sock.recv_multipart(copy=False)
         self.outstanding -= 1
         try:
