@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from oar import backward, clip, initializer, layer_helper, layers, optimizer, regularizer
+from oar import backward, clip, initializer, layer_helper, layers, metrics, optimizer, regularizer
 from oar import framework as framework
 from oar._facade import module_getattr
 from oar.backward import append_backward, gradients
@@ -53,6 +53,7 @@ executor = sys.modules["oar.executor"]
 # `import oar.fluid.layers as layers` and friends resolve to the core modules
 for _name, _mod in {
     "layers": layers,
+    "metrics": metrics,
     "optimizer": optimizer,
     "initializer": initializer,
     "regularizer": regularizer,
@@ -70,6 +71,7 @@ __getattr__ = module_getattr("")
 
 __all__ = [
     "layers",
+    "metrics",
     "optimizer",
     "initializer",
     "regularizer",
