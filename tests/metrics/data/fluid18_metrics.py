@@ -50,7 +50,7 @@ for nt in (4095, 200):
         preds = np.stack([1 - p1, p1], 1)
         auc.update(preds, lab.reshape(-1, 1))
         aucb.append((preds.tolist(), lab.tolist()))
-    out["auc_%d" % nt] = {"batches": aucb, "value": float(auc.eval())}
+    out[f"auc_{nt}"] = {"batches": aucb, "value": float(auc.eval())}
 
 ch = fluid.metrics.ChunkEvaluator()
 chunks = [(10, 12, 7), (5, 3, 2)]
