@@ -27,6 +27,7 @@ from oar.layers.indexing import *  # noqa: F403
 from oar.layers.interp import *  # noqa: F403
 from oar.layers.io import *  # noqa: F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F403
+from oar.layers.linalg import *  # noqa: F403
 from oar.layers.lod_reset import *  # noqa: F403
 from oar.layers.losses import *  # noqa: F403
 from oar.layers.lstm_unit import *  # noqa: F403
@@ -48,6 +49,7 @@ from oar.layers.sequence_manip import *  # noqa: F403
 from oar.layers.sequence_pad import *  # noqa: F403
 from oar.layers.sequence_pool import *  # noqa: F403
 from oar.layers.tensor import *  # noqa: F403
+from oar.layers.tensor_extra import *  # noqa: F403
 from oar.layers.tensor_misc import *  # noqa: F403
 
 _wrap(
