@@ -14,6 +14,7 @@ from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
 from oar.layers.compare import *  # noqa: F403
 from oar.layers.conv import *  # noqa: F403
+from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
@@ -36,7 +37,9 @@ from oar.layers.manip import *  # noqa: F403
 from oar.layers.math import *  # noqa: F403
 from oar.layers.metric import *  # noqa: F403
 from oar.layers.norm import *  # noqa: F403
+from oar.layers.norm_extra import *  # noqa: F403
 from oar.layers.pool import *  # noqa: F403
+from oar.layers.pool3d import *  # noqa: F403
 from oar.layers.position_encoding import *  # noqa: F403
 from oar.layers.ranges import *  # noqa: F403
 from oar.layers.rearrange import *  # noqa: F403
