@@ -249,8 +249,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         offsets_to_lengths,
     )
     from oar.ops.conv import resolve_paddings
-    from oar.ops.detection_boxes import expand_aspect_ratios
     from oar.ops.conv3d import conv3d_geometry, conv3d_transpose_geometry
+    from oar.ops.detection_boxes import expand_aspect_ratios
     from oar.ops.indexing import slice_bounds, strided_bounds
     from oar.ops.manip import split_sizes, squeeze_shape, unsqueeze_shape
     from oar.ops.norm import channel_axis
