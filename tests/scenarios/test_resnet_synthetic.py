@@ -60,7 +60,7 @@ def test_small_resnet_learns_quadrants():
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
-    for epoch in range(3):
+    for _epoch in range(3):
         for i in range(0, len(xtr), 32):
             exe.run(
                 main,
