@@ -27,6 +27,7 @@ from oar.layers.fc import *  # noqa: F403
 from oar.layers.im2sequence import *  # noqa: F403
 from oar.layers.indexing import *  # noqa: F403
 from oar.layers.interp import *  # noqa: F403
+from oar.layers.interp3d import *  # noqa: F403
 from oar.layers.io import *  # noqa: F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F403
 from oar.layers.linalg import *  # noqa: F403
