@@ -43,6 +43,7 @@ from oar.dygraph.learning_rate_scheduler import (
     PolynomialDecay,
     ReduceLROnPlateau,
 )
+from oar.dygraph.lr_epoch import LambdaDecay, MultiStepDecay, StepDecay
 from oar.dygraph.nn import (
     BatchNorm,
     Conv2D,
@@ -55,6 +56,8 @@ from oar.dygraph.nn import (
     Pool2D,
     PRelu,
 )
+from oar.dygraph.nn_loss import BCELoss, L1Loss, MSELoss, NLLLoss
+from oar.dygraph.nn_vision import Conv3D, Conv3DTranspose, GroupNorm, InstanceNorm
 from oar.dygraph.tracer import Tracer
 from oar.dygraph.varbase import ParamBase, VarBase
 
@@ -108,6 +111,17 @@ __all__ = [
     "NoamDecay",
     "LinearLrWarmup",
     "ReduceLROnPlateau",
+    "StepDecay",
+    "MultiStepDecay",
+    "LambdaDecay",
+    "Conv3D",
+    "Conv3DTranspose",
+    "GroupNorm",
+    "InstanceNorm",
+    "BCELoss",
+    "L1Loss",
+    "MSELoss",
+    "NLLLoss",
     "TracedLayer",
     "Tracer",
     "VarBase",

@@ -165,8 +165,55 @@ __all__ += ["nets"]
 
 # fluid.dygraph (imperative mode)
 from oar import dygraph  # noqa: E402
-from oar.dygraph import disable_dygraph, disable_imperative, enable_dygraph, enable_imperative  # noqa: E402
 
+# Fluid 1.8 re-exports the dygraph layer classes at the top level (fluid.Conv2D, fluid.Linear...)
+from oar.dygraph import (  # noqa: E402  # noqa: E402
+    BatchNorm,
+    BCELoss,
+    Conv2D,
+    Conv2DTranspose,
+    Conv3D,
+    Conv3DTranspose,
+    Dropout,
+    Embedding,
+    GroupNorm,
+    GRUUnit,
+    InstanceNorm,
+    L1Loss,
+    Layer,
+    LayerNorm,
+    Linear,
+    MSELoss,
+    NLLLoss,
+    Pool2D,
+    PRelu,
+    disable_dygraph,
+    disable_imperative,
+    enable_dygraph,
+    enable_imperative,
+)
+
+__all__ += [
+    "BatchNorm",
+    "BCELoss",
+    "Conv2D",
+    "Conv2DTranspose",
+    "Conv3D",
+    "Conv3DTranspose",
+    "Dropout",
+    "Embedding",
+    "GroupNorm",
+    "GRUUnit",
+    "InstanceNorm",
+    "L1Loss",
+    "Layer",
+    "LayerNorm",
+    "Linear",
+    "MSELoss",
+    "NLLLoss",
+    "Pool2D",
+    "PRelu",
+]
 __all__ += [
     "dygraph",
     "enable_dygraph",

@@ -24,9 +24,11 @@ from oar.layers.edit_distance import *  # noqa: F403
 from oar.layers.elementwise import *  # noqa: F403
 from oar.layers.embedding import *  # noqa: F403
 from oar.layers.fc import *  # noqa: F403
+from oar.layers.grid_sample import *  # noqa: F403
 from oar.layers.im2sequence import *  # noqa: F403
 from oar.layers.indexing import *  # noqa: F403
 from oar.layers.interp import *  # noqa: F403
+from oar.layers.interp3d import *  # noqa: F403
 from oar.layers.io import *  # noqa: F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F403
 from oar.layers.linalg import *  # noqa: F403
@@ -36,6 +38,7 @@ from oar.layers.lstm_unit import *  # noqa: F403
 from oar.layers.manip import *  # noqa: F403
 from oar.layers.math import *  # noqa: F403
 from oar.layers.metric import *  # noqa: F403
+from oar.layers.metric_extra import *  # noqa: F403
 from oar.layers.norm import *  # noqa: F403
 from oar.layers.norm_extra import *  # noqa: F403
 from oar.layers.pool import *  # noqa: F403
