@@ -58,6 +58,7 @@ from oar.layers.sequence_pool import *  # noqa: F403
 from oar.layers.tensor import *  # noqa: F403
 from oar.layers.tensor_extra import *  # noqa: F403
 from oar.layers.tensor_misc import *  # noqa: F403
+from oar.layers.vision_misc import *  # noqa: F403
 
 _wrap(
     globals(),
