@@ -7,6 +7,7 @@ One module per family; each lists its public names in ``__all__``.
 import sys as _sys
 import types as _types
 
+from oar.layers import distributions  # noqa: F401
 from oar.layers._user_line import wrap_module_functions as _wrap
 from oar.layers.activation import *  # noqa: F403
 from oar.layers.beam_search import *  # noqa: F403
@@ -19,6 +20,12 @@ from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
 from oar.layers.detection_boxes import *  # noqa: F403
+from oar.layers.distributions import (  # noqa: F401
+    Categorical,
+    MultivariateNormalDiag,
+    Normal,
+    Uniform,
+)
 from oar.layers.dropout import *  # noqa: F403
 from oar.layers.edit_distance import *  # noqa: F403
 from oar.layers.elementwise import *  # noqa: F403
