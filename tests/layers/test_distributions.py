@@ -26,10 +26,12 @@ def test_match_fluid18():
         c1 = D.Categorical(L.assign(np.array([[0.1, 0.5, -0.3], [1.0, 0.0, 2.0]], "float32")))
         c2 = D.Categorical(L.assign(np.array([[0.3, -0.5, 0.2], [0.0, 0.4, 1.0]], "float32")))
         m1 = D.MultivariateNormalDiag(
-            L.assign(np.array([0.3, 0.8], "float32")), L.assign(np.array([[0.4, 0.0], [0.0, 1.3]], "float32"))
+            L.assign(np.array([0.3, 0.8], "float32")),
+            L.assign(np.array([[0.4, 0.0], [0.0, 1.3]], "float32")),
         )
         m2 = D.MultivariateNormalDiag(
-            L.assign(np.array([0.1, 0.2], "float32")), L.assign(np.array([[1.4, 0.0], [0.0, 0.5]], "float32"))
+            L.assign(np.array([0.1, 0.2], "float32")),
+            L.assign(np.array([[1.4, 0.0], [0.0, 0.5]], "float32")),
         )
         return [
             n1.entropy(),
@@ -71,7 +73,12 @@ def test_samples_have_the_right_shape_and_moments():
     assert ns.shape == (4000, 2) and us.shape == (4000, 2)
     np.testing.assert_allclose(ns.mean(0), [0.5, -1.0], atol=0.08)
     np.testing.assert_allclose(ns.std(0), [1.5, 0.2], rtol=0.05)
-    assert (us[:, 0] >= 0).all() and (us[:, 0] < 2).all() and (us[:, 1] >= 1).all() and (us[:, 1] < 1.5).all()
+    assert (
+        (us[:, 0] >= 0).all()
+        and (us[:, 0] < 2).all()
+        and (us[:, 1] >= 1).all()
+        and (us[:, 1] < 1.5).all()
+    )
     assert fluid.layers.Normal is D.Normal and fluid.layers.distributions is D
 
 
