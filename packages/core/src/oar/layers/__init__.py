@@ -53,6 +53,7 @@ from oar.layers.norm_extra import *  # noqa: F403
 from oar.layers.pool import *  # noqa: F403
 from oar.layers.pool3d import *  # noqa: F403
 from oar.layers.position_encoding import *  # noqa: F403
+from oar.layers.py_func import *  # noqa: F403
 from oar.layers.ranges import *  # noqa: F403
 from oar.layers.rearrange import *  # noqa: F403
 from oar.layers.recurrent import *  # noqa: F403
