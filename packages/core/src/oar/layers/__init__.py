@@ -11,6 +11,7 @@ from oar.layers import distributions  # noqa: F401
 from oar.layers._user_line import wrap_module_functions as _wrap
 from oar.layers.activation import *  # noqa: F403
 from oar.layers.beam_search import *  # noqa: F403
+from oar.layers.center_loss import *  # noqa: F403
 from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
 from oar.layers.compare import *  # noqa: F403
