@@ -32,6 +32,6 @@ np.savez(
     label=lab,
     c0=c0,
     c_final=c_final,
-    loss2=l,
+    loss2=lv2,
     gx2=gx,
 )
