@@ -48,6 +48,7 @@ from oar.layers.manip import *  # noqa: F403
 from oar.layers.math import *  # noqa: F403
 from oar.layers.metric import *  # noqa: F403
 from oar.layers.metric_extra import *  # noqa: F403
+from oar.layers.nce import *  # noqa: F403
 from oar.layers.nn_extra import *  # noqa: F403
 from oar.layers.norm import *  # noqa: F403
 from oar.layers.norm_extra import *  # noqa: F403
