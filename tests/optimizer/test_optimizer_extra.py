@@ -96,6 +96,23 @@ def test_error_clip_matches_fluid18():
         assert ("clip" in [op.type for op in prog.global_block().ops]) == want
 
 
+def test_recompute_gives_the_wrapped_optimizers_numbers():
+    def plain():
+        return fluid.optimizer.Adam(0.05)
+
+    class Recompute:
+        def minimize(self, loss):
+            opt = fluid.optimizer.RecomputeOptimizer(fluid.optimizer.Adam(0.05))
+            h = [op for op in loss.block.ops if op.type == "tanh"][0].output("Out")[0]
+            opt._set_checkpoints([loss.block.var(h)])
+            return opt.minimize(loss)
+
+    _, want, pw = run(plain)
+    _, got, pg = run(lambda: Recompute())
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(pg["w1"], pw["w1"], rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "build, match",
     [
@@ -110,6 +127,7 @@ def test_error_clip_matches_fluid18():
             ">= 0",
         ),
         (lambda: fluid.optimizer.DpsgdOptimizer(clip=0), "clip"),
+        (lambda: fluid.optimizer.RecomputeOptimizer("adam"), "optimizer"),
     ],
 )
 def test_bad_arguments_are_refused(build, match):

@@ -16,6 +16,7 @@ from oar.optimizer.lamb import Lamb, LambOptimizer
 from oar.optimizer.lookahead import LookaheadOptimizer
 from oar.optimizer.model_average import ModelAverage
 from oar.optimizer.momentum import LarsMomentum, LarsMomentumOptimizer, Momentum, MomentumOptimizer
+from oar.optimizer.recompute import RecomputeOptimizer
 from oar.optimizer.rmsprop import RMSProp, RMSPropOptimizer
 from oar.optimizer.sgd import SGD, SGDOptimizer
 
@@ -48,4 +49,5 @@ __all__ = [
     "Dpsgd",
     "DpsgdOptimizer",
     "LookaheadOptimizer",
+    "RecomputeOptimizer",
 ]
