@@ -56,7 +56,7 @@ from oar.dygraph.nn import (
     Pool2D,
     PRelu,
 )
-from oar.dygraph.nn_loss import BCELoss, L1Loss, MSELoss, NLLLoss
+from oar.dygraph.nn_loss import NCE, BCELoss, L1Loss, MSELoss, NLLLoss
 from oar.dygraph.nn_vision import (
     BilinearTensorProduct,
     Conv3D,
@@ -131,6 +131,7 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "NLLLoss",
+    "NCE",
     "TracedLayer",
     "Tracer",
     "VarBase",

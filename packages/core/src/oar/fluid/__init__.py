@@ -168,6 +168,7 @@ from oar import dygraph  # noqa: E402
 
 # Fluid 1.8 re-exports the dygraph layer classes at the top level (fluid.Conv2D, fluid.Linear...)
 from oar.dygraph import (  # noqa: E402
+    NCE,
     BatchNorm,
     BCELoss,
     BilinearTensorProduct,
@@ -214,6 +215,7 @@ __all__ += [
     "Linear",
     "MSELoss",
     "NLLLoss",
+    "NCE",
     "Pool2D",
     "PRelu",
     "SpectralNorm",
