@@ -175,6 +175,47 @@ def test_fluid_top_level_exports_match_fluid18():
         "NLLLoss",
         "PRelu",
         "Pool2D",
+        "BilinearTensorProduct",
+        "SpectralNorm",
+        "NCE",
     ]
     for n in names:
         assert getattr(fluid, n) is getattr(D, n), n
+
+
+def test_bilinear_tensor_product_and_spectral_norm_layers():
+    x, y = (
+        rng.uniform(-1, 1, (3, 2)).astype("float32"),
+        rng.uniform(-1, 1, (3, 4)).astype("float32"),
+    )
+    w = rng.uniform(0, 1, (4, 6)).astype("float32")
+    with D.guard():
+        btp = D.BilinearTensorProduct(2, 4, 5, act="tanh")
+        out = btp(D.to_variable(x), D.to_variable(y))
+        wt, b = btp.weight.numpy(), btp.bias.numpy()
+        sn = D.SpectralNorm([4, 6], dim=0, power_iters=30)
+        got = sn(D.to_variable(w)).numpy()
+        assert len(sn.parameters()) == 2 and len(btp.parameters()) == 2
+    want = np.tanh(np.einsum("ni,kij,nj->nk", x, wt, y) + b)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, w / np.linalg.svd(w, compute_uv=False)[0], rtol=1e-4)
+
+
+def test_nce_layer_trains_and_matches_the_static_op():
+    x = rng.uniform(-1, 1, (6, 4)).astype("float32")
+    lab = rng.integers(0, 9, (6, 1)).astype("int64")
+    with D.guard():
+        nce = D.NCE(9, 4, num_neg_samples=3, seed=5)
+        opt = fluid.optimizer.SGD(0.5, parameter_list=nce.parameters())
+        losses = []
+        for _ in range(15):
+            cost = fluid.layers.reduce_mean(nce(D.to_variable(x), D.to_variable(lab)))
+            cost.backward()
+            opt.minimize(cost)
+            nce.clear_gradients()
+            losses.append(float(cost.numpy()[0]))
+        assert nce.weight.shape == [9, 4] and nce.bias.shape == [9, 1]
+    assert losses[-1] < losses[0]
+    assert fluid.NCE is D.NCE
+    with pytest.raises(OarError, match="num_neg_samples"):
+        D.NCE(4, 2, num_neg_samples=4)

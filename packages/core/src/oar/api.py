@@ -76,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "conv3d_geometry": "oar.ops.conv3d",
     "conv3d_transpose_geometry": "oar.ops.conv3d",
     "pool3d_geometry": "oar.ops.pool3d",
+    "py_func_callable": "oar.ops.py_func",
     "channel_axis": "oar.ops.norm",
     "expand_aspect_ratios": "oar.ops.detection_boxes",
     # the IR (static programs)
@@ -177,6 +178,7 @@ __all__ = [
     "offsets_to_lengths",
     "pool3d_geometry",
     "pool_geometry",
+    "py_func_callable",
     "program_from_dict",
     "prune_to_targets",
     "reduced_dims",
@@ -257,6 +259,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
     from oar.ops.pool import pool_geometry
     from oar.ops.pool3d import pool3d_geometry
     from oar.ops.prelu import alpha_shape
+    from oar.ops.py_func import py_func_callable
     from oar.ops.reduce import reduced_dims
     from oar.ops.reshape import resolve_shape
     from oar.places import CPUPlace, CUDAPlace, cpu_places, cuda_places

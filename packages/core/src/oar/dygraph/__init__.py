@@ -56,8 +56,15 @@ from oar.dygraph.nn import (
     Pool2D,
     PRelu,
 )
-from oar.dygraph.nn_loss import BCELoss, L1Loss, MSELoss, NLLLoss
-from oar.dygraph.nn_vision import Conv3D, Conv3DTranspose, GroupNorm, InstanceNorm
+from oar.dygraph.nn_loss import NCE, BCELoss, L1Loss, MSELoss, NLLLoss
+from oar.dygraph.nn_vision import (
+    BilinearTensorProduct,
+    Conv3D,
+    Conv3DTranspose,
+    GroupNorm,
+    InstanceNorm,
+    SpectralNorm,
+)
 from oar.dygraph.tracer import Tracer
 from oar.dygraph.varbase import ParamBase, VarBase
 
@@ -118,10 +125,13 @@ __all__ = [
     "Conv3DTranspose",
     "GroupNorm",
     "InstanceNorm",
+    "BilinearTensorProduct",
+    "SpectralNorm",
     "BCELoss",
     "L1Loss",
     "MSELoss",
     "NLLLoss",
+    "NCE",
     "TracedLayer",
     "Tracer",
     "VarBase",

@@ -12,7 +12,7 @@ from oar.dygraph.nn import _check_input
 from oar.dygraph.varbase import VarBase
 from oar.errors import ArgumentError
 
-__all__ = ["BCELoss", "L1Loss", "MSELoss", "NLLLoss"]
+__all__ = ["BCELoss", "L1Loss", "MSELoss", "NLLLoss", "NCE"]
 
 
 def _reduction(layer: str, reduction: Any) -> str:
@@ -144,3 +144,79 @@ class NLLLoss(Layer):
         if self.reduction == "sum":
             return total
         return layers.scale(total, 1.0 / float(wsel.sum()))
+
+
+class NCE(Layer):
+    """Noise-contrastive estimation: weight [num_total_classes, dim], bias [num_total_classes, 1];
+    ``forward(input, label, sample_weight=None)`` gives the [N, 1] cost (op ``nce``)."""
+
+    def __init__(
+        self,
+        num_total_classes,
+        dim,
+        sample_weight=None,
+        param_attr=None,
+        bias_attr=None,
+        num_neg_samples=None,
+        sampler="uniform",
+        custom_dist=None,
+        seed=0,
+        is_sparse=False,
+        dtype="float32",
+    ) -> None:
+        from oar.layers.nce import _SAMPLERS
+
+        super().__init__()
+        for arg, v in (("num_total_classes", num_total_classes), ("dim", dim)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ArgumentError("NCE", f"{arg} must be a positive int, given {v!r}")
+        s = 10 if num_neg_samples is None else num_neg_samples
+        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s < num_total_classes:
+            raise ArgumentError(
+                "NCE", f"num_neg_samples must be in [1, {num_total_classes}), given {s!r}"
+            )
+        if sampler not in _SAMPLERS:
+            raise ArgumentError(
+                "NCE", f"sampler must be one of {list(_SAMPLERS)}, given {sampler!r}"
+            )
+        self._custom = None
+        if sampler == "custom_dist":
+            probs = None if custom_dist is None else np.asarray(custom_dist, "float32").reshape(-1)
+            if probs is None or probs.size != num_total_classes:
+                raise ArgumentError(
+                    "NCE", f"custom_dist must give {num_total_classes} probabilities"
+                )
+            self._custom = probs
+        self._attrs = {
+            "num_total_classes": num_total_classes,
+            "num_neg_samples": s,
+            "sampler": _SAMPLERS[sampler],
+            "seed": int(seed),
+            "is_sparse": bool(is_sparse),
+        }
+        self._sample_weight = sample_weight
+        self.weight = self.create_parameter([num_total_classes, dim], param_attr, dtype, False)
+        self.bias = self.create_parameter([num_total_classes, 1], bias_attr, dtype, True)
+
+    def forward(self, input: VarBase, label: VarBase, sample_weight: Any = None) -> VarBase:
+        from oar.dygraph.base import to_variable
+        from oar.dygraph.nn import _op
+
+        _check_input("NCE", input)
+        _check_input("NCE", label)
+        ins = {"Input": [input], "Label": [label], "Weight": [self.weight]}
+        if self.bias is not None:
+            ins["Bias"] = [self.bias]
+        sw = sample_weight if sample_weight is not None else self._sample_weight
+        if sw is not None:
+            ins["SampleWeight"] = [sw]
+        if self._custom is not None:
+            ins["CustomDistProbs"] = [to_variable(self._custom)]
+        cost, logits, labels = VarBase(None), VarBase(None), VarBase(None)
+        _op(
+            "nce",
+            ins,
+            {"Cost": [cost], "SampleLogits": [logits], "SampleLabels": [labels]},
+            self._attrs,
+        )
+        return cost

@@ -13,7 +13,14 @@ from oar.initializer import Constant, Normal
 from oar.layers.conv3d import conv3d_spec, conv3d_transpose_spec
 from oar.layers.norm_extra import group_norm_attrs
 
-__all__ = ["Conv3D", "Conv3DTranspose", "GroupNorm", "InstanceNorm"]
+__all__ = [
+    "Conv3D",
+    "Conv3DTranspose",
+    "GroupNorm",
+    "InstanceNorm",
+    "BilinearTensorProduct",
+    "SpectralNorm",
+]
 
 
 def _check_volume(layer: str, input: Any, channels: int) -> None:
@@ -209,3 +216,86 @@ class InstanceNorm(Layer):
             {"epsilon": self._epsilon},
         )
         return y
+
+
+class BilinearTensorProduct(Layer):
+    """``out[n, k] = x[n] W[k] y[n]^T + b[k]``, W [output_dim, input1_dim, input2_dim]."""
+
+    def __init__(
+        self,
+        input1_dim,
+        input2_dim,
+        output_dim,
+        name=None,
+        act=None,
+        param_attr=None,
+        bias_attr=None,
+        dtype="float32",
+    ) -> None:
+        super().__init__()
+        _check_act("BilinearTensorProduct", act)
+        self._input1_dim = _positive_int("BilinearTensorProduct", "input1_dim", input1_dim)
+        self._input2_dim = _positive_int("BilinearTensorProduct", "input2_dim", input2_dim)
+        self._output_dim = _positive_int("BilinearTensorProduct", "output_dim", output_dim)
+        self._act, self._name = act, name
+        self.weight = self.create_parameter(
+            [output_dim, input1_dim, input2_dim], param_attr, dtype, False
+        )
+        self.bias = self.create_parameter([1, output_dim], bias_attr, dtype, True)
+
+    def forward(self, x: VarBase, y: VarBase) -> VarBase:
+        _check_input("BilinearTensorProduct", x)
+        _check_input("BilinearTensorProduct", y)
+        if list(x.shape[1:]) != [self._input1_dim] or list(y.shape[1:]) != [self._input2_dim]:
+            raise ArgumentError(
+                "BilinearTensorProduct",
+                f"x must be [N, {self._input1_dim}] and y [N, {self._input2_dim}], given "
+                f"{list(x.shape)} and {list(y.shape)}",
+            )
+        ins = {"X": [x], "Y": [y], "Weight": [self.weight]}
+        if self.bias is not None:
+            ins["Bias"] = [self.bias]
+        out = VarBase(None)
+        _op("bilinear_tensor_product", ins, {"Out": [out]}, {})
+        return _bias_act(out, None, 1, self._act)
+
+
+class SpectralNorm(Layer):
+    """``weight / sigma`` with sigma estimated by power iteration on persistable U, V."""
+
+    def __init__(self, weight_shape, dim=0, power_iters=1, eps=1e-12, dtype="float32") -> None:
+        from oar.framework.param_attr import ParamAttr
+
+        super().__init__()
+        shape = list(weight_shape)
+        if len(shape) < 2 or not all(isinstance(d, int) and d > 0 for d in shape):
+            raise ArgumentError(
+                "SpectralNorm", f"weight_shape must be >= 2 positive ints, given {weight_shape!r}"
+            )
+        if not 0 <= dim < len(shape):
+            raise ArgumentError("SpectralNorm", f"dim must be in [0, {len(shape)}), given {dim!r}")
+        self._dim, self._power_iters, self._eps = dim, int(power_iters), float(eps)
+        h = shape[dim]
+        w = 1
+        for i, d in enumerate(shape):
+            if i != dim:
+                w *= d
+        self.weight_u = self.create_parameter(
+            [h], ParamAttr(trainable=False), dtype, False, Normal(0.0, 1.0)
+        )
+        self.weight_v = self.create_parameter(
+            [w], ParamAttr(trainable=False), dtype, False, Normal(0.0, 1.0)
+        )
+        self.weight_u.stop_gradient = True
+        self.weight_v.stop_gradient = True
+
+    def forward(self, weight: VarBase) -> VarBase:
+        _check_input("SpectralNorm", weight)
+        out = VarBase(None)
+        _op(
+            "spectral_norm",
+            {"Weight": [weight], "U": [self.weight_u], "V": [self.weight_v]},
+            {"Out": [out]},
+            {"dim": self._dim, "power_iters": self._power_iters, "eps": self._eps},
+        )
+        return out

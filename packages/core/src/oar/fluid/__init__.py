@@ -167,9 +167,11 @@ __all__ += ["nets"]
 from oar import dygraph  # noqa: E402
 
 # Fluid 1.8 re-exports the dygraph layer classes at the top level (fluid.Conv2D, fluid.Linear...)
-from oar.dygraph import (  # noqa: E402  # noqa: E402
+from oar.dygraph import (  # noqa: E402
+    NCE,
     BatchNorm,
     BCELoss,
+    BilinearTensorProduct,
     Conv2D,
     Conv2DTranspose,
     Conv3D,
@@ -187,6 +189,7 @@ from oar.dygraph import (  # noqa: E402  # noqa: E402
     NLLLoss,
     Pool2D,
     PRelu,
+    SpectralNorm,
     disable_dygraph,
     disable_imperative,
     enable_dygraph,
@@ -196,6 +199,7 @@ from oar.dygraph import (  # noqa: E402  # noqa: E402
 __all__ += [
     "BatchNorm",
     "BCELoss",
+    "BilinearTensorProduct",
     "Conv2D",
     "Conv2DTranspose",
     "Conv3D",
@@ -211,8 +215,10 @@ __all__ += [
     "Linear",
     "MSELoss",
     "NLLLoss",
+    "NCE",
     "Pool2D",
     "PRelu",
+    "SpectralNorm",
 ]
 __all__ += [
     "dygraph",
