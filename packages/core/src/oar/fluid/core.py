@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oar._facade import module_getattr
 from oar.errors import EOFException
 from oar.framework.dtypes import VarType
 from oar.lod_tensor import LoDTensor, SelectedRows
@@ -20,6 +21,9 @@ def get_cuda_device_count() -> int:
     dev = registries().devices.get("cuda")
     return dev.count() if dev is not None and dev.available() else 0
 
+
+# AnalysisConfig, create_paddle_predictor, PaddleTensor... come from oar-deploy
+__getattr__ = module_getattr("core.")
 
 __all__ = [
     "EOFException",
