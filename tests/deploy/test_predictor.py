@@ -160,3 +160,21 @@ def test_config_accessors_and_pass_builder(tmp_path):
     assert "fc_fuse_pass" not in c.pass_builder().all_passes()
     c2 = core.AnalysisConfig(str(tmp_path / "a"), str(tmp_path / "b"))
     assert c2.prog_file().endswith("a") and c2.params_file().endswith("b")
+
+
+def test_model_saved_by_fluid_1_8_with_passes():
+    """The CNN trained and saved by Fluid 1.8.5 (tests/scenarios/data) gives Fluid's outputs."""
+    from pathlib import Path
+
+    data = Path(__file__).parents[1] / "scenarios" / "data"
+    model = data / "fluid18_cnn_model"
+    io = np.load(data / "fluid18_cnn_io.npz")
+    for ir_optim in (False, True):
+        config = core.AnalysisConfig(str(model / "__model__"), str(model / "params"))
+        config.switch_ir_optim(ir_optim)
+        pred = core.create_paddle_predictor(config)
+        pred.get_input_tensor(pred.get_input_names()[0]).copy_from_cpu(io["x"])
+        pred.zero_copy_run()
+        got = pred.get_output_tensor(pred.get_output_names()[0]).copy_to_cpu()
+        np.testing.assert_allclose(got, io["out"], rtol=1e-4, atol=1e-5)
+    assert pred.pass_stats["conv_bn_fuse_pass"] >= 1

@@ -149,8 +149,9 @@ class Graph:
         return outputs[0]
 
     def fail(self, why: str) -> None:
+        where = (self.op.where() or "no source line").strip()
         raise UnsupportedOpError(
-            f"ONNX export: op '{self.op.type}' ({self.op.where() or 'no source line'}): {why}",
+            f"ONNX export: op '{self.op.type}' ({where}): {why}",
             [self.op.type],
         )
 
