@@ -46,6 +46,10 @@ def ew(name, yshape, axis, xshape=(3, 4, 5)):
     )
 
 
+def _reduce(name, dim, keep):
+    return lambda v: getattr(L, name)(v["x"], dim=dim, keep_dim=keep)
+
+
 def _param(shape, seed=0):
     init = np.random.default_rng(seed).standard_normal(shape).astype("float32")
     return fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(init))
@@ -195,7 +199,7 @@ CASES = [
     *(
         _case(
             f"{r}-dim{d}-keep{k}",
-            (lambda r, d, k: lambda v: getattr(L, r)(v["x"], dim=d, keep_dim=k))(r, d, k),
+            _reduce(r, d, k),
             _x([3, 4], "pos"),
         )
         for r in ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"]
