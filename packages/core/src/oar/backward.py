@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from oar.errors import OarError
+from oar.framework.dtypes import VarType
 from oar.framework.operator import OpRole
 from oar.framework.variable import Parameter, Variable
 from oar.registry import EMPTY_VAR, GRAD_SUFFIX, GradContext
@@ -65,10 +66,13 @@ class _GradBuilder:
             dtype=fwd.dtype,
             lod_level=fwd.lod_level,
             stop_gradient=True,
+            type=VarType.LOD_TENSOR_ARRAY if _is_array(fwd) else VarType.LOD_TENSOR,
         )
 
     def new_piece(self, var: str) -> str:
         pieces = self.pending.setdefault(var, [])
+        if pieces and _is_array(self.block._find_var_recursive(var)):
+            return pieces[0]  # gradients add into a tensor array's gradient in place
         name = self.gname(var) if not pieces else f"{self.gname(var)}@RENAME@{len(pieces)}"
         pieces.append(name)
         self._make_grad_var(var, name)
@@ -161,6 +165,7 @@ class _GradBuilder:
                             n == EMPTY_VAR
                             or var is None
                             or var.dtype not in ("float16", "float32", "float64")
+                            or _is_array(var)
                         ):
                             gs[i] = EMPTY_VAR
                             continue
@@ -188,6 +193,10 @@ class _GradBuilder:
                 for n, g in zip(op.inputs[slot], gs):
                     if g != EMPTY_VAR and g not in self.piece_op:
                         self.pending[n].remove(g)
+
+
+def _is_array(var: Any) -> bool:
+    return getattr(var, "type", None) == VarType.LOD_TENSOR_ARRAY
 
 
 def _needs_grad(block: Any, ops: list, no_grad: set, extra_leaves: set) -> set:
