@@ -23,6 +23,24 @@ from oar.framework.program import default_main_program
 from oar.framework.variable import Variable
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
+# Fluid's layers/control_flow.py also holds these (``fluid.layers.control_flow.less_than``)
+from oar.layers.compare import (  # noqa: F401
+    equal,
+    greater_equal,
+    greater_than,
+    less_equal,
+    less_than,
+    not_equal,
+)
+from oar.layers.debug import Print  # noqa: F401
+from oar.layers.ranges import increment  # noqa: F401
+from oar.layers.tensor_array import (  # noqa: F401
+    array_length,
+    array_read,
+    array_write,
+    create_array,
+)
+
 __all__ = [
     "While",
     "while_loop",
