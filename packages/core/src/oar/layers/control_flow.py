@@ -24,22 +24,19 @@ from oar.framework.variable import Variable
 from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 # Fluid's layers/control_flow.py also holds these (``fluid.layers.control_flow.less_than``)
-from oar.layers.compare import (  # noqa: F401
-    equal,
-    greater_equal,
-    greater_than,
-    less_equal,
-    less_than,
-    not_equal,
+_FLUID_ALSO = frozenset(
+    "Print array_length array_read array_write create_array equal greater_equal greater_than "
+    "increment less_equal less_than not_equal".split()
 )
-from oar.layers.debug import Print  # noqa: F401
-from oar.layers.ranges import increment  # noqa: F401
-from oar.layers.tensor_array import (  # noqa: F401
-    array_length,
-    array_read,
-    array_write,
-    create_array,
-)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FLUID_ALSO:
+        import oar.layers
+
+        return getattr(oar.layers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "While",
