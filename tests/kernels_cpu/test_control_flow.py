@@ -6,8 +6,24 @@ import numpy as np
 import pytest
 from oar import fluid
 from oar.errors import OarError
+from oar.testing import OpCase, check_case
 
 layers = fluid.layers
+
+CASES = [
+    OpCase("is_empty", {"X": np.zeros([0, 3], "float32")}, ref=lambda X: {"Out": np.array([True])}),
+    OpCase(
+        "is_empty",
+        {"X": np.ones([2, 3], "float32")},
+        ref=lambda X: {"Out": np.array([False])},
+        name="full",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_is_empty_cases(case):
+    check_case(case)
 
 
 def _exe_run(main, start, feed=None, fetch=()):
