@@ -287,3 +287,172 @@ def test_dygraph_control_flow_runs_eagerly():
         assert c.numpy().tolist() == [6.0]
         s = layers.switch_case(i2, {3: lambda: x * 5.0}, default=lambda: x)
         assert s.numpy().tolist() == [10.0]
+
+
+def _bptt_program(T, B, D):
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [T, B, D], "float32")
+        h0 = fluid.data("h0", [B, D], "float32")
+        coef = fluid.data("coef", [T * B, D], "float32")
+        for v in (x, h0):
+            v.stop_gradient = False
+        w = layers.create_parameter([D, D], "float32", name="bptt_w")
+        xs = layers.create_array("float32")
+        for t in range(T):
+            xt = layers.reshape(layers.slice(x, [0], [t], [t + 1]), [B, D])
+            layers.array_write(xt, layers.fill_constant([1], "int64", t), array=xs)
+        hs = layers.create_array("float32")
+        i = layers.fill_constant([1], "int64", 0)
+        n = layers.fill_constant([1], "int64", T)
+        h = layers.assign(h0)
+        c = layers.less_than(i, n)
+        loop = layers.While(c)
+        with loop.block():
+            xt = layers.array_read(xs, i)
+            h_new = layers.tanh(layers.matmul(h, w) + xt)
+            layers.array_write(h_new, i, array=hs)
+            layers.assign(h_new, h)
+            layers.increment(i, in_place=True)
+            layers.less_than(i, n, cond=c)
+        stacked, _ = layers.tensor_array_to_tensor(hs, axis=0)
+        loss = layers.reduce_sum(stacked * coef) + layers.reduce_sum(h)
+        grads = fluid.gradients([loss], [w, h0, x])
+    return main, start, loss, grads
+
+
+def test_while_gradients_equal_numpy_bptt():
+    T, B, D = 4, 2, 3
+    rng = np.random.RandomState(1)
+    x = rng.randn(T, B, D).astype("float32") * 0.5
+    h0 = rng.randn(B, D).astype("float32") * 0.5
+    coef = rng.randn(T * B, D).astype("float32")
+    main, start, loss, grads = _bptt_program(T, B, D)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(start, scope=scope)
+    w = np.array(scope.find_var("bptt_w").get_tensor())
+    feed = {"x": x, "h0": h0, "coef": coef}
+    got = exe.run(main, feed, fetch_list=[loss] + grads, scope=scope)
+    # numpy BPTT
+    hs = [h0.astype("float64")]
+    for t in range(T):
+        hs.append(np.tanh(hs[-1] @ w + x[t]))
+    c = coef.reshape(T, B, D)
+    want_loss = sum((c[t] * hs[t + 1]).sum() for t in range(T)) + hs[-1].sum()
+    dh = np.ones((B, D))
+    dw = np.zeros((D, D))
+    dx = np.zeros((T, B, D))
+    for t in reversed(range(T)):
+        dh = dh + c[t]
+        da = dh * (1 - hs[t + 1] ** 2)
+        dw += hs[t].T @ da
+        dx[t] = da
+        dh = da @ w.T
+    np.testing.assert_allclose(got[0].item(), want_loss, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got[1], dw, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got[2], dh, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got[3], dx, rtol=1e-4, atol=1e-5)
+    # a finite difference through the whole loop agrees too
+    eps = 1e-3
+    x2 = x.copy()
+    x2[1, 0, 2] += eps
+    up = exe.run(main, {**feed, "x": x2}, fetch_list=[loss], scope=scope)[0].item()
+    x2[1, 0, 2] -= 2 * eps
+    down = exe.run(main, {**feed, "x": x2}, fetch_list=[loss], scope=scope)[0].item()
+    np.testing.assert_allclose((up - down) / (2 * eps), dx[1, 0, 2], rtol=2e-2)
+
+
+def test_while_loop_gradient_and_training():
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [2, 3], "float32")
+        i = layers.fill_constant([1], "int64", 0)
+        three = layers.fill_constant([1], "int64", 3)
+        w = layers.create_parameter([3, 3], "float32", name="loop_w")
+
+        def body(i, h):
+            return [i + 1, layers.matmul(h, w) * 0.5 + h]
+
+        # (a data variable is stop_gradient: the loop state starts from a copy)
+        _, h = layers.while_loop(lambda i, h: i < three, body, [i, layers.scale(x, 1.0)])
+        loss = layers.reduce_mean(layers.square(h - 1.0))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(start, scope=scope)
+    feed = {"x": np.random.RandomState(0).rand(2, 3).astype("float32")}
+    losses = [exe.run(main, feed, fetch_list=[loss], scope=scope)[0].item() for _ in range(20)]
+    assert losses[-1] < losses[0] * 0.5
+
+
+@pytest.mark.parametrize("sign, want", [(1.0, "square"), (-1.0, "triple")])
+def test_cond_gradient_follows_the_taken_branch(sign, want):
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [3], "float32")
+        x.stop_gradient = False
+        pred = layers.reduce_sum(x) > 0.0
+        y = layers.cond(pred, lambda: x * x, lambda: x * 3.0)
+        (g,) = fluid.gradients([layers.reduce_sum(y)], [x])
+    xv = np.array([0.5, 1.0, 2.0], "float32") * sign
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    (gv,) = exe.run(main, {"x": xv}, fetch_list=[g])
+    np.testing.assert_allclose(gv, 2 * xv if want == "square" else np.full(3, 3.0), rtol=1e-6)
+
+
+def test_static_rnn_outputs_and_gradients_equal_numpy_bptt():
+    T, B, D, H = 3, 2, 3, 4
+    rng = np.random.RandomState(2)
+    x = rng.randn(T, B, D).astype("float32") * 0.5
+    coef = rng.randn(T, B, H).astype("float32")
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        xv = fluid.data("x", [T, B, D], "float32")
+        xv.stop_gradient = False
+        cv = fluid.data("coef", [T, B, H], "float32")
+        u = layers.create_parameter([D, H], "float32", name="rnn_u")
+        w = layers.create_parameter([H, H], "float32", name="rnn_w")
+        rnn = layers.StaticRNN()
+        with rnn.step():
+            xt = rnn.step_input(xv)
+            prev = rnn.memory(shape=[-1, H], batch_ref=xt)
+            h = layers.tanh(layers.matmul(xt, u) + layers.matmul(prev, w))
+            rnn.update_memory(prev, h)
+            rnn.step_output(h)
+        out = rnn()
+        loss = layers.reduce_sum(out * cv)
+        grads = fluid.gradients([loss], [u, w, xv])
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(start, scope=scope)
+    uv = np.array(scope.find_var("rnn_u").get_tensor()).astype("float64")
+    wv = np.array(scope.find_var("rnn_w").get_tensor()).astype("float64")
+    got = exe.run(main, {"x": x, "coef": coef}, fetch_list=[out] + grads, scope=scope)
+    hs = [np.zeros((B, H))]
+    for t in range(T):
+        hs.append(np.tanh(x[t] @ uv + hs[-1] @ wv))
+    np.testing.assert_allclose(got[0], np.stack(hs[1:]), rtol=1e-5, atol=1e-6)
+    du, dw, dx = np.zeros_like(uv), np.zeros_like(wv), np.zeros((T, B, D))
+    dh = np.zeros((B, H))
+    for t in reversed(range(T)):
+        da = (dh + coef[t]) * (1 - hs[t + 1] ** 2)
+        du += x[t].T @ da
+        dw += hs[t].T @ da
+        dx[t] = da @ uv.T
+        dh = da @ wv.T
+    for g, want in zip(got[1:], (du, dw, dx)):
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
+def test_static_rnn_misuse_is_a_clear_error():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [-1, 2, 3], "float32")
+        rnn = layers.StaticRNN()
+        with pytest.raises(TypeError, match=r"StaticRNN.*sequence length"):
+            with rnn.step():
+                rnn.step_input(x)
+        rnn2 = layers.StaticRNN()
+        with pytest.raises(ValueError, match="inside"):
+            rnn2.step_output(x)

@@ -21,9 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from oar.errors import OpRuntimeError
+from oar.executor.stepgen import StepFailed
 from oar.kernel_entry import EMPTY_VAR
 from oar.lod_tensor import LoDTensor
+
+_ndarray = np.ndarray
 
 #: op type -> ``factory(plan, op) -> host call``; filled by the modules defining them
 HOST_OPS: dict[str, Callable] = {}
@@ -56,11 +61,11 @@ class HostCall:
         raise NotImplementedError
 
 
-def sub_plan(plan: Any, op: Any, keep_locals: bool = False) -> Any:
+def sub_plan(plan: Any, op: Any, keep_locals: bool = False, keep_names: tuple = ()) -> Any:
     """The compiled plan of ``op``'s sub-block (same device, same plan class).
 
     ``keep_locals``: the sub-block's own variables are not freed, so the caller can
-    keep them for the backward pass."""
+    keep them for the backward pass; ``keep_names``: values the caller reads after a pass."""
     idx = int(op.attrs["sub_block"])
     program = plan.program
     if not 0 < idx < len(program.blocks):
@@ -69,7 +74,9 @@ def sub_plan(plan: Any, op: Any, keep_locals: bool = False) -> Any:
             callsite=op.callsite,
             created=True,
         )
-    return type(plan)(program, (), (), plan.device, block_idx=idx, keep_locals=keep_locals)
+    return type(plan)(
+        program, (), (), plan.device, block_idx=idx, keep_locals=keep_locals, keep_names=keep_names
+    )
 
 
 def check_inputs(sub: Any, env: dict, op: Any) -> None:
@@ -140,6 +147,9 @@ class WhileCall(HostCall):
         run_block = sub.run_block
         lods = {} if lods is None else lods
         if self.scopes is None:
+            if not (sub.has_lod_ops or lods):
+                self._fast_loop(env)
+                return
             while truth(env[cond], op, cond):
                 run_block(env, lods)
             return
@@ -149,6 +159,22 @@ class WhileCall(HostCall):
             run_block(env, lods)
             keep_locals(sub, env, lods, steps[-1])
         env[self.scopes] = steps
+
+    def _fast_loop(self, env: dict) -> None:
+        """No LoD, nothing saved: the sub-block's generated functions in a tight loop."""
+        op, cond, fns = self.op, self.cond, self.sub.run_fns
+        failed = None
+        try:
+            while True:
+                v = env[cond]
+                if not (v.item() if type(v) is _ndarray and v.size == 1 else truth(v, op, cond)):
+                    break
+                for fn in fns:
+                    fn(env)
+        except StepFailed as exc:
+            failed = exc
+        if failed is not None:  # raised outside the handler: no StepFailed in the chain
+            self.sub._raise_step_error(failed.__cause__, self.sub.steps[failed.index], env)
 
 
 @host_op("conditional_block")

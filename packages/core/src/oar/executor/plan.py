@@ -61,6 +61,7 @@ class Plan:
         device: Any,
         block_idx: int = 0,
         keep_locals: bool = False,
+        keep_names: tuple = (),
     ) -> None:
         from oar.plugins import registries
 
@@ -111,6 +112,7 @@ class Plan:
             keep |= {n for n in produced | set(last_use) if n not in block.vars}
             if keep_locals:
                 keep |= set(self.local_names)
+            keep |= set(keep_names)
         frees: dict = {}
         shrinks: dict = {}
         for n in set(last_use) | set(shape_use):

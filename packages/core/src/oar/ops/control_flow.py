@@ -55,4 +55,21 @@ def register(registry) -> None:
             doc="Run block `sub_block` once if Cond holds (scalar) or all Cond are non-empty.",
         )
     )
+    grad_attrs = {
+        "sub_block": Attr(int, REQUIRED),
+        "carry": Attr(list, []),
+        "accumulate": Attr(list, []),
+        "arrays": Attr(list, []),
+        "keep": Attr(list, []),
+    }
+    for fwd in ("while", "conditional_block"):
+        registry.register_op(
+            OpDef(
+                fwd + "_grad",
+                ["X*?", "Out@GRAD*?", "StepScopes"],
+                ["X@GRAD*?"],
+                dict(grad_attrs),
+                doc=f"Run the grad block of a '{fwd}' once per saved pass, newest first.",
+            )
+        )
     registry.register_op(OpDef("is_empty", ["X"], ["Out"], {}, infer_shape=_infer_is_empty))
