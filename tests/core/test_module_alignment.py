@@ -20,6 +20,9 @@ LAYER_ONLY = {
     "tensor": "create_tensor / fill_constant / assign ... span the creation and math families",
     "learning_rate_scheduler": "schedules compose arithmetic ops on the step counter",
     "clip_ops": "clip / clip_by_norm: a submodule named `clip` would shadow fluid.layers.clip",
+    "rnn": "the 1.8 cell API (RNNCell, GRUCell, LSTMCell, rnn) composes existing ops",
+    "rnn_decode": "Decoder, BeamSearchDecoder, dynamic_decode compose existing ops",
+    "rnn_helpers": "decoding helpers and BasicDecoder compose existing ops",
 }
 
 

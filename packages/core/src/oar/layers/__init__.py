@@ -42,6 +42,9 @@ from oar.layers.rearrange import *  # noqa: F403
 from oar.layers.recurrent import *  # noqa: F403
 from oar.layers.reduce import *  # noqa: F403
 from oar.layers.reshape import *  # noqa: F403
+from oar.layers.rnn import *  # noqa: F403
+from oar.layers.rnn_decode import *  # noqa: F403
+from oar.layers.rnn_helpers import *  # noqa: F403
 from oar.layers.search import *  # noqa: F403
 from oar.layers.sequence_conv import *  # noqa: F403
 from oar.layers.sequence_expand import *  # noqa: F403
