@@ -37,6 +37,7 @@ def plugins_report() -> dict:
                 "version": p.version,
                 "module": p.module,
                 "error": p.error,
+                "available": p.available,
             }
             for p in plugin_infos()
         ],
@@ -56,6 +57,8 @@ def _print_table(report: dict, out) -> None:
     print("Plugins:", file=out)
     for p in report["plugins"]:
         status = f"  FAILED: {p['error']}" if p["error"] else ""
+        if not p.get("available", True):
+            status = f"  UNAVAILABLE: {p['error']}"
         print(f"  {p['name']:<20} {p['distribution']:<22} {p['version']:<10}{status}", file=out)
     print("\nDevices:", file=out)
     for d in report["devices"]:
