@@ -1,8 +1,9 @@
-"""``fluid.contrib`` recurrent layers (Fluid 1.8's contrib.layers.rnn_impl): the units
-``BasicLSTMUnit`` / ``BasicGRUUnit`` and the padded multi-layer ``basic_lstm`` / ``basic_gru``.
+"""``fluid.contrib`` recurrent layers (Fluid 1.8's contrib.layers.rnn_impl): the LSTM and
+GRU steps of its units and the padded multi-layer ``basic_lstm`` / ``basic_gru``.
 
-The units are dygraph Layers that also work in static graph (their ops go to the current
-program); gates are computed from ``concat([input, hidden]) @ W + b``:
+``LSTMUnit`` / ``GRUUnit`` hold a step's parameters for static graph and dygraph alike (the
+dygraph Layers ``BasicLSTMUnit`` / ``BasicGRUUnit`` in ``oar.dygraph.rnn_impl`` run the same
+steps); gates are computed from ``concat([input, hidden]) @ W + b``:
 LSTM gates {i, j (candidate), f, o} with ``forget_bias`` added to f; GRU gates {r, u}, then
 the candidate from ``concat([input, r * hidden])``, ``h = u * h_prev + (1 - u) * c``.
 The multi-layer functions unroll time in Python (static graph: the time dimension must be
@@ -13,10 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from oar.dygraph.layers import Layer
 from oar.errors import ArgumentTypeError
-
-__all__ = ["BasicLSTMUnit", "BasicGRUUnit", "basic_lstm", "basic_gru"]
+from oar.layer_helper import LayerHelper
 
 
 def _L():
@@ -36,93 +35,110 @@ def _act(fn: Any, default: str):
     return fn
 
 
-class BasicLSTMUnit(Layer):
-    """One LSTM step: ``forward(input, pre_hidden, pre_cell) -> (new_hidden, new_cell)``."""
+class _Unit:
+    """Parameters made on the first call (the input size is known then), named as Fluid's
+    contrib units name theirs (``<scope>/BasicLSTMUnit_0.w_0``)."""
 
-    def __init__(
-        self,
-        name_scope: Any,
-        hidden_size: int,
-        param_attr: Any = None,
-        bias_attr: Any = None,
-        gate_activation: Any = None,
-        activation: Any = None,
-        forget_bias: float = 1.0,
-        dtype: str = "float32",
-    ) -> None:
-        super().__init__(f"{name_scope}/BasicLSTMUnit" if name_scope else None, dtype)
+    kind = ""
+
+    def __init__(self, name_scope: Any, hidden_size: int, param_attr: Any, bias_attr: Any,
+                 gate_activation: Any, activation: Any, dtype: str) -> None:  # fmt: skip
+        self._helper = LayerHelper(f"{name_scope}/{self.kind}" if name_scope else self.kind)
         self._hidden_size = hidden_size
-        self._param_attr, self._bias_attr = param_attr, bias_attr
+        self._param_attr, self._bias_attr, self._dtype = param_attr, bias_attr, dtype
         self._gate_activation = _act(gate_activation, "sigmoid")
         self._activation = _act(activation, "tanh")
+        self._params: list = []
+
+    def _param(self, shape: list, is_bias: bool = False) -> Any:
+        attr = self._bias_attr if is_bias else self._param_attr
+        p = self._helper.create_parameter(attr, shape, self._dtype, is_bias)
+        self._params.append(p)
+        return p
+
+    def parameters(self) -> list:
+        return [p for p in self._params if p is not None]
+
+
+class LSTMUnit(_Unit):
+    """One LSTM step: ``(input, pre_hidden, pre_cell) -> (new_hidden, new_cell)``."""
+
+    kind = "BasicLSTMUnit"
+
+    def __init__(self, name_scope: Any, hidden_size: int, param_attr: Any = None,
+                 bias_attr: Any = None, gate_activation: Any = None, activation: Any = None,
+                 forget_bias: float = 1.0, dtype: str = "float32") -> None:  # fmt: skip
+        super().__init__(
+            name_scope, hidden_size, param_attr, bias_attr, gate_activation, activation, dtype
+        )
         self._forget_bias = float(forget_bias)
-        self._weight = self._bias = None
+        self._weight = None
 
-    def _build(self, input_size: int) -> None:
-        h = self._hidden_size
-        self._weight = self.create_parameter([input_size + h, 4 * h], self._param_attr, self._dtype)
-        self._bias = self.create_parameter([4 * h], self._bias_attr, self._dtype, is_bias=True)
-
-    def forward(self, input: Any, pre_hidden: Any, pre_cell: Any) -> tuple:
-        L = _L()
+    def __call__(self, input: Any, pre_hidden: Any, pre_cell: Any) -> tuple:
         if self._weight is None:
-            self._build(int(input.shape[-1]))
-        gates = L.matmul(L.concat([input, pre_hidden], 1), self._weight)
-        if self._bias is not None:
-            gates = L.elementwise_add(gates, self._bias)
-        i, j, f, o = L.split(gates, num_or_sections=4, dim=-1)
-        forget = self._gate_activation(L.scale(f, bias=self._forget_bias))
-        new_cell = L.elementwise_add(
-            L.elementwise_mul(pre_cell, forget),
-            L.elementwise_mul(self._gate_activation(i), self._activation(j)),
+            h = self._hidden_size
+            self._weight = self._param([int(input.shape[-1]) + h, 4 * h])
+            self._bias = self._param([4 * h], is_bias=True)
+        return lstm_step(self, input, pre_hidden, pre_cell, self._weight, self._bias)
+
+
+class GRUUnit(_Unit):
+    """One GRU step: ``(input, pre_hidden) -> new_hidden``."""
+
+    kind = "BasicGRUUnit"
+
+    def __init__(self, name_scope: Any, hidden_size: int, param_attr: Any = None,
+                 bias_attr: Any = None, gate_activation: Any = None, activation: Any = None,
+                 dtype: str = "float32") -> None:  # fmt: skip
+        super().__init__(
+            name_scope, hidden_size, param_attr, bias_attr, gate_activation, activation, dtype
         )
-        new_hidden = L.elementwise_mul(self._activation(new_cell), self._gate_activation(o))
-        return new_hidden, new_cell
+        self._weights: tuple = ()
+
+    def __call__(self, input: Any, pre_hidden: Any) -> Any:
+        if not self._weights:
+            h, n = self._hidden_size, int(input.shape[-1]) + self._hidden_size
+            self._weights = (
+                self._param([n, 2 * h]),
+                self._param([n, h]),
+                self._param([2 * h], is_bias=True),
+                self._param([h], is_bias=True),
+            )
+        return gru_step(self, input, pre_hidden, *self._weights)
 
 
-class BasicGRUUnit(Layer):
-    """One GRU step: ``forward(input, pre_hidden) -> new_hidden``."""
+def lstm_step(
+    unit: Any, input: Any, pre_hidden: Any, pre_cell: Any, weight: Any, bias: Any
+) -> tuple:
+    """Gates {i, j, f, o} = concat([input, pre_hidden]) @ weight + bias; forget_bias on f."""
+    L = _L()
+    gates = L.matmul(L.concat([input, pre_hidden], 1), weight)
+    if bias is not None:
+        gates = L.elementwise_add(gates, bias)
+    i, j, f, o = L.split(gates, num_or_sections=4, dim=-1)
+    gate, act = unit._gate_activation, unit._activation
+    forget = gate(L.scale(f, bias=unit._forget_bias))
+    new_cell = L.elementwise_add(
+        L.elementwise_mul(pre_cell, forget), L.elementwise_mul(gate(i), act(j))
+    )
+    return L.elementwise_mul(act(new_cell), gate(o)), new_cell
 
-    def __init__(
-        self,
-        name_scope: Any,
-        hidden_size: int,
-        param_attr: Any = None,
-        bias_attr: Any = None,
-        gate_activation: Any = None,
-        activation: Any = None,
-        dtype: str = "float32",
-    ) -> None:
-        super().__init__(f"{name_scope}/BasicGRUUnit" if name_scope else None, dtype)
-        self._hidden_size = hidden_size
-        self._param_attr, self._bias_attr = param_attr, bias_attr
-        self._gate_activation = _act(gate_activation, "sigmoid")
-        self._activation = _act(activation, "tanh")
-        self._gate_weight = None
 
-    def _build(self, input_size: int) -> None:
-        h, d = self._hidden_size, self._dtype
-        self._gate_weight = self.create_parameter([input_size + h, 2 * h], self._param_attr, d)
-        self._candidate_weight = self.create_parameter([input_size + h, h], self._param_attr, d)
-        self._gate_bias = self.create_parameter([2 * h], self._bias_attr, d, is_bias=True)
-        self._candidate_bias = self.create_parameter([h], self._bias_attr, d, is_bias=True)
-
-    def forward(self, input: Any, pre_hidden: Any) -> Any:
-        L = _L()
-        if self._gate_weight is None:
-            self._build(int(input.shape[-1]))
-        gates = L.matmul(L.concat([input, pre_hidden], 1), self._gate_weight)
-        if self._gate_bias is not None:
-            gates = L.elementwise_add(gates, self._gate_bias)
-        r, u = L.split(self._gate_activation(gates), num_or_sections=2, dim=-1)
-        cand = L.matmul(
-            L.concat([input, L.elementwise_mul(r, pre_hidden)], 1), self._candidate_weight
-        )
-        if self._candidate_bias is not None:
-            cand = L.elementwise_add(cand, self._candidate_bias)
-        c = self._activation(cand)
-        # u * h_prev + (1 - u) * c  ==  c + u * (h_prev - c)
-        return L.elementwise_add(c, L.elementwise_mul(u, L.elementwise_sub(pre_hidden, c)))
+def gru_step(unit: Any, input: Any, pre_hidden: Any, gate_w: Any, cand_w: Any, gate_b: Any,
+             cand_b: Any) -> Any:  # fmt: skip
+    """{r, u} from concat([input, pre_hidden]); candidate from concat([input, r * pre_hidden]);
+    ``u * pre_hidden + (1 - u) * candidate``."""
+    L = _L()
+    gates = L.matmul(L.concat([input, pre_hidden], 1), gate_w)
+    if gate_b is not None:
+        gates = L.elementwise_add(gates, gate_b)
+    r, u = L.split(unit._gate_activation(gates), num_or_sections=2, dim=-1)
+    cand = L.matmul(L.concat([input, L.elementwise_mul(r, pre_hidden)], 1), cand_w)
+    if cand_b is not None:
+        cand = L.elementwise_add(cand, cand_b)
+    c = unit._activation(cand)
+    # u * h_prev + (1 - u) * c  ==  c + u * (h_prev - c)
+    return L.elementwise_add(c, L.elementwise_mul(u, L.elementwise_sub(pre_hidden, c)))
 
 
 def _time_steps(layer: str, x: Any) -> int:
@@ -241,7 +257,7 @@ def basic_lstm(
     [num_layers * directions, batch, hidden_size], index ``layer * directions + direction``."""
 
     def unit(scope):
-        return BasicLSTMUnit(
+        return LSTMUnit(
             scope,
             hidden_size,
             param_attr,
@@ -278,7 +294,7 @@ def basic_gru(
     """A multi-layer (bi)GRU over padded ``input``; returns ``(rnn_out, last_hidden)``."""
 
     def unit(scope):
-        return BasicGRUUnit(
+        return GRUUnit(
             scope, hidden_size, param_attr, bias_attr, gate_activation, activation, dtype
         )
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from oar.errors import ArgumentTypeError
 from oar.layers._nest import flatten, map_structure
-from oar.layers._rnn_impl import BasicGRUUnit, BasicLSTMUnit
+from oar.layers._rnn_impl import GRUUnit, LSTMUnit
 from oar.layers._unroll import SharedParameters
 
 __all__ = ["RNNCell", "GRUCell", "LSTMCell", "rnn"]
@@ -95,7 +95,7 @@ class GRUCell(RNNCell):
         name: str = "GRUCell",
     ) -> None:
         self.hidden_size = hidden_size
-        self.gru_unit = BasicGRUUnit(
+        self.gru_unit = GRUUnit(
             name, hidden_size, param_attr, bias_attr, gate_activation, activation, dtype
         )
 
@@ -123,7 +123,7 @@ class LSTMCell(RNNCell):
         name: str = "LSTMCell",
     ) -> None:
         self.hidden_size = hidden_size
-        self.lstm_unit = BasicLSTMUnit(
+        self.lstm_unit = LSTMUnit(
             name,
             hidden_size,
             param_attr,
@@ -212,3 +212,23 @@ def _leaf_ids(structure: Any) -> Any:
     from oar.layers._nest import pack_sequence_as
 
     return pack_sequence_as(structure, list(range(len(flatten(structure)))))
+
+
+# ``paddle.fluid.layers.rnn`` is also a module path in Fluid 1.8 that gathers the recurrent
+# layers; its other names resolve to fluid.layers' (or say why they are not provided)
+_MODULE_NAMES = frozenset(
+    {
+        "BasicDecoder", "BeamSearchDecoder", "DecodeHelper", "Decoder", "GreedyEmbeddingHelper",
+        "SampleEmbeddingHelper", "TrainingHelper", "beam_search", "beam_search_decode",
+        "dynamic_decode", "dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "gru_unit", "lstm",
+        "lstm_unit",
+    }
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULE_NAMES:
+        from oar.fluid import layers
+
+        return getattr(layers, name)
+    raise AttributeError(f"module 'oar.layers.rnn' has no attribute {name!r}")

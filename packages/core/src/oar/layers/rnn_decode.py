@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from oar.errors import ArgumentTypeError
-from oar.framework.mode import in_dygraph_mode
+from oar.framework.mode import current_builder
 from oar.layers._nest import flatten, map_structure
 from oar.layers._unroll import SharedParameters
 
@@ -38,7 +38,7 @@ def step_of(time: Any) -> int:
         return int(time)
     if id(time) in _STEP:
         return _STEP[id(time)]
-    if in_dygraph_mode():
+    if current_builder().eager:
         return int(np.asarray(time.numpy()).reshape(-1)[0])
     raise ArgumentTypeError(
         "dynamic_decode",
@@ -237,7 +237,7 @@ def dynamic_decode(
     if not isinstance(decoder, Decoder):
         raise ArgumentTypeError("dynamic_decode", f"decoder must be a Decoder, given {decoder!r}")
     L = _L()
-    eager = in_dygraph_mode()
+    eager = current_builder().eager
     limit = (
         None
         if eager and max_step_num is None
