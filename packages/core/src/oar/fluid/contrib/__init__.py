@@ -1,10 +1,23 @@
-"""``fluid.contrib``: extras provided by plugins (e.g. ``contrib.reader`` from oar-data)."""
+"""``fluid.contrib``: extras provided by plugins (e.g. ``contrib.reader`` from oar-data),
+and core's contrib layers (``multiclass_nms2``, the rnn_impl ``basic_lstm`` family)."""
+
+from typing import Any
 
 from oar._facade import module_getattr
 
-__getattr__ = module_getattr("contrib.")
+_plugin_getattr = module_getattr("contrib.")
+_CORE = {
+    "multiclass_nms2": "oar.layers.detection_nms",
+    "basic_lstm": "oar.layers._rnn_impl",
+    "basic_gru": "oar.layers._rnn_impl",
+    "BasicLSTMUnit": "oar.dygraph.rnn_impl",
+    "BasicGRUUnit": "oar.dygraph.rnn_impl",
+}
 
-from oar.dygraph.rnn_impl import BasicGRUUnit, BasicLSTMUnit
-from oar.layers._rnn_impl import basic_gru, basic_lstm
 
-__all__ = ["BasicGRUUnit", "BasicLSTMUnit", "basic_gru", "basic_lstm"]
+def __getattr__(name: str) -> Any:
+    if name in _CORE:
+        import importlib
+
+        return getattr(importlib.import_module(_CORE[name]), name)
+    return _plugin_getattr(name)
