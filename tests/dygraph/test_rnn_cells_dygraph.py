@@ -119,7 +119,7 @@ def test_contrib_units_are_layers_with_fluids_numbers():
         new_h, new_c = lstm(x, h, c)
         w, b = (p.numpy() for p in lstm.parameters())
         assert w.shape == (7, 16) and b.shape == (16,)
-        sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+        sig = lambda z: 1 / (1 + np.exp(-z))
         i, j, f, o = np.split(np.concatenate([xv, hv], 1) @ w + b, 4, 1)
         want_c = cv * sig(f + 0.7) + sig(i) * np.tanh(j)
         np.testing.assert_allclose(new_c.numpy(), want_c, rtol=1e-5, atol=1e-6)
