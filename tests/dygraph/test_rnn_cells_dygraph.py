@@ -53,59 +53,59 @@ def test_rnn_lstm_cell():
             _close(v.numpy() if i < 3 else v.gradient(), "rnn_lstm", i)
 
 
-def test_decoders():
+@pytest.mark.parametrize("name", ["train_helper", "beam", "greedy"])
+def test_decoders(name):
     """TrainingHelper (with gradients), beam search and greedy decoding, one embedding table
     and one output layer shared by every step."""
-    for name in ("train_helper", "beam", "greedy"):
-        rng = np.random.RandomState(GEN.CONFIGS.index(name))
-        with fluid.dygraph.guard():
-            feeds = {}
+    rng = np.random.RandomState(GEN.CONFIGS.index(name))
+    with fluid.dygraph.guard():
+        feeds = {}
+        if name == "train_helper":
+            feeds["ids"] = rng.randint(0, V, (B, T)).astype("int64")
+        h0v = rng.uniform(-1, 1, (B, H)).astype("float32")
+        emb = fluid.dygraph.Embedding([V, D])
+
+        def embed(ids):  # oar's dygraph Embedding wants ids [..., 1] (lookup_table v1)
+            return emb(L.unsqueeze(ids, [len(ids.shape)]))
+
+        out_fc = fluid.dygraph.Linear(H, V)
+        cell = L.GRUCell(H)
+        h0 = fluid.dygraph.to_variable(h0v)
+        h0.stop_gradient = False
+
+        def run():
             if name == "train_helper":
-                feeds["ids"] = rng.randint(0, V, (B, T)).astype("int64")
-            h0v = rng.uniform(-1, 1, (B, H)).astype("float32")
-            emb = fluid.dygraph.Embedding([V, D])
-
-            def embed(ids):  # oar's dygraph Embedding wants ids [..., 1] (lookup_table v1)
-                return emb(L.unsqueeze(ids, [len(ids.shape)]))
-
-            out_fc = fluid.dygraph.Linear(H, V)
-            cell = L.GRUCell(H)
-            h0 = fluid.dygraph.to_variable(h0v)
-            h0.stop_gradient = False
-
-            def run():
-                if name == "train_helper":
-                    ids = fluid.dygraph.to_variable(feeds["ids"])
-                    helper = L.TrainingHelper(embed(ids), fluid.dygraph.to_variable(GEN.LENS))
-                    dec = L.BasicDecoder(cell, helper, output_fn=out_fc)
-                    res, state, lengths = L.dynamic_decode(
-                        dec, inits=h0, impute_finished=True, return_length=True
-                    )
-                    return [res.cell_outputs, state, res.sample_ids, lengths]
-                if name == "beam":
-                    dec = L.BeamSearchDecoder(cell, 0, 1, 3, embedding_fn=embed, output_fn=out_fc)
-                    ids, state, lengths = L.dynamic_decode(
-                        dec, inits=h0, max_step_num=4, return_length=True
-                    )
-                    return [ids, state.log_probs, lengths]
-                start = L.fill_constant_batch_size_like(h0, [-1], "int64", 0)
-                helper = L.GreedyEmbeddingHelper(embed, start, end_token=1)
+                ids = fluid.dygraph.to_variable(feeds["ids"])
+                helper = L.TrainingHelper(embed(ids), fluid.dygraph.to_variable(GEN.LENS))
                 dec = L.BasicDecoder(cell, helper, output_fn=out_fc)
-                res, state = L.dynamic_decode(dec, inits=h0, max_step_num=4)
-                return [res.cell_outputs, res.sample_ids, state]
+                res, state, lengths = L.dynamic_decode(
+                    dec, inits=h0, impute_finished=True, return_length=True
+                )
+                return [res.cell_outputs, state, res.sample_ids, lengths]
+            if name == "beam":
+                dec = L.BeamSearchDecoder(cell, 0, 1, 3, embedding_fn=embed, output_fn=out_fc)
+                ids, state, lengths = L.dynamic_decode(
+                    dec, inits=h0, max_step_num=4, return_length=True
+                )
+                return [ids, state.log_probs, lengths]
+            start = L.fill_constant_batch_size_like(h0, [-1], "int64", 0)
+            helper = L.GreedyEmbeddingHelper(embed, start, end_token=1)
+            dec = L.BasicDecoder(cell, helper, output_fn=out_fc)
+            res, state = L.dynamic_decode(dec, inits=h0, max_step_num=4)
+            return [res.cell_outputs, res.sample_ids, state]
 
-            run()
-            # the static program's creation order: embedding, the GRU's four, the output layer
-            params = [emb.weight] + cell.gru_unit.parameters() + [out_fc.weight, out_fc.bias]
-            _set(params, rng)
-            outs = run()
-            for i, o in enumerate(outs):
-                if (name, i) not in {("beam", 2)}:  # see tests/layers/test_rnn_cells.py
-                    _close(o.numpy(), name, i)
-            if name == "train_helper":
-                _loss([o for o in outs if o.dtype == outs[0].dtype]).backward()
-                for i, v in enumerate([h0] + params, start=len(outs)):
-                    _close(v.gradient(), name, i)
+        run()
+        # the static program's creation order: embedding, the GRU's four, the output layer
+        params = [emb.weight] + cell.gru_unit.parameters() + [out_fc.weight, out_fc.bias]
+        _set(params, rng)
+        outs = run()
+        for i, o in enumerate(outs):
+            if (name, i) not in {("beam", 2)}:  # see tests/layers/test_rnn_cells.py
+                _close(o.numpy(), name, i)
+        if name == "train_helper":
+            _loss([o for o in outs if o.dtype == outs[0].dtype]).backward()
+            for i, v in enumerate([h0] + params, start=len(outs)):
+                _close(v.gradient(), name, i)
 
 
 def test_contrib_units_are_layers_with_fluids_numbers():
