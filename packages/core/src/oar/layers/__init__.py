@@ -87,3 +87,8 @@ _wrap(
         if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)
     ],
 )
+
+# `import paddle.fluid.layers.rnn` names a Fluid module path that is also a function here
+# (fluid.layers.rnn): registering the module under the facade's name up front keeps the
+# import system from rebinding the package attribute to the module
+_sys.modules.setdefault("oar.fluid.layers.rnn", _sys.modules["oar.layers.rnn"])
