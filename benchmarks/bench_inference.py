@@ -77,7 +77,7 @@ def _build_mlp(fluid):
 def _build_cnn(fluid):
     x = fluid.data(name="x", shape=[None, 1, 28, 28], dtype="float32")
     h = x
-    for w, b, (g, beta, mean, var) in ((CNN_W1, CNN_B1, CNN_BN[0]), (CNN_W2, CNN_B2, CNN_BN[1])):
+    for w, b, (g, beta, _mean, _var) in ((CNN_W1, CNN_B1, CNN_BN[0]), (CNN_W2, CNN_B2, CNN_BN[1])):
         h = fluid.layers.conv2d(
             h, CNN_C, 5, padding=2, param_attr=_attr(fluid, w), bias_attr=_attr(fluid, b)
         )
@@ -97,7 +97,7 @@ def _build_cnn(fluid):
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _saved(model: str) -> str:
     try:
         from oar import fluid
@@ -251,9 +251,8 @@ def _torch(model: str, batch: int):
 def _onnxrt(model: str, batch: int):
     ort = require("onnxruntime")
     require("onnx")
-    from oar import fluid
-
     import oar.onnx
+    from oar import fluid
 
     dirname = _saved(model)
     scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
