@@ -9,6 +9,7 @@ import types as _types
 
 from oar.layers._user_line import wrap_module_functions as _wrap
 from oar.layers.activation import *  # noqa: F403
+from oar.layers.affine_channel import *  # noqa: F403
 from oar.layers.beam_search import *  # noqa: F403
 from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
@@ -17,9 +18,14 @@ from oar.layers.conv import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
+from oar.layers.deformable_conv import *  # noqa: F403
+from oar.layers.deformable_roi_pooling import *  # noqa: F403
 from oar.layers.detection_boxes import *  # noqa: F403
 from oar.layers.detection_nms import *  # noqa: F403
 from oar.layers.detection_roi import *  # noqa: F403
+from oar.layers.detection_rpn import *  # noqa: F403
+from oar.layers.detection_targets import *  # noqa: F403
+from oar.layers.detection_yolo import *  # noqa: F403
 from oar.layers.dropout import *  # noqa: F403
 from oar.layers.edit_distance import *  # noqa: F403
 from oar.layers.elementwise import *  # noqa: F403

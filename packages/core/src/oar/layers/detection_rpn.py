@@ -1,0 +1,175 @@
+"""Region-proposal layers (Fluid 1.8 signatures): generate_proposals,
+distribute_fpn_proposals, collect_fpn_proposals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oar.errors import ArgumentError, ArgumentTypeError
+from oar.layer_helper import LayerHelper, check_variable
+
+__all__ = [
+    "generate_proposals",
+    "distribute_fpn_proposals",
+    "collect_fpn_proposals",
+    "retinanet_detection_output",
+]
+
+
+def _int(layer: str, name: str, v: Any) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ArgumentTypeError(layer, f"{name} must be an int, given {v!r}")
+    return v
+
+
+def generate_proposals(
+    scores: Any,
+    bbox_deltas: Any,
+    im_info: Any,
+    anchors: Any,
+    variances: Any,
+    pre_nms_top_n: int = 6000,
+    post_nms_top_n: int = 1000,
+    nms_thresh: float = 0.5,
+    min_size: float = 0.1,
+    eta: float = 1.0,
+    name: str | None = None,
+    return_rois_num: bool = False,
+) -> tuple:
+    """RPN proposals per image: the ``pre_nms_top_n`` best anchors decoded by ``bbox_deltas``,
+    clipped to the image, those under ``min_size`` dropped, NMS, at most ``post_nms_top_n``:
+    (rois [R, 4], probabilities [R, 1]) with a LoD of images (and the counts per image)."""
+    layer = "generate_proposals"
+    for arg, v in (("scores", scores), ("bbox_deltas", bbox_deltas), ("im_info", im_info),
+                   ("anchors", anchors), ("variances", variances)):  # fmt: skip
+        check_variable(layer, arg, v)
+    attrs = {
+        "pre_nms_topN": _int(layer, "pre_nms_top_n", pre_nms_top_n),
+        "post_nms_topN": _int(layer, "post_nms_top_n", post_nms_top_n),
+        "nms_thresh": float(nms_thresh),
+        "min_size": float(min_size),
+        "eta": float(eta),
+    }
+    helper = LayerHelper(layer, name=name)
+    rois = helper.create_variable_for_type_inference(bbox_deltas.dtype)
+    probs = helper.create_variable_for_type_inference(scores.dtype)
+    num = helper.create_variable_for_type_inference("int32")
+    ins = {"Scores": [scores], "BboxDeltas": [bbox_deltas], "ImInfo": [im_info], "Anchors": [anchors],
+           "Variances": [variances]}  # fmt: skip
+    helper.append_op(
+        layer, ins, {"RpnRois": [rois], "RpnRoiProbs": [probs], "RpnRoisNum": [num]}, attrs
+    )
+    for v in (rois, probs, num):
+        v.stop_gradient = True
+    return (rois, probs, num) if return_rois_num else (rois, probs)
+
+
+def _levels(layer: str, min_level: Any, max_level: Any) -> int:
+    lo, hi = _int(layer, "min_level", min_level), _int(layer, "max_level", max_level)
+    if hi < lo:
+        raise ArgumentError(layer, f"max_level ({hi}) must not be below min_level ({lo})")
+    return hi - lo + 1
+
+
+def distribute_fpn_proposals(
+    fpn_rois: Any,
+    min_level: int,
+    max_level: int,
+    refer_level: int,
+    refer_scale: int,
+    name: str | None = None,
+) -> tuple:
+    """Each box of ``fpn_rois`` to level floor(refer_level + log2(sqrt(area) / refer_scale))
+    (clipped to [min_level, max_level]): (rois per level, RestoreIndex [R, 1], the position of
+    each original box in the levels' concatenation)."""
+    layer = "distribute_fpn_proposals"
+    check_variable(layer, "fpn_rois", fpn_rois)
+    n = _levels(layer, min_level, max_level)
+    helper = LayerHelper(layer, name=name)
+    multi = [helper.create_variable_for_type_inference(fpn_rois.dtype) for _ in range(n)]
+    restore = helper.create_variable_for_type_inference("int32")
+    attrs = {"min_level": min_level, "max_level": max_level, "refer_level": _int(layer, "refer_level", refer_level),
+             "refer_scale": _int(layer, "refer_scale", refer_scale)}  # fmt: skip
+    helper.append_op(
+        layer, {"FpnRois": [fpn_rois]}, {"MultiFpnRois": multi, "RestoreIndex": [restore]}, attrs
+    )
+    return multi, restore
+
+
+def collect_fpn_proposals(
+    multi_rois: Any,
+    multi_scores: Any,
+    min_level: int,
+    max_level: int,
+    post_nms_top_n: int,
+    name: str | None = None,
+) -> Any:
+    """The ``post_nms_top_n`` best-scored boxes of all levels (of the whole batch), grouped by
+    image: [R, 4] with a LoD of images."""
+    layer = "collect_fpn_proposals"
+    n = _levels(layer, min_level, max_level)
+    if not isinstance(multi_rois, (list, tuple)) or not isinstance(multi_scores, (list, tuple)):
+        raise ArgumentTypeError(layer, "multi_rois and multi_scores must be lists of variables")
+    if len(multi_rois) != n or len(multi_scores) != n:
+        raise ArgumentError(
+            layer,
+            f"give one rois and one scores variable per level ({n}), given {len(multi_rois)} and {len(multi_scores)}",
+        )
+    for i, (r, s) in enumerate(zip(multi_rois, multi_scores)):
+        check_variable(layer, f"multi_rois[{i}]", r)
+        check_variable(layer, f"multi_scores[{i}]", s)
+    helper = LayerHelper(layer, name=name)
+    out = helper.create_variable_for_type_inference(multi_rois[0].dtype)
+    attrs = {
+        "min_level": min_level,
+        "max_level": max_level,
+        "post_nms_topN": _int(layer, "post_nms_top_n", post_nms_top_n),
+    }
+    helper.append_op(
+        layer,
+        {"MultiLevelRois": list(multi_rois), "MultiLevelScores": list(multi_scores)},
+        {"FpnRois": [out]},
+        attrs,
+    )
+    return out
+
+
+def retinanet_detection_output(
+    bboxes: Any,
+    scores: Any,
+    anchors: Any,
+    im_info: Any,
+    score_threshold: float = 0.05,
+    nms_top_k: int = 1000,
+    keep_top_k: int = 100,
+    nms_threshold: float = 0.3,
+    nms_eta: float = 1.0,
+) -> Any:
+    """RetinaNet's detections from per-level ``bboxes`` [N, M, 4] (deltas), ``scores``
+    [N, M, C] (sigmoid probabilities) and ``anchors`` [M, 4]: per level the ``nms_top_k`` best
+    (anchor, class) pairs above ``score_threshold``, decoded and scaled back by ``im_info``'s
+    scale, per-class NMS, the ``keep_top_k`` best per image: rows [label (1-based), score, box]."""
+    layer = "retinanet_detection_output"
+    groups = {"bboxes": bboxes, "scores": scores, "anchors": anchors}
+    for arg, vs in groups.items():
+        if not isinstance(vs, (list, tuple)) or not vs:
+            raise ArgumentTypeError(
+                layer, f"{arg} must be a list of variables (one per level), given {vs!r}"
+            )
+        for i, v in enumerate(vs):
+            check_variable(layer, f"{arg}[{i}]", v)
+    check_variable(layer, "im_info", im_info)
+    helper = LayerHelper(layer)
+    out = helper.create_variable_for_type_inference(scores[0].dtype)
+    attrs = {"score_threshold": float(score_threshold), "nms_top_k": _int(layer, "nms_top_k", nms_top_k),
+             "keep_top_k": _int(layer, "keep_top_k", keep_top_k), "nms_threshold": float(nms_threshold),
+             "nms_eta": float(nms_eta)}  # fmt: skip
+    ins = {
+        "BBoxes": list(bboxes),
+        "Scores": list(scores),
+        "Anchors": list(anchors),
+        "ImInfo": [im_info],
+    }
+    helper.append_op(layer, ins, {"Out": [out]}, attrs)
+    out.stop_gradient = True
+    return out
