@@ -66,6 +66,41 @@ CASES = [
 ]
 
 
+_ROIS = np.array(
+    [[0, 0, 9, 9], [5, 5, 14, 14], [20, 20, 29, 29], [0, 0, 19, 19], [2, 1, 11, 10]], "float32"
+)
+_GTS = np.array([[1, 1, 10, 10], [21, 19, 30, 28]], "float32")
+
+
+def _labels_ref(**_):
+    # foreground: the two ground truths, then ROI 0 (IoU 0.68 with gt 0); ROIs 2 and 4 are
+    # foreground too but over the cap of 6 * 0.5; background: ROIs 1 and 3 (IoU < 0.5)
+    targets = np.zeros((5, 12), "float32")
+    targets[2, 4:8] = [0.1 / 0.1, 0.1 / 0.1, 0, 0]  # ROI 0 against gt 0: centres 1 px apart
+    weights = np.zeros((5, 12), "float32")
+    weights[0, 4:8] = weights[2, 4:8] = weights[1, 8:12] = 1
+    return {
+        "Rois": np.concatenate([_GTS, _ROIS[[0, 1, 3]]]),
+        "LabelsInt32": np.array([[1], [2], [1], [0], [0]], "int32"),
+        "BboxTargets": targets,
+        "BboxInsideWeights": weights,
+        "BboxOutsideWeights": weights,
+    }
+
+
+CASES.append(
+    OpCase(
+        "generate_proposal_labels",
+        {"RpnRois": _ROIS, "GtClasses": np.array([[1], [2]], "int32"), "IsCrowd": np.zeros((2, 1), "int32"),
+         "GtBoxes": _GTS, "ImInfo": np.array([[40, 40, 1.0]], "float32")},
+        {"batch_size_per_im": 6, "fg_fraction": 0.5, "fg_thresh": 0.5, "bg_thresh_hi": 0.5, "bg_thresh_lo": 0.0,
+         "class_nums": 3, "use_random": False},
+        ref=_labels_ref,
+        lod={"rpnrois_0": [[5]], "gtboxes_0": [[2]]},
+    )
+)  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_detection_targets(case):
     check_case(case)

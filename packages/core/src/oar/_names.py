@@ -73,9 +73,7 @@ PENDING: dict[str, list[str]] = {
     ],
     "issue 14 (detection ops, in progress)": [
         "layers.generate_mask_labels",
-        "layers.generate_proposal_labels",
         "layers.retinanet_target_assign",
-        "layers.roi_perspective_transform",
         "layers.rpn_target_assign",
     ],
     "issue 14 (vision and nn ops, dygraph layers, metrics, optimizers, in progress)": [

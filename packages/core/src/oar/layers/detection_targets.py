@@ -9,7 +9,13 @@ from typing import Any
 from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable
 
-__all__ = ["bipartite_match", "target_assign", "ssd_loss", "multi_box_head"]
+__all__ = [
+    "bipartite_match",
+    "target_assign",
+    "ssd_loss",
+    "multi_box_head",
+    "generate_proposal_labels",
+]
 
 
 def bipartite_match(
@@ -246,3 +252,59 @@ def multi_box_head(
     var = L.concat(variances) if n > 1 else variances[0]
     box.stop_gradient = var.stop_gradient = True
     return mbox_loc, mbox_conf, box, var
+
+
+def generate_proposal_labels(
+    rpn_rois: Any,
+    gt_classes: Any,
+    is_crowd: Any,
+    gt_boxes: Any,
+    im_info: Any,
+    batch_size_per_im: int = 256,
+    fg_fraction: float = 0.25,
+    fg_thresh: float = 0.25,
+    bg_thresh_hi: float = 0.5,
+    bg_thresh_lo: float = 0.0,
+    bbox_reg_weights: Any = [0.1, 0.1, 0.2, 0.2],  # noqa: B006 (Fluid's default)
+    class_nums: Any = None,
+    use_random: bool = True,
+    is_cls_agnostic: bool = False,
+    is_cascade_rcnn: bool = False,
+) -> tuple:
+    """Fast R-CNN training samples per image: the non-crowd ground truth and ``rpn_rois``
+    (scaled back by ``im_info``) with IoU >= ``fg_thresh`` as foreground (at most
+    ``batch_size_per_im * fg_fraction``), those in [``bg_thresh_lo``, ``bg_thresh_hi``) as
+    background: (rois, labels int32, box targets [R, 4 * class_nums], inside and outside
+    weights), LoD per image. With ``use_random=False`` the first candidates are kept."""
+    layer = "generate_proposal_labels"
+    for arg, v in (("rpn_rois", rpn_rois), ("gt_classes", gt_classes), ("is_crowd", is_crowd),
+                   ("gt_boxes", gt_boxes), ("im_info", im_info)):  # fmt: skip
+        check_variable(layer, arg, v)
+    if not isinstance(class_nums, int) or isinstance(class_nums, bool) or class_nums <= 0:
+        raise ArgumentTypeError(layer, f"class_nums must be a positive int, given {class_nums!r}")
+    if is_cascade_rcnn:
+        raise ArgumentError(layer, "is_cascade_rcnn=True is not implemented")
+    weights = bbox_reg_weights
+    if not isinstance(weights, (list, tuple)) or len(weights) != 4:
+        raise ArgumentError(layer, f"bbox_reg_weights must hold 4 numbers, given {weights!r}")
+    attrs = {
+        "batch_size_per_im": int(batch_size_per_im), "fg_fraction": float(fg_fraction),
+        "fg_thresh": float(fg_thresh), "bg_thresh_hi": float(bg_thresh_hi), "bg_thresh_lo": float(bg_thresh_lo),
+        "bbox_reg_weights": [float(w) for w in weights], "class_nums": class_nums,
+        "use_random": bool(use_random), "is_cls_agnostic": bool(is_cls_agnostic), "is_cascade_rcnn": False,
+    }  # fmt: skip
+    helper = LayerHelper(layer)
+    dt = rpn_rois.dtype
+    outs = {
+        "Rois": helper.create_variable_for_type_inference(dt),
+        "LabelsInt32": helper.create_variable_for_type_inference("int32"),
+        "BboxTargets": helper.create_variable_for_type_inference(dt),
+        "BboxInsideWeights": helper.create_variable_for_type_inference(dt),
+        "BboxOutsideWeights": helper.create_variable_for_type_inference(dt),
+    }
+    ins = {"RpnRois": [rpn_rois], "GtClasses": [gt_classes], "IsCrowd": [is_crowd], "GtBoxes": [gt_boxes],
+           "ImInfo": [im_info]}  # fmt: skip
+    helper.append_op(layer, ins, {k: [v] for k, v in outs.items()}, attrs)
+    for v in outs.values():
+        v.stop_gradient = True
+    return tuple(outs.values())

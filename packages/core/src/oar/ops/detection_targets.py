@@ -1,6 +1,7 @@
 """Training targets of SSD-style detectors: bipartite_match (ground truth to priors),
 target_assign (per-prior targets and weights) and mine_hard_examples (the negatives the
-loss keeps). Used by the ``ssd_loss`` layer; none has a gradient.
+loss keeps), used by the ``ssd_loss`` layer; and Fast R-CNN's generate_proposal_labels.
+None has a gradient.
 """
 
 from __future__ import annotations
@@ -51,6 +52,25 @@ def _infer_mine(ins, attrs):
     return {"NegIndices": VarMeta((-1, 1), "int32", 1), "UpdatedMatchIndices": m}
 
 
+def _infer_labels(ins, attrs):
+    for slot in ("RpnRois", "GtBoxes"):
+        m = ins[slot]
+        if len(m.shape) != 2 or (m.shape[1] >= 0 and m.shape[1] != 4):
+            raise ValueError(f"{slot} must be [rows, 4] (LoD per image), given {list(m.shape)}")
+    for slot in ("GtClasses", "IsCrowd"):
+        if ins[slot].dtype != "int32":
+            raise TypeError(f"{slot} must be int32, given {ins[slot].dtype}")
+    width = 4 * attrs["class_nums"]
+    dt = ins["RpnRois"].dtype
+    return {
+        "Rois": VarMeta((-1, 4), dt, 1),
+        "LabelsInt32": VarMeta((-1, 1), "int32", 1),
+        "BboxTargets": VarMeta((-1, width), dt, 1),
+        "BboxInsideWeights": VarMeta((-1, width), dt, 1),
+        "BboxOutsideWeights": VarMeta((-1, width), dt, 1),
+    }
+
+
 def register(registry) -> None:
     r = registry.register_op
     r(OpDef("bipartite_match", ["DistMat"], ["ColToRowMatchIndices", "ColToRowMatchDist"],
@@ -61,6 +81,16 @@ def register(registry) -> None:
     r(OpDef("target_assign", ["X", "MatchIndices", "NegIndices?"], ["Out", "OutWeight"],
             {"mismatch_value": Attr(int, 0)},
             infer_shape=_infer_assign, doc="per-prior targets from the matched ground truth"))  # fmt: skip
+    r(OpDef("generate_proposal_labels", ["RpnRois", "GtClasses", "IsCrowd", "GtBoxes", "ImInfo"],
+            ["Rois", "LabelsInt32", "BboxTargets", "BboxInsideWeights", "BboxOutsideWeights"],
+            {"batch_size_per_im": Attr(int, 256, lambda v: None if v > 0 else "must be positive"),
+             "fg_fraction": Attr(float, 0.25), "fg_thresh": Attr(float, 0.25),
+             "bg_thresh_hi": Attr(float, 0.5), "bg_thresh_lo": Attr(float, 0.0),
+             "bbox_reg_weights": Attr(list, [0.1, 0.1, 0.2, 0.2]),
+             "class_nums": Attr(int, check=lambda v: None if v > 0 else "must be positive"),
+             "use_random": Attr(bool, True), "is_cls_agnostic": Attr(bool, False),
+             "is_cascade_rcnn": Attr(bool, False)},
+            infer_shape=_infer_labels, doc="Fast R-CNN training samples and box targets per image"))  # fmt: skip
     r(OpDef("mine_hard_examples", ["ClsLoss", "LocLoss?", "MatchIndices", "MatchDist"],
             ["NegIndices", "UpdatedMatchIndices"],
             {"neg_pos_ratio": Attr(float, 1.0), "neg_dist_threshold": Attr(float, 0.5),
