@@ -15,20 +15,9 @@ golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(golden)
 
 
-class _Fluid:
-    """``fluid`` with ``metrics.DetectionMAP`` from its module (until fluid.metrics exports it)."""
-
-    def __getattr__(self, name):
-        if name == "metrics" and not hasattr(getattr(fluid, "metrics", None), "DetectionMAP"):
-            from oar.metrics import detection_map
-
-            return detection_map
-        return getattr(fluid, name)
-
-
 def test_matches_fluid18():
     with fluid.unique_name.guard(), fluid.scope_guard(fluid.Scope()):
-        got = golden.run(_Fluid())
+        got = golden.run(fluid)
     np.testing.assert_allclose(
         got, np.load(DATA / "fluid18_detection_map.npz")["maps"], rtol=1e-5, atol=1e-6
     )

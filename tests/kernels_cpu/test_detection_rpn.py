@@ -95,6 +95,31 @@ CASES += [
 ]
 
 
+# anchors 2 and 5 are the best of the two ground truths (foreground), 1 and 3 overlap less
+# than 0.3 (background), 0 is in between, 4 crosses the 40 x 40 image border
+CASES.append(
+    OpCase(
+        "rpn_target_assign",
+        {
+            "Anchor": np.array([[0, 0, 9, 9], [5, 5, 14, 14], [20, 20, 29, 29], [0, 0, 19, 19],
+                                [30, 30, 45, 45], [2, 1, 11, 10]], "float32"),
+            "GtBoxes": np.array([[1, 1, 10, 10], [21, 19, 30, 28]], "float32"),
+            "IsCrowd": np.zeros((2, 1), "int32"),
+            "ImInfo": np.array([[40, 40, 1.0]], "float32"),
+        },
+        {"rpn_batch_size_per_im": 8, "rpn_fg_fraction": 0.5, "use_random": False},
+        ref=lambda **_: {
+            "LocationIndex": np.array([2, 5], "int32"),
+            "ScoreIndex": np.array([2, 5, 1, 3], "int32"),
+            "TargetLabel": np.array([[1], [1], [0], [0]], "int32"),
+            "TargetBBox": np.array([[0.1, -0.1, 0, 0], [-0.1, 0, 0, 0]], "float32"),
+            "BBoxInsideWeight": np.ones((2, 4), "float32"),
+        },
+        lod={"gtboxes_0": [[2]]},
+    )
+)  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_detection_rpn(case):
     check_case(case)
@@ -121,6 +146,10 @@ BAD = [
         fluid.data("ii", [1, 3])), "anchors"),
     ("retinanet_detection_output", lambda L: L.retinanet_detection_output(
         fluid.data("b1", [1, 8, 4]), [], [], fluid.data("ii", [1, 3])), "list of variables"),
+    ("rpn_target_assign", lambda L: L.rpn_target_assign(
+        fluid.data("bp", [1, 8, 4]), fluid.data("cl", [1, 8, 1]), fluid.data("an", [8, 5]), fluid.data("av", [8, 4]),
+        fluid.data("gb", [-1, 4], lod_level=1), fluid.data("ic", [-1, 1], "int32", lod_level=1),
+        fluid.data("ii", [1, 3])), "Anchor must be"),
     ("collect_fpn_proposals", lambda L: L.collect_fpn_proposals([fluid.data("r", [-1, 4])], [], 2, 3, 10), "per level"),
 ]  # fmt: skip
 

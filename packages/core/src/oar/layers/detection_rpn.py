@@ -13,6 +13,7 @@ __all__ = [
     "distribute_fpn_proposals",
     "collect_fpn_proposals",
     "retinanet_detection_output",
+    "rpn_target_assign",
 ]
 
 
@@ -173,3 +174,54 @@ def retinanet_detection_output(
     helper.append_op(layer, ins, {"Out": [out]}, attrs)
     out.stop_gradient = True
     return out
+
+
+def rpn_target_assign(
+    bbox_pred: Any,
+    cls_logits: Any,
+    anchor_box: Any,
+    anchor_var: Any,
+    gt_boxes: Any,
+    is_crowd: Any,
+    im_info: Any,
+    rpn_batch_size_per_im: int = 256,
+    rpn_straddle_thresh: float = 0.0,
+    rpn_fg_fraction: float = 0.5,
+    rpn_positive_overlap: float = 0.7,
+    rpn_negative_overlap: float = 0.3,
+    use_random: bool = True,
+) -> tuple:
+    """RPN training targets: anchors inside the image (by ``rpn_straddle_thresh``) labelled
+    foreground (IoU >= ``rpn_positive_overlap`` or the best anchor of a ground truth) or
+    background (IoU < ``rpn_negative_overlap``), sampled to ``rpn_batch_size_per_im``:
+    (scores of the sampled anchors, locations of the foreground ones, labels, box targets,
+    inside weights). ``anchor_var`` is accepted for Fluid's signature; targets are not scaled
+    by it (as in Fluid 1.8.5). With ``use_random=False`` the first candidates are kept."""
+    from oar.layers.indexing import gather
+    from oar.layers.reshape import reshape
+
+    layer = "rpn_target_assign"
+    for arg, v in (("bbox_pred", bbox_pred), ("cls_logits", cls_logits), ("anchor_box", anchor_box),
+                   ("gt_boxes", gt_boxes), ("is_crowd", is_crowd), ("im_info", im_info)):  # fmt: skip
+        check_variable(layer, arg, v)
+    attrs = {"rpn_batch_size_per_im": _int(layer, "rpn_batch_size_per_im", rpn_batch_size_per_im),
+             "rpn_straddle_thresh": float(rpn_straddle_thresh), "rpn_positive_overlap": float(rpn_positive_overlap),
+             "rpn_negative_overlap": float(rpn_negative_overlap), "rpn_fg_fraction": float(rpn_fg_fraction),
+             "use_random": bool(use_random)}  # fmt: skip
+    helper = LayerHelper(layer)
+    dt = anchor_box.dtype
+    outs = {"LocationIndex": "int32", "ScoreIndex": "int32", "TargetBBox": dt, "TargetLabel": "int32",
+            "BBoxInsideWeight": dt}  # fmt: skip
+    made = {k: helper.create_variable_for_type_inference(t) for k, t in outs.items()}
+    ins = {
+        "Anchor": [anchor_box],
+        "GtBoxes": [gt_boxes],
+        "IsCrowd": [is_crowd],
+        "ImInfo": [im_info],
+    }
+    helper.append_op(layer, ins, {k: [v] for k, v in made.items()}, attrs)
+    for v in made.values():
+        v.stop_gradient = True
+    scores = gather(reshape(cls_logits, [-1, 1]), made["ScoreIndex"])
+    locations = gather(reshape(bbox_pred, [-1, 4]), made["LocationIndex"])
+    return scores, locations, made["TargetLabel"], made["TargetBBox"], made["BBoxInsideWeight"]

@@ -79,6 +79,23 @@ def _infer_retina(ins, attrs):
     return {"Out": VarMeta((-1, 6), b[0].dtype, 1)}
 
 
+def _infer_rpn_target(ins, attrs):
+    a, g = ins["Anchor"], ins["GtBoxes"]
+    if len(a.shape) != 2 or (a.shape[1] >= 0 and a.shape[1] != 4):
+        raise ValueError(f"Anchor must be [M, 4], given {list(a.shape)}")
+    if len(g.shape) != 2 or (g.shape[1] >= 0 and g.shape[1] != 4):
+        raise ValueError(f"GtBoxes must be [G, 4] (LoD per image), given {list(g.shape)}")
+    if ins["IsCrowd"].dtype != "int32":
+        raise TypeError(f"IsCrowd must be int32, given {ins['IsCrowd'].dtype}")
+    return {
+        "LocationIndex": VarMeta((-1,), "int32", 1),
+        "ScoreIndex": VarMeta((-1,), "int32", 1),
+        "TargetBBox": VarMeta((-1, 4), a.dtype, 1),
+        "TargetLabel": VarMeta((-1, 1), "int32", 1),
+        "BBoxInsideWeight": VarMeta((-1, 4), a.dtype, 1),
+    }
+
+
 def _positive(v):
     return None if v > 0 else "must be positive"
 
@@ -91,6 +108,13 @@ def register(registry) -> None:
              "nms_thresh": Attr(float, 0.5), "min_size": Attr(float, 0.1),
              "eta": Attr(float, 1.0, lambda v: None if 0 < v <= 1 else "must be in (0, 1]")},
             infer_shape=_infer_generate, doc="RPN proposals: decode, clip, filter, NMS per image"))  # fmt: skip
+    r(OpDef("rpn_target_assign", ["Anchor", "GtBoxes", "IsCrowd", "ImInfo"],
+            ["LocationIndex", "ScoreIndex", "TargetBBox", "TargetLabel", "BBoxInsideWeight"],
+            {"rpn_batch_size_per_im": Attr(int, 256, _positive), "rpn_straddle_thresh": Attr(float, 0.0),
+             "rpn_positive_overlap": Attr(float, 0.7), "rpn_negative_overlap": Attr(float, 0.3),
+             "rpn_fg_fraction": Attr(float, 0.25), "use_random": Attr(bool, True)},
+            infer_shape=_infer_rpn_target, kernel_dtype="Anchor",
+            doc="RPN training targets: anchors labelled by IoU with the ground truth, sampled"))  # fmt: skip
     r(OpDef("retinanet_detection_output", ["BBoxes*", "Scores*", "Anchors*", "ImInfo"], ["Out"],
             {"score_threshold": Attr(float, 0.05), "nms_top_k": Attr(int, 1000), "keep_top_k": Attr(int, 100),
              "nms_threshold": Attr(float, 0.3), "nms_eta": Attr(float, 1.0, lambda v: None if 0 < v <= 1 else "must be in (0, 1]")},

@@ -168,3 +168,101 @@ def retinanet_detection_output(inputs, attrs):
     if not rows:
         return {"Out": with_lod(np.full((1, 1), -1, dtype=dt), [[0, 1]])}
     return {"Out": with_lod(np.asarray(rows, dtype=dt), [offsets])}
+
+
+def _first_or_random(idx, count: int, use_random: bool):
+    if len(idx) <= count:
+        return idx
+    return np.sort(np.random.default_rng().permutation(idx)[:count]) if use_random else idx[:count]
+
+
+def _pixel_iou(a, b):
+    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]) + 1
+    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]) + 1
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    area_a = (a[:, 2] - a[:, 0] + 1) * (a[:, 3] - a[:, 1] + 1)
+    area_b = (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1)
+    return inter / (area_a[:, None] + area_b[None, :] - inter)
+
+
+def _encode(anchors, gts):
+    aw, ah = anchors[:, 2] - anchors[:, 0] + 1, anchors[:, 3] - anchors[:, 1] + 1
+    gw, gh = gts[:, 2] - gts[:, 0] + 1, gts[:, 3] - gts[:, 1] + 1
+    return np.stack([(gts[:, 0] + 0.5 * gw - anchors[:, 0] - 0.5 * aw) / aw,
+                     (gts[:, 1] + 0.5 * gh - anchors[:, 1] - 0.5 * ah) / ah,
+                     np.log(gw / aw), np.log(gh / ah)], axis=1)  # fmt: skip
+
+
+def _rpn_image(anchors, gts, info, attrs) -> tuple:
+    """(fg anchors, their inside weight 0/1, their targets, scored anchors, their labels)."""
+    t = attrs["rpn_straddle_thresh"]
+    inside = np.arange(len(anchors))
+    if t >= 0:
+        a = anchors
+        inside = np.flatnonzero(
+            (a[:, 0] >= -t) & (a[:, 1] >= -t) & (a[:, 2] < info[1] + t) & (a[:, 3] < info[0] + t)
+        )
+    a = anchors[inside]
+    iou = _pixel_iou(a, gts) if len(gts) else np.zeros((len(a), 0))
+    best = iou.max(axis=1, initial=0.0)
+    match = iou.argmax(axis=1) if len(gts) else np.zeros(len(a), dtype=np.int64)
+    gt_best = iou.max(axis=0, initial=0.0)
+    # the best anchors of each ground truth are foreground, ties included (also at IoU 0, as in
+    # Fluid 1.8.5: such anchors then fall to background sampling and keep only a weight-0 slot)
+    is_fg = (best >= attrs["rpn_positive_overlap"]) | (np.abs(iou - gt_best[None, :]) < 1e-6).any(
+        axis=1
+    )
+    batch = attrs["rpn_batch_size_per_im"]
+    fg = _first_or_random(
+        np.flatnonzero(is_fg), int(attrs["rpn_fg_fraction"] * batch), attrs["use_random"]
+    )
+    bg = _first_or_random(
+        np.flatnonzero(best < attrs["rpn_negative_overlap"]), batch - len(fg), attrs["use_random"]
+    )
+    label = np.full(len(a), -1, dtype=np.int32)
+    label[fg] = 1
+    label[bg] = 0  # background wins: a foreground anchor also sampled as background is not positive
+    real_fg = fg[label[fg] == 1]
+    # a foreground anchor that background sampling took back still takes a location slot, as
+    # Fluid 1.8.5 lays it out: first one slot per such anchor holding the first foreground
+    # anchor with weight 0, then the real foreground anchors with weight 1
+    fake = np.full(len(fg) - len(real_fg), fg[0] if len(fg) else 0, dtype=np.int64)
+    loc = np.concatenate([fake, real_fg]).astype(np.int64)
+    weight = np.concatenate([np.zeros(len(fake)), np.ones(len(real_fg))])
+    targets = _encode(a[loc], gts[match[loc]]) if len(gts) else np.zeros((len(loc), 4))
+    scored = np.concatenate([real_fg, bg]).astype(np.int64)
+    return inside[loc], weight, targets, inside[scored], label[scored]
+
+
+@kernel("rpn_target_assign", FLOATS, lod=True, generic=False)
+def rpn_target_assign(inputs, attrs):
+    anchors = array_of(inputs["Anchor"]).astype(np.float64)
+    g_t = inputs["GtBoxes"]
+    gts, crowd = array_of(g_t).astype(np.float64), array_of(inputs["IsCrowd"]).reshape(-1)
+    info = array_of(inputs["ImInfo"]).astype(np.float64)
+    off = _image_offsets(g_t, len(gts))
+    if len(off) - 1 != len(info):
+        raise ShapeError(
+            f"rpn_target_assign: GtBoxes hold {len(off) - 1} images, ImInfo {len(info)}"
+        )
+    loc, score, tgt, lab, wts = [], [], [], [], []
+    loff, soff = [0], [0]
+    for i in range(len(info)):
+        g = gts[off[i] : off[i + 1]][crowd[off[i] : off[i + 1]] == 0] * info[i, 2]
+        fg, w, t, scored, labels = _rpn_image(anchors, g, info[i], attrs)
+        base = i * len(anchors)
+        loc.append(fg + base)
+        wts.append(np.repeat(w[:, None], 4, axis=1))
+        tgt.append(t)
+        score.append(scored + base)
+        lab.append(labels)
+        loff.append(loff[-1] + len(fg))
+        soff.append(soff[-1] + len(scored))
+    dt = inputs["Anchor"].dtype
+    return {
+        "LocationIndex": with_lod(np.concatenate(loc).astype(np.int32), [loff]),
+        "ScoreIndex": with_lod(np.concatenate(score).astype(np.int32), [soff]),
+        "TargetBBox": with_lod(np.concatenate(tgt).reshape(-1, 4).astype(dt), [loff]),
+        "TargetLabel": with_lod(np.concatenate(lab).astype(np.int32).reshape(-1, 1), [soff]),
+        "BBoxInsideWeight": with_lod(np.concatenate(wts).reshape(-1, 4).astype(dt), [loff]),
+    }
