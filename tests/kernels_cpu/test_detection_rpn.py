@@ -120,6 +120,24 @@ CASES.append(
 )  # fmt: skip
 
 
+# RetinaNet: the same anchors, classes 2 and 1; the border-crossing anchor 4 is background too
+CASES.append(
+    OpCase(
+        "retinanet_target_assign",
+        {**{k: CASES[-1].inputs[k] for k in ("Anchor", "GtBoxes", "IsCrowd", "ImInfo")},
+         "GtLabels": np.array([[2], [1]], "int32")},
+        {"positive_overlap": 0.5, "negative_overlap": 0.4},
+        ref=lambda **_: {
+            "LocationIndex": np.array([0, 2, 5], "int32"),
+            "ScoreIndex": np.array([0, 2, 5, 1, 3, 4], "int32"),
+            "TargetLabel": np.array([[2], [1], [2], [0], [0], [0]], "int32"),
+            "ForegroundNumber": np.array([[4]], "int32"),
+        },
+        lod={"gtboxes_0": [[2]]},
+    )
+)  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_detection_rpn(case):
     check_case(case)

@@ -73,7 +73,6 @@ PENDING: dict[str, list[str]] = {
     ],
     "issue 14 (detection ops, in progress)": [
         "layers.generate_mask_labels",
-        "layers.retinanet_target_assign",
     ],
     "issue 14 (vision and nn ops, dygraph layers, metrics, optimizers, in progress)": [
         "layers.Categorical",

@@ -14,6 +14,7 @@ __all__ = [
     "collect_fpn_proposals",
     "retinanet_detection_output",
     "rpn_target_assign",
+    "retinanet_target_assign",
 ]
 
 
@@ -225,3 +226,49 @@ def rpn_target_assign(
     scores = gather(reshape(cls_logits, [-1, 1]), made["ScoreIndex"])
     locations = gather(reshape(bbox_pred, [-1, 4]), made["LocationIndex"])
     return scores, locations, made["TargetLabel"], made["TargetBBox"], made["BBoxInsideWeight"]
+
+
+def retinanet_target_assign(
+    bbox_pred: Any,
+    cls_logits: Any,
+    anchor_box: Any,
+    anchor_var: Any,
+    gt_boxes: Any,
+    gt_labels: Any,
+    is_crowd: Any,
+    im_info: Any,
+    num_classes: int = 1,
+    positive_overlap: float = 0.5,
+    negative_overlap: float = 0.4,
+) -> tuple:
+    """RetinaNet training targets: every anchor labelled with its ground
+    truth's class (IoU >= ``positive_overlap`` or a ground truth's best anchor) or background
+    (IoU < ``negative_overlap``), no sampling: (scores [F + B, num_classes], locations [F, 4],
+    labels, box targets, inside weights, foreground count per image + 1)."""
+    from oar.layers.indexing import gather
+    from oar.layers.reshape import reshape
+
+    layer = "retinanet_target_assign"
+    for arg, v in (("bbox_pred", bbox_pred), ("cls_logits", cls_logits), ("anchor_box", anchor_box),
+                   ("gt_boxes", gt_boxes), ("gt_labels", gt_labels), ("is_crowd", is_crowd),
+                   ("im_info", im_info)):  # fmt: skip
+        check_variable(layer, arg, v)
+    num_classes = _int(layer, "num_classes", num_classes)
+    helper = LayerHelper(layer)
+    dt = anchor_box.dtype
+    outs = {"LocationIndex": "int32", "ScoreIndex": "int32", "TargetBBox": dt, "TargetLabel": "int32",
+            "BBoxInsideWeight": dt, "ForegroundNumber": "int32"}  # fmt: skip
+    made = {k: helper.create_variable_for_type_inference(t) for k, t in outs.items()}
+    ins = {"Anchor": [anchor_box], "GtBoxes": [gt_boxes], "GtLabels": [gt_labels], "IsCrowd": [is_crowd],
+           "ImInfo": [im_info]}  # fmt: skip
+    attrs = {
+        "positive_overlap": float(positive_overlap),
+        "negative_overlap": float(negative_overlap),
+    }
+    helper.append_op(layer, ins, {k: [v] for k, v in made.items()}, attrs)
+    for v in made.values():
+        v.stop_gradient = True
+    scores = gather(reshape(cls_logits, [-1, num_classes]), made["ScoreIndex"])
+    locations = gather(reshape(bbox_pred, [-1, 4]), made["LocationIndex"])
+    return (scores, locations, made["TargetLabel"], made["TargetBBox"], made["BBoxInsideWeight"],
+            made["ForegroundNumber"])  # fmt: skip

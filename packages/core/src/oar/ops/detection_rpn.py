@@ -115,6 +115,11 @@ def register(registry) -> None:
              "rpn_fg_fraction": Attr(float, 0.25), "use_random": Attr(bool, True)},
             infer_shape=_infer_rpn_target, kernel_dtype="Anchor",
             doc="RPN training targets: anchors labelled by IoU with the ground truth, sampled"))  # fmt: skip
+    r(OpDef("retinanet_target_assign", ["Anchor", "GtBoxes", "GtLabels", "IsCrowd", "ImInfo"],
+            ["LocationIndex", "ScoreIndex", "TargetBBox", "TargetLabel", "BBoxInsideWeight", "ForegroundNumber"],
+            {"positive_overlap": Attr(float, 0.5), "negative_overlap": Attr(float, 0.4)},
+            infer_shape=lambda i, a: {**_infer_rpn_target(i, a), "ForegroundNumber": VarMeta((-1, 1), "int32")},
+            kernel_dtype="Anchor", doc="RetinaNet training targets: every anchor labelled by IoU"))  # fmt: skip
     r(OpDef("retinanet_detection_output", ["BBoxes*", "Scores*", "Anchors*", "ImInfo"], ["Out"],
             {"score_threshold": Attr(float, 0.05), "nms_top_k": Attr(int, 1000), "keep_top_k": Attr(int, 100),
              "nms_threshold": Attr(float, 0.3), "nms_eta": Attr(float, 1.0, lambda v: None if 0 < v <= 1 else "must be in (0, 1]")},

@@ -231,7 +231,7 @@ def _rpn_image(anchors, gts, info, attrs) -> tuple:
     weight = np.concatenate([np.zeros(len(fake)), np.ones(len(real_fg))])
     targets = _encode(a[loc], gts[match[loc]]) if len(gts) else np.zeros((len(loc), 4))
     scored = np.concatenate([real_fg, bg]).astype(np.int64)
-    return inside[loc], weight, targets, inside[scored], label[scored]
+    return inside[loc], weight, targets, inside[scored], label[scored], match[scored]
 
 
 @kernel("rpn_target_assign", FLOATS, lod=True, generic=False)
@@ -249,7 +249,7 @@ def rpn_target_assign(inputs, attrs):
     loff, soff = [0], [0]
     for i in range(len(info)):
         g = gts[off[i] : off[i + 1]][crowd[off[i] : off[i + 1]] == 0] * info[i, 2]
-        fg, w, t, scored, labels = _rpn_image(anchors, g, info[i], attrs)
+        fg, w, t, scored, labels, _ = _rpn_image(anchors, g, info[i], attrs)
         base = i * len(anchors)
         loc.append(fg + base)
         wts.append(np.repeat(w[:, None], 4, axis=1))
@@ -265,4 +265,52 @@ def rpn_target_assign(inputs, attrs):
         "TargetBBox": with_lod(np.concatenate(tgt).reshape(-1, 4).astype(dt), [loff]),
         "TargetLabel": with_lod(np.concatenate(lab).astype(np.int32).reshape(-1, 1), [soff]),
         "BBoxInsideWeight": with_lod(np.concatenate(wts).reshape(-1, 4).astype(dt), [loff]),
+    }
+
+
+@kernel("retinanet_target_assign", FLOATS, lod=True, generic=False)
+def retinanet_target_assign(inputs, attrs):
+    anchors = array_of(inputs["Anchor"]).astype(np.float64)
+    g_t = inputs["GtBoxes"]
+    gts, crowd = array_of(g_t).astype(np.float64), array_of(inputs["IsCrowd"]).reshape(-1)
+    classes = array_of(inputs["GtLabels"]).reshape(-1)
+    info = array_of(inputs["ImInfo"]).astype(np.float64)
+    off = _image_offsets(g_t, len(gts))
+    if len(off) - 1 != len(info):
+        raise ShapeError(
+            f"retinanet_target_assign: GtBoxes hold {len(off) - 1} images, ImInfo {len(info)}"
+        )
+    # every anchor is used (none dropped at the image border) and none is sampled away
+    rpn = {"rpn_straddle_thresh": -1.0, "rpn_positive_overlap": attrs["positive_overlap"],
+           "rpn_negative_overlap": attrs["negative_overlap"], "rpn_batch_size_per_im": 2 * len(anchors) + 2,
+           "rpn_fg_fraction": 1.0, "use_random": False}  # fmt: skip
+    parts = {k: [] for k in ("loc", "score", "tgt", "lab", "wts")}
+    loff, soff, fg_num = [0], [0], []
+    for i in range(len(info)):
+        keep = crowd[off[i] : off[i + 1]] == 0
+        g = gts[off[i] : off[i + 1]][keep] * info[i, 2]
+        cls = classes[off[i] : off[i + 1]][keep]
+        fg, w, t, scored, labels, match = _rpn_image(anchors, g, info[i], rpn)
+        labels = np.where(labels == 1, cls[match] if len(cls) else 0, 0)
+        base = i * len(anchors)
+        parts["loc"].append(fg + base)
+        parts["wts"].append(np.repeat(w[:, None], 4, axis=1))
+        parts["tgt"].append(t)
+        parts["score"].append(scored + base)
+        parts["lab"].append(labels)
+        loff.append(loff[-1] + len(fg))
+        soff.append(soff[-1] + len(scored))
+        fg_num.append(int(w.sum()) + 1)  # Fluid counts one more than the foreground anchors
+    dt = inputs["Anchor"].dtype
+    return {
+        "LocationIndex": with_lod(np.concatenate(parts["loc"]).astype(np.int32), [loff]),
+        "ScoreIndex": with_lod(np.concatenate(parts["score"]).astype(np.int32), [soff]),
+        "TargetBBox": with_lod(np.concatenate(parts["tgt"]).reshape(-1, 4).astype(dt), [loff]),
+        "TargetLabel": with_lod(
+            np.concatenate(parts["lab"]).astype(np.int32).reshape(-1, 1), [soff]
+        ),
+        "BBoxInsideWeight": with_lod(
+            np.concatenate(parts["wts"]).reshape(-1, 4).astype(dt), [loff]
+        ),
+        "ForegroundNumber": np.asarray(fg_num, dtype=np.int32).reshape(-1, 1),
     }
