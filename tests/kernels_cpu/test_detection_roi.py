@@ -142,3 +142,19 @@ def test_bad_input_names_layer_and_line(layer, fn, match):
         _build(fn)
     text = str(info.value)
     assert layer in text and __file__.split("/")[-1] in text, text
+
+
+def test_dygraph_roi_align_runs_and_backpropagates_like_static():
+    x_np = RNG.rand(1, 2, 6, 6).astype("float32")
+    rois_np = np.array([[0.5, 1.0, 4.2, 4.6], [2.0, 0.3, 5.5, 3.7]], "float32")
+    with fluid.dygraph.guard():
+        x = fluid.dygraph.to_variable(x_np)
+        x.stop_gradient = False
+        out = fluid.layers.roi_align(x, fluid.dygraph.to_variable(rois_np), 2, 3, 1.0, 2)
+        fluid.layers.reduce_sum(out).backward()
+        eager, grad = out.numpy(), x.gradient()
+    case = OpCase("roi_align", {"X": x_np, "ROIs": rois_np}, {**ATTRS, "sampling_ratio": 2})
+    np.testing.assert_allclose(eager, run_forward(case)["Out"][0], rtol=1e-6)
+    assert grad.shape == x_np.shape and np.isclose(
+        grad.sum(), eager.size
+    )  # each bin averages weights summing to 1
