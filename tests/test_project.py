@@ -17,9 +17,11 @@ PACKAGES = {
     "oar-core": "oar",
     "oar-kernels-cpu": "oar_kernels_cpu",
     "oar-kernels-cuda": "oar_kernels_cuda",
+    "oar-kernels-numba": "oar_kernels_numba",
     "oar-data": "oar_data",
     "oar-dist": "oar_dist",
     "oar-io": "oar_io",
+    "oar-deploy": "oar_deploy",
 }
 
 BUDGET = 600  # lines per module (STYLE.md: modules under ~600 lines, each with one job)

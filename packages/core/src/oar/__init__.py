@@ -26,7 +26,18 @@ from oar.lod_tensor import LoDTensor, SelectedRows, create_lod_tensor  # noqa: E
 from oar.places import CPUPlace, CUDAPlace  # noqa: E402
 from oar.scope import Scope, global_scope, scope_guard  # noqa: E402
 
-__getattr__ = module_getattr("oar.")
+_plugin_getattr = module_getattr("oar.")
+# `import paddle` gives paddle.fluid, paddle.compat... without importing them first
+_SUBMODULES = ("fluid", "compat", "distributed")
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"oar.{name}")
+    return _plugin_getattr(name)
+
 
 __all__ = [
     "Program",

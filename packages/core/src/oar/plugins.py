@@ -40,6 +40,8 @@ class PluginInfo:
     version: str
     module: str
     error: str | None = None
+    #: False when the plugin said what it needs is missing here (PluginUnavailableError)
+    available: bool = True
 
 
 @attrs.define
@@ -53,6 +55,8 @@ class Registries:
     collective_backends: NamedRegistry
     pserver_transports: NamedRegistry
     formats: NamedRegistry
+    inference_passes: NamedRegistry
+    cli_commands: NamedRegistry
     _fluid_api: dict | None = None
 
     @property
@@ -75,6 +79,8 @@ _named_hooks = {
     "oar_register_collective_backends": "collective_backends",
     "oar_register_pserver_transports": "pserver_transports",
     "oar_register_formats": "formats",
+    "oar_register_inference_passes": "inference_passes",
+    "oar_register_cli_commands": "cli_commands",
 }
 
 
@@ -204,13 +210,20 @@ def _fail(pm: pluggy.PluginManager, reg: Registries, name: str, hook_name: str, 
     if plugin is not None:
         pm.unregister(plugin)
     pm.set_blocked(name)
-    error = f"{hook_name} raised {type(exc).__name__}: {exc}"
-    log.warning("oar plugin %s failed while registering (rolled back): %s", name, error)
+    from oar.errors import PluginUnavailableError
+
+    available = not isinstance(exc, PluginUnavailableError)
+    if available:
+        error = f"{hook_name} raised {type(exc).__name__}: {exc}"
+        log.warning("oar plugin %s failed while registering (rolled back): %s", name, error)
+    else:
+        error = str(exc)
+        log.info("oar plugin %s is not available here: %s", name, error)
     for info in _infos:
         if info.name == name and info.error is None:
-            info.error = error
+            info.error, info.available = error, available
             return
-    _infos.append(PluginInfo(name, "?", "?", "?", error=error))
+    _infos.append(PluginInfo(name, "?", "?", "?", error=error, available=available))
 
 
 def registries() -> Registries:
@@ -234,6 +247,8 @@ def registries() -> Registries:
             collective_backends=NamedRegistry("collective backend"),
             pserver_transports=NamedRegistry("pserver transport"),
             formats=NamedRegistry("format"),
+            inference_passes=NamedRegistry("inference pass"),
+            cli_commands=NamedRegistry("cli command"),
         )
         _reg = reg
         _register_all(pm, reg)

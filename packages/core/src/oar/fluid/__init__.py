@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from oar import backward, clip, initializer, layer_helper, layers, optimizer, regularizer
+from oar import backward, clip, initializer, layer_helper, layers, metrics, optimizer, regularizer
 from oar import framework as framework
-from oar._facade import module_getattr
+from oar._facade import forward_getattr, module_getattr
 from oar.backward import append_backward, gradients
 from oar.executor import (
     BuildStrategy,
@@ -22,10 +22,16 @@ from oar.executor import (
     ParallelExecutor,
 )
 from oar.flags import get_flags, set_flags
-from oar.fluid import compiler, contrib, core, io
+from oar.fluid import average, compiler, contrib, core, data_feeder, install_check, io, lod_tensor
 from oar.framework import unique_name
 from oar.framework.mode import in_dygraph_mode
 from oar.framework.param_attr import ParamAttr, WeightNormParamAttr
+from oar.framework.platform import (
+    cuda_pinned_places,
+    device_guard,
+    load_op_library,
+    require_version,
+)
 from oar.framework.program import (
     Program,
     default_main_program,
@@ -35,7 +41,13 @@ from oar.framework.program import (
 )
 from oar.framework.variable import Parameter, Variable
 from oar.layers.io import fluid_data as data
-from oar.lod_tensor import LoDTensor, Tensor, create_lod_tensor, create_random_int_lodtensor
+from oar.lod_tensor import (
+    LoDTensor,
+    LoDTensorArray,
+    Tensor,
+    create_lod_tensor,
+    create_random_int_lodtensor,
+)
 from oar.memory import memory_optimize, release_memory
 from oar.places import (
     CPUPlace,
@@ -53,6 +65,7 @@ executor = sys.modules["oar.executor"]
 # `import oar.fluid.layers as layers` and friends resolve to the core modules
 for _name, _mod in {
     "layers": layers,
+    "metrics": metrics,
     "optimizer": optimizer,
     "initializer": initializer,
     "regularizer": regularizer,
@@ -68,8 +81,25 @@ for _name, _mod in {
 
 __getattr__ = module_getattr("")
 
+# core namespaces without a __getattr__ of their own: a missing Fluid name says why
+for _prefix, _mod in {
+    "layers.": layers,
+    "optimizer.": optimizer,
+    "initializer.": initializer,
+    "regularizer.": regularizer,
+    "clip.": clip,
+    "framework.": framework,
+    "executor.": executor,
+    "unique_name.": unique_name,
+    "param_attr.": param_attr,
+    "backward.": backward,
+}.items():
+    if "__getattr__" not in vars(_mod):
+        setattr(_mod, "__getattr__", module_getattr(_prefix))  # noqa: B010
+
 __all__ = [
     "layers",
+    "metrics",
     "optimizer",
     "initializer",
     "regularizer",
@@ -100,6 +130,7 @@ __all__ = [
     "Variable",
     "Parameter",
     "LoDTensor",
+    "LoDTensorArray",
     "Tensor",
     "create_lod_tensor",
     "create_random_int_lodtensor",
@@ -118,6 +149,14 @@ __all__ = [
     "release_memory",
     "set_flags",
     "get_flags",
+    "average",
+    "data_feeder",
+    "install_check",
+    "lod_tensor",
+    "cuda_pinned_places",
+    "device_guard",
+    "load_op_library",
+    "require_version",
 ]
 
 # fluid.embedding / fluid.one_hot: the _v2 ops (ids of any shape)
@@ -133,8 +172,61 @@ __all__ += ["nets"]
 
 # fluid.dygraph (imperative mode)
 from oar import dygraph  # noqa: E402
-from oar.dygraph import disable_dygraph, disable_imperative, enable_dygraph, enable_imperative  # noqa: E402
 
+# Fluid 1.8 re-exports the dygraph layer classes at the top level (fluid.Conv2D, fluid.Linear...)
+from oar.dygraph import (  # noqa: E402
+    NCE,
+    BatchNorm,
+    BCELoss,
+    BilinearTensorProduct,
+    Conv2D,
+    Conv2DTranspose,
+    Conv3D,
+    Conv3DTranspose,
+    Dropout,
+    Embedding,
+    GroupNorm,
+    GRUUnit,
+    InstanceNorm,
+    L1Loss,
+    Layer,
+    LayerNorm,
+    Linear,
+    MSELoss,
+    NLLLoss,
+    Pool2D,
+    PRelu,
+    SpectralNorm,
+    disable_dygraph,
+    disable_imperative,
+    enable_dygraph,
+    enable_imperative,
+)
+
+__all__ += [
+    "BatchNorm",
+    "BCELoss",
+    "BilinearTensorProduct",
+    "Conv2D",
+    "Conv2DTranspose",
+    "Conv3D",
+    "Conv3DTranspose",
+    "Dropout",
+    "Embedding",
+    "GroupNorm",
+    "GRUUnit",
+    "InstanceNorm",
+    "L1Loss",
+    "Layer",
+    "LayerNorm",
+    "Linear",
+    "MSELoss",
+    "NLLLoss",
+    "NCE",
+    "Pool2D",
+    "PRelu",
+    "SpectralNorm",
+]
 __all__ += [
     "dygraph",
     "enable_dygraph",
@@ -142,3 +234,9 @@ __all__ += [
     "enable_imperative",
     "disable_imperative",
 ]
+
+# Fluid module paths that oar has as modules with fewer names: the rest come from the namespace
+for _sub in ("io", "tensor", "learning_rate_scheduler"):
+    forward_getattr(sys.modules[f"oar.layers.{_sub}"], layers)
+for _sub in ("nn", "jit", "learning_rate_scheduler"):
+    forward_getattr(sys.modules[f"oar.dygraph.{_sub}"], dygraph)
