@@ -41,3 +41,10 @@ def oar_register_kernels(registry) -> None:
         module.register(registry, family, DEVICE, PRIORITY)
 
     registry.register_lazy(sorted(FAMILIES), load)
+
+
+@hookimpl
+def oar_register_fusions(registry) -> None:
+    from oar_kernels_numba import fusions  # no numba import here: the loops load on first use
+
+    fusions.register(registry, DEVICE, PRIORITY)
