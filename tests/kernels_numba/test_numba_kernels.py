@@ -170,3 +170,21 @@ def test_sequence_pool(kind):
     got, want = gmine(ins, attrs), gnumpy(ins, attrs)
     np.testing.assert_allclose(np.asarray(got["X@GRAD"]), np.asarray(want["X@GRAD"]), rtol=1e-6)
     assert got["X@GRAD"].lod() == want["X@GRAD"].lod()
+
+
+@pytest.mark.parametrize("op_type", ["lookup_table_grad", "lookup_table_v2_grad"])
+@pytest.mark.parametrize("padding_idx", [-1, 3])
+def test_dense_embedding_grad_bit_for_bit(op_type, padding_idx):
+    mine, numpy_k = _pair(op_type)
+    w = rng.standard_normal((12, 5)).astype("float32")
+    ids = rng.integers(0, 12, (40, 1) if op_type == "lookup_table_grad" else (8, 5))
+    d = rng.standard_normal((40, 5)).astype("float32").reshape(ids.shape[:1] + (-1, 5)[-2:])
+    d = d.reshape((40, 5) if op_type == "lookup_table_grad" else (8, 5, 5))
+    attrs = {"is_sparse": False, "padding_idx": padding_idx, "is_distributed": False}
+    ins = {"W": w, "Ids": ids, "Out@GRAD": d}
+    _same(mine(ins, attrs), numpy_k(ins, attrs))
+    bad = dict(ins, Ids=np.full_like(ids, 12))
+    with pytest.raises(ValueError, match="outside the table"):
+        mine(bad, attrs)
+    sparse = mine(ins, dict(attrs, is_sparse=True))["W@GRAD"]
+    assert isinstance(sparse, SelectedRows)

@@ -25,6 +25,7 @@ FAMILIES = {
     "optimizer_updates": "oar_kernels_numba.optimizer",
     "activation": "oar_kernels_numba.activation",
     "sequence_pool": "oar_kernels_numba.sequence_pool",
+    "embedding": "oar_kernels_numba.embedding",
 }
 
 
