@@ -27,6 +27,7 @@ from oar_kernels_numba.plugin import PRIORITY
 
 rng = np.random.default_rng(17)
 BIG = _jit.PARALLEL_MIN + 37  # odd size: the parallel loop's chunks are uneven
+MID = _jit.SMALL + 5  # compiled, serial (smaller arrays go to the numpy kernels: dispatch cost)
 
 
 def _pair(op_type, dtype="float32"):
@@ -53,7 +54,7 @@ def _same(a: dict, b: dict):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("size", [33, BIG])
+@pytest.mark.parametrize("size", [33, MID, BIG])
 def test_adam_dense_bit_for_bit(dtype, size):
     mine, numpy_k = _pair("adam", dtype)
     inputs = {
@@ -74,9 +75,9 @@ def test_adam_dense_bit_for_bit(dtype, size):
 
 def test_adam_lazy_selected_rows():
     mine, numpy_k = _pair("adam")
-    p = rng.standard_normal((20, 6)).astype("float32")
+    p = rng.standard_normal((20, 600)).astype("float32")
     rows = [3, 7, 3, 19, 0]
-    g = SelectedRows(rows, 20, rng.standard_normal((5, 6)).astype("float32"))
+    g = SelectedRows(rows, 20, rng.standard_normal((5, 600)).astype("float32"))
     inputs = {
         "Param": p,
         "Grad": g,
@@ -94,7 +95,7 @@ def test_adam_lazy_selected_rows():
     np.testing.assert_array_equal(got["ParamOut"][untouched], p[untouched])
 
 
-@pytest.mark.parametrize("size", [10, BIG])
+@pytest.mark.parametrize("size", [10, MID, BIG])
 def test_sgd_and_momentum_bit_for_bit(size):
     mine, numpy_k = _pair("sgd")
     inputs = {
@@ -122,7 +123,7 @@ def test_sgd_selected_rows_repeated_rows():
     np.testing.assert_allclose(got["ParamOut"], want["ParamOut"], rtol=1e-6)
 
 
-@pytest.mark.parametrize("size", [(7, 5), (BIG,)])
+@pytest.mark.parametrize("size", [(7, 5), (MID,), (BIG,)])
 def test_relu_and_grad_bit_for_bit(size):
     mine, numpy_k = _pair("relu")
     x = rng.standard_normal(size).astype("float32")
@@ -139,7 +140,7 @@ def test_relu_and_grad_bit_for_bit(size):
 
 def test_non_contiguous_input_goes_to_the_numpy_kernel():
     mine, numpy_k = _pair("relu")
-    x = rng.standard_normal((6, 8)).astype("float32")[:, ::2]
+    x = rng.standard_normal((MID, 8)).astype("float32")[:, ::2]
     _same(mine({"X": x}, {}), numpy_k({"X": x}, {}))
 
 

@@ -17,6 +17,10 @@ import threading
 import numba
 from oar.api import cpu_math_library_num_threads
 
+from oar_kernels_numba._limits import PARALLEL_MIN, SMALL
+
+__all__ = ["PARALLEL_MIN", "SMALL", "Loop", "jit", "loop", "prange"]
+
 # on-disk cache (next to this package, or NUMBA_CACHE_DIR); nogil so other Python threads
 # (readers, the data-parallel executor's places) run meanwhile
 _OPTS = {
@@ -25,8 +29,6 @@ _OPTS = {
     "error_model": "numpy",
 }  # numpy: no zero-division checks (they stop vectorisation)
 
-#: elements below which a loop stays on one thread (a parallel launch costs ~10-20 µs)
-PARALLEL_MIN = int(os.environ.get("OAR_NUMBA_PARALLEL_MIN", 1 << 16))
 
 _MAIN = threading.main_thread()
 _MAX_THREADS = numba.config.NUMBA_NUM_THREADS

@@ -15,6 +15,7 @@ from oar_kernels_numba._fallback import Fallback
 from oar_kernels_numba._jit import jit
 
 DTYPES = ("float32", "float64")
+FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
 
 
 @jit
@@ -41,19 +42,19 @@ def _grad(op_type: str, fb: Fallback):
             attrs["is_sparse"]
             or type(d) is not np.ndarray
             or d.dtype != w.dtype
-            or w.dtype.name not in DTYPES
+            or w.dtype not in FLOAT_DTYPES
             or w.ndim != 2
         ):
-            return fb(w.dtype.name, inputs, attrs)
+            return fb(w.dtype, inputs, attrs)
         flat = np.ascontiguousarray(np.asarray(ids).reshape(-1), dtype=np.int64)
         if d.size != flat.size * w.shape[1]:
-            return fb(w.dtype.name, inputs, attrs)
+            return fb(w.dtype, inputs, attrs)
         pad = attrs["padding_idx"]
         pad = pad + w.shape[0] if pad < -1 else pad
         dw = np.zeros(w.shape, w.dtype)
         dv = np.ascontiguousarray(d).reshape(flat.size, w.shape[1])
         if not _scatter_rows(flat, dv, pad, dw):
-            return fb(w.dtype.name, inputs, attrs)  # raises the out-of-range error
+            return fb(w.dtype, inputs, attrs)  # raises the out-of-range error
         return {"W@GRAD": dw}
 
     return grad

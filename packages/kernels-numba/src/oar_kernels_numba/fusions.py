@@ -13,14 +13,16 @@ from __future__ import annotations
 import numpy as np
 from oar.api import registries, shape_stand_in
 
+from oar_kernels_numba._limits import SMALL
 from oar_kernels_numba.compat import load_numba
 
 DTYPES = ("float32", "float64")
+FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
 
 
 def _unfused(inputs, attrs, device):
     x = inputs["0.X"]
-    kernels = registries().kernels
+    kernels = registries().kernels  # lookups are cached by the registry
     add = kernels.lookup("elementwise_add", device, x.dtype.name)
     relu = kernels.lookup("relu", device, x.dtype.name)
     t = add.kernel({"X": x, "Y": inputs["0.Y"]}, attrs["0"])["Out"]
@@ -43,8 +45,9 @@ def _make_bias_relu(device: str):
             axis = x.ndim - b.ndim if axis == -1 else axis
             if (
                 type(x) is not np.ndarray
+                or x.size < SMALL
                 or type(b) is not np.ndarray
-                or x.dtype.name not in DTYPES
+                or x.dtype not in FLOAT_DTYPES
                 or b.dtype != x.dtype
                 or b.ndim != 1
                 or not 0 <= axis < x.ndim
