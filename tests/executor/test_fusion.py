@@ -126,3 +126,27 @@ def test_lod_passes_through_a_fused_chain(fusion):
     assert calls, "the chain was not fused"
     assert hv.recursive_sequence_lengths() == [[2, 3]]
     np.testing.assert_allclose(np.asarray(pv), np.asarray(hv)[[0, 2]] * [[2], [3]], rtol=1e-6)
+
+
+def test_an_intermediate_read_by_another_op_is_not_fused(fusion):
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [None, 6], "float32")
+        pre = fluid.layers.fc(x, 8)  # mul + elementwise_add
+        loss = fluid.layers.mean(fluid.layers.relu(pre)) + fluid.layers.mean(pre)
+    plan = Plan(main, ("x",), (loss.name,), registries().devices.get("cpu"))
+    assert _fused_types(plan) == []  # the sum feeds relu and mean
+
+
+def test_oar_plugins_lists_fusions(fusion):
+    from oar.cli import plugins_report
+
+    got = [f for f in plugins_report()["fusions"] if f["name"] == "test_bias_relu"]
+    assert got == [
+        {
+            "name": "test_bias_relu",
+            "ops": ["elementwise_add", "relu"],
+            "device": "cpu",
+            "plugin": "test-fusion",
+        }
+    ]

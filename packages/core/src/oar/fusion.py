@@ -79,6 +79,9 @@ class FusionRegistry:
         self._fusions.sort(key=lambda f: -f.priority)
         return fusion
 
+    def for_all(self) -> list:
+        return list(self._fusions)
+
     def for_device(self, device: str) -> list:
         return [f for f in self._fusions if f.device == device]
 
