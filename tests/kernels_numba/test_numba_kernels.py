@@ -189,3 +189,36 @@ def test_dense_embedding_grad_bit_for_bit(op_type, padding_idx):
         mine(bad, attrs)
     sparse = mine(ins, dict(attrs, is_sparse=True))["W@GRAD"]
     assert isinstance(sparse, SelectedRows)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,axis", [((64, 96), 1), ((8, 12, 64), 2), ((4, 40, 300), 1)])
+def test_layer_norm_and_grad(affine, shape, axis):
+    mine, numpy_k = _pair("layer_norm", "float64")
+    gmine, gnumpy = _pair("layer_norm_grad", "float64")
+    x = rng.standard_normal(shape) * 3 + 1
+    d = int(np.prod(shape[axis:]))
+    ins = {"X": x}
+    if affine:
+        ins.update(Scale=rng.standard_normal(d), Bias=rng.standard_normal(d))
+    attrs = {"begin_norm_axis": axis, "epsilon": 1e-5, "is_test": False}
+    got, want = mine(dict(ins), attrs), numpy_k(dict(ins), attrs)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-10, atol=1e-12, err_msg=k)
+    gins = dict(ins, Mean=want["Mean"], Variance=want["Variance"])
+    gins["Y@GRAD"] = rng.standard_normal(shape)
+    wanted = frozenset({"X@GRAD", "Scale@GRAD", "Bias@GRAD"} if affine else {"X@GRAD"})
+    got, want = gmine(dict(gins), attrs, wanted), gnumpy(dict(gins), attrs, wanted)
+    assert got.keys() == want.keys()
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-9, atol=1e-11, err_msg=k)
+
+
+def test_layer_norm_float32_within_tolerance():
+    mine, numpy_k = _pair("layer_norm", "float32")
+    x = rng.standard_normal((64, 128)).astype("float32")
+    attrs = {"begin_norm_axis": 1, "epsilon": 1e-5, "is_test": False}
+    got, want = mine({"X": x}, attrs), numpy_k({"X": x}, attrs)
+    for k in want:
+        assert got[k].dtype == want[k].dtype
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-5, err_msg=k)

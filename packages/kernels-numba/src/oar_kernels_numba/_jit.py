@@ -44,9 +44,9 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 class Loop:
     """A loop function compiled serially and in parallel, each on first use."""
 
-    def __init__(self, fn) -> None:
-        self.serial = numba.njit(**_OPTS)(fn)
-        self.parallel = numba.njit(parallel=True, **_OPTS)(fn)
+    def __init__(self, fn, **opts) -> None:
+        self.serial = numba.njit(**_OPTS, **opts)(fn)
+        self.parallel = numba.njit(parallel=True, **_OPTS, **opts)(fn)
 
     def __call__(self, size: int, *args):
         if size >= PARALLEL_MIN and threading.current_thread() is _MAIN:
@@ -60,8 +60,11 @@ class Loop:
         return self.serial(*args)
 
 
-def loop(fn) -> Loop:
-    return Loop(fn)
+def loop(fn=None, **opts):
+    """``@loop`` or ``@loop(fastmath={"reassoc"})``: a :class:`Loop` of ``fn``."""
+    if fn is None:
+        return lambda f: Loop(f, **opts)
+    return Loop(fn, **opts)
 
 
 jit = numba.njit(**_OPTS)

@@ -26,6 +26,7 @@ FAMILIES = {
     "activation": "oar_kernels_numba.activation",
     "sequence_pool": "oar_kernels_numba.sequence_pool",
     "embedding": "oar_kernels_numba.embedding",
+    "norm": "oar_kernels_numba.norm",
 }
 
 
