@@ -72,6 +72,9 @@ from oar.layers.rearrange import *  # noqa: F403
 from oar.layers.recurrent import *  # noqa: F403
 from oar.layers.reduce import *  # noqa: F403
 from oar.layers.reshape import *  # noqa: F403
+from oar.layers.rnn import *  # noqa: F403
+from oar.layers.rnn_decode import *  # noqa: F403
+from oar.layers.rnn_helpers import *  # noqa: F403
 from oar.layers.sample_logits import *  # noqa: F403
 from oar.layers.search import *  # noqa: F403
 from oar.layers.sequence_conv import *  # noqa: F403
@@ -93,3 +96,8 @@ _wrap(
         if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)
     ],
 )
+
+# `import paddle.fluid.layers.rnn` names a Fluid module path that is also a function here
+# (fluid.layers.rnn): registering the module under the facade's name up front keeps the
+# import system from rebinding the package attribute to the module
+_sys.modules.setdefault("oar.fluid.layers.rnn", _sys.modules["oar.layers.rnn"])
