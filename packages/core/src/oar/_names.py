@@ -18,9 +18,7 @@ from __future__ import annotations
 PENDING: dict[str, list[str]] = {
     "issue 12 (control flow over sub-blocks, in progress)": [
         "layers.DynamicRNN",
-        "layers.IfElse",
         "layers.control_flow.DynamicRNN",
-        "layers.control_flow.IfElse",
         "layers.control_flow.reorder_lod_tensor_by_rank",
         "layers.Switch",
         "layers.While",

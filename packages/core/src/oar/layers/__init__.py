@@ -16,6 +16,7 @@ from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
 from oar.layers.compare import *  # noqa: F403
 from oar.layers.control_flow import *  # noqa: F403
+from oar.layers.control_flow_ifelse import *  # noqa: F403
 from oar.layers.control_flow_rnn import *  # noqa: F403
 from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403

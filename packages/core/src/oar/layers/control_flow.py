@@ -25,7 +25,7 @@ from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 # Fluid's layers/control_flow.py also holds these (``fluid.layers.control_flow.less_than``)
 _FLUID_ALSO = frozenset(
-    "Print StaticRNN array_length array_read array_write create_array equal greater_equal "
+    "IfElse Print StaticRNN array_length array_read array_write create_array equal greater_equal "
     "greater_than "
     "increment less_equal less_than not_equal".split()
 )
