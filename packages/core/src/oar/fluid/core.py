@@ -46,9 +46,10 @@ def __getattr__(name: str):
         from oar.dygraph.varbase import VarBase
 
         return VarBase
-    from oar._facade import missing_name_error
+    # AnalysisConfig, create_paddle_predictor, PaddleTensor... come from oar-deploy
+    from oar._facade import module_getattr
 
-    raise missing_name_error("core.", name)
+    return module_getattr("core.")(name)
 
 
 class _Globals:
