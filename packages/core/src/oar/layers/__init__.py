@@ -47,6 +47,7 @@ from oar.layers.interp3d import *  # noqa: F403
 from oar.layers.io import *  # noqa: F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F403
 from oar.layers.linalg import *  # noqa: F403
+from oar.layers.lod_rank import *  # noqa: F403
 from oar.layers.lod_reset import *  # noqa: F403
 from oar.layers.losses import *  # noqa: F403
 from oar.layers.lstm_unit import *  # noqa: F403
