@@ -10,6 +10,15 @@ from oar.testing import OpCase, check_case
 
 layers = fluid.layers
 
+
+@pytest.fixture(autouse=True)
+def _own_names():
+    """Fresh unique-name counters per test: the names (and so the initial values) of other
+    modules' parameters do not depend on whether these tests ran first."""
+    with fluid.unique_name.guard():
+        yield
+
+
 CASES = [
     OpCase("is_empty", {"X": np.zeros([0, 3], "float32")}, ref=lambda X: {"Out": np.array([True])}),
     OpCase(

@@ -7,6 +7,16 @@ import pytest
 from oar import fluid
 
 layers = fluid.layers
+
+
+@pytest.fixture(autouse=True)
+def _own_names():
+    """Fresh unique-name counters per test: the names (and so the initial values) of other
+    modules' parameters do not depend on whether these tests ran first."""
+    with fluid.unique_name.guard():
+        yield
+
+
 LENS = [2, 4, 0, 3]
 
 
