@@ -42,9 +42,7 @@ PENDING: dict[str, list[str]] = {
         "core.LoDTensorArray",
     ],
     "issue 12 (RNN cells, decoders, beam search, in progress)": [
-        "layers.dynamic_lstmp",
         "layers.gru_unit",
-        "layers.hash",
         "layers.lstm",
     ],
     "issue 13 (parameter-server training, in progress)": [
