@@ -43,7 +43,6 @@ PENDING: dict[str, list[str]] = {
     ],
     "issue 12 (RNN cells, decoders, beam search, in progress)": [
         "layers.gru_unit",
-        "layers.lstm",
     ],
     "issue 13 (parameter-server training, in progress)": [
         "transpiler.HashName",

@@ -70,6 +70,7 @@ from oar.layers.reshape import *  # noqa: F403
 from oar.layers.rnn import *  # noqa: F403
 from oar.layers.rnn_decode import *  # noqa: F403
 from oar.layers.rnn_helpers import *  # noqa: F403
+from oar.layers.rnn_padded import *  # noqa: F403
 from oar.layers.sample_logits import *  # noqa: F403
 from oar.layers.search import *  # noqa: F403
 from oar.layers.sequence_conv import *  # noqa: F403
