@@ -38,6 +38,7 @@ from oar.layers.elementwise import *  # noqa: F403
 from oar.layers.embedding import *  # noqa: F403
 from oar.layers.fc import *  # noqa: F403
 from oar.layers.grid_sample import *  # noqa: F403
+from oar.layers.gru_unit import *  # noqa: F403
 from oar.layers.hash import *  # noqa: F403
 from oar.layers.hsigmoid import *  # noqa: F403
 from oar.layers.im2sequence import *  # noqa: F403
