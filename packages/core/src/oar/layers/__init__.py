@@ -10,21 +10,28 @@ import types as _types
 from oar.layers import distributions  # noqa: F401
 from oar.layers._user_line import wrap_module_functions as _wrap
 from oar.layers.activation import *  # noqa: F403
+from oar.layers.affine_channel import *  # noqa: F403
 from oar.layers.beam_search import *  # noqa: F403
 from oar.layers.center_loss import *  # noqa: F403
 from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
 from oar.layers.compare import *  # noqa: F403
 from oar.layers.control_flow import *  # noqa: F403
+from oar.layers.control_flow_ifelse import *  # noqa: F403
 from oar.layers.control_flow_rnn import *  # noqa: F403
 from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
+from oar.layers.deformable_conv import *  # noqa: F403
+from oar.layers.deformable_roi_pooling import *  # noqa: F403
 from oar.layers.detection_boxes import *  # noqa: F403
 from oar.layers.detection_nms import *  # noqa: F403
 from oar.layers.detection_roi import *  # noqa: F403
+from oar.layers.detection_rpn import *  # noqa: F403
+from oar.layers.detection_targets import *  # noqa: F403
+from oar.layers.detection_yolo import *  # noqa: F403
 from oar.layers.distributions import (  # noqa: F401
     Categorical,
     Distribution,
@@ -46,6 +53,7 @@ from oar.layers.interp3d import *  # noqa: F403
 from oar.layers.io import *  # noqa: F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F403
 from oar.layers.linalg import *  # noqa: F403
+from oar.layers.lod_rank import *  # noqa: F403
 from oar.layers.lod_reset import *  # noqa: F403
 from oar.layers.losses import *  # noqa: F403
 from oar.layers.lstm_unit import *  # noqa: F403
