@@ -9,6 +9,7 @@ from oar.optimizer.adagrad import Adagrad, AdagradOptimizer, DecayedAdagrad, Dec
 from oar.optimizer.adam import Adam, AdamOptimizer
 from oar.optimizer.adamax import Adamax, AdamaxOptimizer
 from oar.optimizer.base import Optimizer
+from oar.optimizer.dgc import DGCMomentumOptimizer
 from oar.optimizer.dpsgd import Dpsgd, DpsgdOptimizer
 from oar.optimizer.ema import ExponentialMovingAverage
 from oar.optimizer.ftrl import Ftrl, FtrlOptimizer
@@ -50,4 +51,5 @@ __all__ = [
     "DpsgdOptimizer",
     "LookaheadOptimizer",
     "RecomputeOptimizer",
+    "DGCMomentumOptimizer",
 ]
