@@ -71,6 +71,7 @@ from oar.layers.sequence_expand import *  # noqa: F403
 from oar.layers.sequence_manip import *  # noqa: F403
 from oar.layers.sequence_pad import *  # noqa: F403
 from oar.layers.sequence_pool import *  # noqa: F403
+from oar.layers.similarity_focus import *  # noqa: F403
 from oar.layers.tensor import *  # noqa: F403
 from oar.layers.tensor_extra import *  # noqa: F403
 from oar.layers.tensor_misc import *  # noqa: F403
