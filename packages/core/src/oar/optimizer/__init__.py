@@ -17,6 +17,7 @@ from oar.optimizer.lamb import Lamb, LambOptimizer
 from oar.optimizer.lookahead import LookaheadOptimizer
 from oar.optimizer.model_average import ModelAverage
 from oar.optimizer.momentum import LarsMomentum, LarsMomentumOptimizer, Momentum, MomentumOptimizer
+from oar.optimizer.pipeline import PipelineOptimizer
 from oar.optimizer.recompute import RecomputeOptimizer
 from oar.optimizer.rmsprop import RMSProp, RMSPropOptimizer
 from oar.optimizer.sgd import SGD, SGDOptimizer
@@ -52,4 +53,5 @@ __all__ = [
     "LookaheadOptimizer",
     "RecomputeOptimizer",
     "DGCMomentumOptimizer",
+    "PipelineOptimizer",
 ]
