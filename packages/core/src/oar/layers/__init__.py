@@ -19,6 +19,7 @@ from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
+from oar.layers.data_norm import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
 from oar.layers.detection_boxes import *  # noqa: F403
 from oar.layers.detection_nms import *  # noqa: F403
