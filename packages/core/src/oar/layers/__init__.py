@@ -36,6 +36,7 @@ from oar.layers.edit_distance import *  # noqa: F403
 from oar.layers.elementwise import *  # noqa: F403
 from oar.layers.embedding import *  # noqa: F403
 from oar.layers.fc import *  # noqa: F403
+from oar.layers.filter_by_instag import *  # noqa: F403
 from oar.layers.grid_sample import *  # noqa: F403
 from oar.layers.hsigmoid import *  # noqa: F403
 from oar.layers.im2sequence import *  # noqa: F403
