@@ -19,6 +19,7 @@ from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
+from oar.layers.data_norm import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
 from oar.layers.detection_boxes import *  # noqa: F403
 from oar.layers.detection_nms import *  # noqa: F403
@@ -35,6 +36,7 @@ from oar.layers.edit_distance import *  # noqa: F403
 from oar.layers.elementwise import *  # noqa: F403
 from oar.layers.embedding import *  # noqa: F403
 from oar.layers.fc import *  # noqa: F403
+from oar.layers.filter_by_instag import *  # noqa: F403
 from oar.layers.grid_sample import *  # noqa: F403
 from oar.layers.hsigmoid import *  # noqa: F403
 from oar.layers.im2sequence import *  # noqa: F403
@@ -71,6 +73,7 @@ from oar.layers.sequence_expand import *  # noqa: F403
 from oar.layers.sequence_manip import *  # noqa: F403
 from oar.layers.sequence_pad import *  # noqa: F403
 from oar.layers.sequence_pool import *  # noqa: F403
+from oar.layers.similarity_focus import *  # noqa: F403
 from oar.layers.tensor import *  # noqa: F403
 from oar.layers.tensor_extra import *  # noqa: F403
 from oar.layers.tensor_misc import *  # noqa: F403
