@@ -108,7 +108,6 @@ PENDING: dict[str, list[str]] = {
         "contrib.multiclass_nms2",
     ],
     "issue 14 (vision and nn ops, dygraph layers, metrics, optimizers, in progress)": [
-        "dygraph.TreeConv",
         "metrics.DetectionMAP",
         "evaluator",
     ],

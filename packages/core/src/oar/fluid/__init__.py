@@ -190,6 +190,7 @@ from oar.dygraph import (  # noqa: E402
     Pool2D,
     PRelu,
     SpectralNorm,
+    TreeConv,
     disable_dygraph,
     disable_imperative,
     enable_dygraph,
@@ -219,6 +220,7 @@ __all__ += [
     "Pool2D",
     "PRelu",
     "SpectralNorm",
+    "TreeConv",
 ]
 __all__ += [
     "dygraph",
