@@ -15,6 +15,8 @@ from oar.layers.center_loss import *  # noqa: F403
 from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
 from oar.layers.compare import *  # noqa: F403
+from oar.layers.control_flow import *  # noqa: F403
+from oar.layers.control_flow_rnn import *  # noqa: F403
 from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
@@ -75,6 +77,7 @@ from oar.layers.sequence_pad import *  # noqa: F403
 from oar.layers.sequence_pool import *  # noqa: F403
 from oar.layers.similarity_focus import *  # noqa: F403
 from oar.layers.tensor import *  # noqa: F403
+from oar.layers.tensor_array import *  # noqa: F403
 from oar.layers.tensor_extra import *  # noqa: F403
 from oar.layers.tensor_misc import *  # noqa: F403
 from oar.layers.vision_misc import *  # noqa: F403
