@@ -10,6 +10,7 @@ import types as _types
 from oar.layers import distributions  # noqa: F401
 from oar.layers._user_line import wrap_module_functions as _wrap
 from oar.layers.activation import *  # noqa: F403
+from oar.layers.affine_channel import *  # noqa: F403
 from oar.layers.beam_search import *  # noqa: F403
 from oar.layers.center_loss import *  # noqa: F403
 from oar.layers.chunk_eval import *  # noqa: F403
@@ -23,9 +24,14 @@ from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
 from oar.layers.data_norm import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
+from oar.layers.deformable_conv import *  # noqa: F403
+from oar.layers.deformable_roi_pooling import *  # noqa: F403
 from oar.layers.detection_boxes import *  # noqa: F403
 from oar.layers.detection_nms import *  # noqa: F403
 from oar.layers.detection_roi import *  # noqa: F403
+from oar.layers.detection_rpn import *  # noqa: F403
+from oar.layers.detection_targets import *  # noqa: F403
+from oar.layers.detection_yolo import *  # noqa: F403
 from oar.layers.distributions import (  # noqa: F401
     Categorical,
     Distribution,
@@ -68,6 +74,9 @@ from oar.layers.rearrange import *  # noqa: F403
 from oar.layers.recurrent import *  # noqa: F403
 from oar.layers.reduce import *  # noqa: F403
 from oar.layers.reshape import *  # noqa: F403
+from oar.layers.rnn import *  # noqa: F403
+from oar.layers.rnn_decode import *  # noqa: F403
+from oar.layers.rnn_helpers import *  # noqa: F403
 from oar.layers.sample_logits import *  # noqa: F403
 from oar.layers.search import *  # noqa: F403
 from oar.layers.sequence_conv import *  # noqa: F403
@@ -90,3 +99,8 @@ _wrap(
         if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)
     ],
 )
+
+# `import paddle.fluid.layers.rnn` names a Fluid module path that is also a function here
+# (fluid.layers.rnn): registering the module under the facade's name up front keeps the
+# import system from rebinding the package attribute to the module
+_sys.modules.setdefault("oar.fluid.layers.rnn", _sys.modules["oar.layers.rnn"])
