@@ -756,6 +756,12 @@ case("autoincreased_step_counter-step-str", "autoincreased_step_counter", "step"
 )
 
 
+# ---- vision, metrics and losses of issue 14 (cases in probe_bad_input_vision.py)
+from probe_bad_input_vision import register as _register_vision  # noqa: E402
+
+_register_vision(case, x, d, L)
+
+
 # ---- detection (issue 14)
 # fmt: off
 def _F():
@@ -933,7 +939,7 @@ def classify(exc, layer, arg):
             )
         ),
         "raw_numpy": any(w in low for w in RAW),
-        "user_line": THIS in msg,
+        "user_line": THIS in msg or "probe_bad_input_vision.py" in msg,
         "numpy_deep": "numpy" in "".join(traceback.format_tb(exc.__traceback__))
         and "oar" not in type(exc).__module__,
         "msg": msg.replace("\n", " | ")[:260],

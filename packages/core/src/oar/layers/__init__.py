@@ -23,6 +23,7 @@ from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
+from oar.layers.data_norm import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
 from oar.layers.deformable_conv import *  # noqa: F403
 from oar.layers.deformable_roi_pooling import *  # noqa: F403
@@ -44,6 +45,7 @@ from oar.layers.edit_distance import *  # noqa: F403
 from oar.layers.elementwise import *  # noqa: F403
 from oar.layers.embedding import *  # noqa: F403
 from oar.layers.fc import *  # noqa: F403
+from oar.layers.filter_by_instag import *  # noqa: F403
 from oar.layers.grid_sample import *  # noqa: F403
 from oar.layers.gru_unit import *  # noqa: F403
 from oar.layers.hash import *  # noqa: F403
@@ -87,6 +89,7 @@ from oar.layers.sequence_expand import *  # noqa: F403
 from oar.layers.sequence_manip import *  # noqa: F403
 from oar.layers.sequence_pad import *  # noqa: F403
 from oar.layers.sequence_pool import *  # noqa: F403
+from oar.layers.similarity_focus import *  # noqa: F403
 from oar.layers.tensor import *  # noqa: F403
 from oar.layers.tensor_array import *  # noqa: F403
 from oar.layers.tensor_extra import *  # noqa: F403
