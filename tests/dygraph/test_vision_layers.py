@@ -178,6 +178,7 @@ def test_fluid_top_level_exports_match_fluid18():
         "BilinearTensorProduct",
         "SpectralNorm",
         "NCE",
+        "TreeConv",
     ]
     for n in names:
         assert getattr(fluid, n) is getattr(D, n), n

@@ -111,6 +111,7 @@ def test_ndhwc_and_same_padding_against_torch():
 
 def test_layers_train_a_step():
     main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 3
     with fluid.program_guard(main, startup):
         x = fluid.data("x", [None, 2, 4, 4, 4], "float32")
         h = fluid.layers.conv3d(x, 4, 3, padding=1, act="relu")

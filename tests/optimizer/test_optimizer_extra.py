@@ -113,6 +113,14 @@ def test_recompute_gives_the_wrapped_optimizers_numbers():
     np.testing.assert_allclose(pg["w1"], pw["w1"], rtol=1e-6)
 
 
+def test_pipeline_runs_as_one_stage_with_the_wrapped_numbers():
+    _, want, _ = run(lambda: fluid.optimizer.Adam(0.05))
+    _, got, _ = run(
+        lambda: fluid.optimizer.PipelineOptimizer(fluid.optimizer.Adam(0.05), queue_size=4)
+    )
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "build, match",
     [
@@ -128,6 +136,14 @@ def test_recompute_gives_the_wrapped_optimizers_numbers():
         ),
         (lambda: fluid.optimizer.DpsgdOptimizer(clip=0), "clip"),
         (lambda: fluid.optimizer.RecomputeOptimizer("adam"), "optimizer"),
+        (
+            lambda: fluid.optimizer.PipelineOptimizer(fluid.optimizer.SGD(0.1), [[]], [0]),
+            "one entry per section",
+        ),
+        (
+            lambda: fluid.optimizer.PipelineOptimizer(fluid.optimizer.SGD(0.1), queue_size=0),
+            "queue_size",
+        ),
     ],
 )
 def test_bad_arguments_are_refused(build, match):

@@ -64,6 +64,7 @@ from oar.dygraph.nn_vision import (
     GroupNorm,
     InstanceNorm,
     SpectralNorm,
+    TreeConv,
 )
 from oar.dygraph.tracer import Tracer
 from oar.dygraph.varbase import ParamBase, VarBase
@@ -127,6 +128,7 @@ __all__ = [
     "InstanceNorm",
     "BilinearTensorProduct",
     "SpectralNorm",
+    "TreeConv",
     "BCELoss",
     "L1Loss",
     "MSELoss",

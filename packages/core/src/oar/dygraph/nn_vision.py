@@ -20,6 +20,7 @@ __all__ = [
     "InstanceNorm",
     "BilinearTensorProduct",
     "SpectralNorm",
+    "TreeConv",
 ]
 
 
@@ -299,3 +300,49 @@ class SpectralNorm(Layer):
             {"dim": self._dim, "power_iters": self._power_iters, "eps": self._eps},
         )
         return out
+
+
+class TreeConv(Layer):
+    """Tree-based convolution over ``nodes_vector`` [B, nodes, feature_size] and ``edge_set``
+    [B, edges, 2] (op ``tree_conv``): filter [feature_size, 3, output_size, num_filters],
+    optional bias [num_filters], activation (tanh by default)."""
+
+    def __init__(
+        self,
+        feature_size,
+        output_size,
+        num_filters=1,
+        max_depth=2,
+        act="tanh",
+        param_attr=None,
+        bias_attr=None,
+        name=None,
+        dtype="float32",
+    ) -> None:
+        super().__init__()
+        _check_act("TreeConv", act)
+        self._feature_size = _positive_int("TreeConv", "feature_size", feature_size)
+        self._output_size = _positive_int("TreeConv", "output_size", output_size)
+        self._num_filters = _positive_int("TreeConv", "num_filters", num_filters)
+        self._max_depth = _positive_int("TreeConv", "max_depth", max_depth)
+        self._act, self._name = act, name
+        self.weight = self.create_parameter(
+            [feature_size, 3, output_size, num_filters], param_attr, dtype, False
+        )
+        self.bias = (
+            None
+            if bias_attr is None or bias_attr is False
+            else self.create_parameter([num_filters], bias_attr, dtype, True)
+        )
+
+    def forward(self, nodes_vector: VarBase, edge_set: VarBase) -> VarBase:
+        _check_input("TreeConv", nodes_vector)
+        _check_input("TreeConv", edge_set)
+        out = VarBase(None)
+        _op(
+            "tree_conv",
+            {"NodesVector": [nodes_vector], "EdgeSet": [edge_set], "Filter": [self.weight]},
+            {"Out": [out]},
+            {"max_depth": self._max_depth},
+        )
+        return _bias_act(out, self.bias, 3, self._act)

@@ -197,6 +197,7 @@ from oar.dygraph import (  # noqa: E402
     Pool2D,
     PRelu,
     SpectralNorm,
+    TreeConv,
     disable_dygraph,
     disable_imperative,
     enable_dygraph,
@@ -226,6 +227,7 @@ __all__ += [
     "Pool2D",
     "PRelu",
     "SpectralNorm",
+    "TreeConv",
 ]
 __all__ += [
     "dygraph",

@@ -17,11 +17,13 @@ from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
 from oar.layers.compare import *  # noqa: F403
 from oar.layers.control_flow import *  # noqa: F403
+from oar.layers.control_flow_ifelse import *  # noqa: F403
 from oar.layers.control_flow_rnn import *  # noqa: F403
 from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
+from oar.layers.data_norm import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
 from oar.layers.deformable_conv import *  # noqa: F403
 from oar.layers.deformable_roi_pooling import *  # noqa: F403
@@ -43,7 +45,10 @@ from oar.layers.edit_distance import *  # noqa: F403
 from oar.layers.elementwise import *  # noqa: F403
 from oar.layers.embedding import *  # noqa: F403
 from oar.layers.fc import *  # noqa: F403
+from oar.layers.filter_by_instag import *  # noqa: F403
 from oar.layers.grid_sample import *  # noqa: F403
+from oar.layers.gru_unit import *  # noqa: F403
+from oar.layers.hash import *  # noqa: F403
 from oar.layers.hsigmoid import *  # noqa: F403
 from oar.layers.im2sequence import *  # noqa: F403
 from oar.layers.indexing import *  # noqa: F403
@@ -52,6 +57,7 @@ from oar.layers.interp3d import *  # noqa: F403
 from oar.layers.io import *  # noqa: F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F403
 from oar.layers.linalg import *  # noqa: F403
+from oar.layers.lod_rank import *  # noqa: F403
 from oar.layers.lod_reset import *  # noqa: F403
 from oar.layers.losses import *  # noqa: F403
 from oar.layers.lstm_unit import *  # noqa: F403
@@ -75,6 +81,7 @@ from oar.layers.reshape import *  # noqa: F403
 from oar.layers.rnn import *  # noqa: F403
 from oar.layers.rnn_decode import *  # noqa: F403
 from oar.layers.rnn_helpers import *  # noqa: F403
+from oar.layers.rnn_padded import *  # noqa: F403
 from oar.layers.sample_logits import *  # noqa: F403
 from oar.layers.search import *  # noqa: F403
 from oar.layers.sequence_conv import *  # noqa: F403
@@ -82,6 +89,7 @@ from oar.layers.sequence_expand import *  # noqa: F403
 from oar.layers.sequence_manip import *  # noqa: F403
 from oar.layers.sequence_pad import *  # noqa: F403
 from oar.layers.sequence_pool import *  # noqa: F403
+from oar.layers.similarity_focus import *  # noqa: F403
 from oar.layers.tensor import *  # noqa: F403
 from oar.layers.tensor_array import *  # noqa: F403
 from oar.layers.tensor_extra import *  # noqa: F403

@@ -9,6 +9,7 @@ from oar.optimizer.adagrad import Adagrad, AdagradOptimizer, DecayedAdagrad, Dec
 from oar.optimizer.adam import Adam, AdamOptimizer
 from oar.optimizer.adamax import Adamax, AdamaxOptimizer
 from oar.optimizer.base import Optimizer
+from oar.optimizer.dgc import DGCMomentumOptimizer
 from oar.optimizer.dpsgd import Dpsgd, DpsgdOptimizer
 from oar.optimizer.ema import ExponentialMovingAverage
 from oar.optimizer.ftrl import Ftrl, FtrlOptimizer
@@ -16,6 +17,7 @@ from oar.optimizer.lamb import Lamb, LambOptimizer
 from oar.optimizer.lookahead import LookaheadOptimizer
 from oar.optimizer.model_average import ModelAverage
 from oar.optimizer.momentum import LarsMomentum, LarsMomentumOptimizer, Momentum, MomentumOptimizer
+from oar.optimizer.pipeline import PipelineOptimizer
 from oar.optimizer.recompute import RecomputeOptimizer
 from oar.optimizer.rmsprop import RMSProp, RMSPropOptimizer
 from oar.optimizer.sgd import SGD, SGDOptimizer
@@ -50,4 +52,6 @@ __all__ = [
     "DpsgdOptimizer",
     "LookaheadOptimizer",
     "RecomputeOptimizer",
+    "DGCMomentumOptimizer",
+    "PipelineOptimizer",
 ]

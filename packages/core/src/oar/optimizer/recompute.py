@@ -1,9 +1,8 @@
 """RecomputeOptimizer: Fluid 1.8's wrapper that takes checkpoints for recomputation.
 
-oar computes the same gradients and updates as the wrapped optimizer; the checkpoints are
-validated and passed to ``append_backward``. Deliberate difference (for now): oar keeps
-the forward activations instead of recomputing the segments between checkpoints, so the
-memory saving of Fluid's recompute is not realised.
+oar computes the same gradients and updates as the wrapped optimizer; the forward segments
+that end at a checkpoint are recomputed in backward (``_recompute_pass``), so only the
+checkpoints' activations live from the forward pass to the backward pass.
 """
 
 from __future__ import annotations
@@ -58,10 +57,15 @@ class RecomputeOptimizer:
                 "RecomputeOptimizer", "call _set_checkpoints([...]) before minimize"
             )
         callbacks = list(callbacks or []) + [error_clip_callback]
+        from oar.optimizer._recompute_pass import apply_recompute
+
         with _guard(loss, startup_program):
-            return append_backward(
+            params_grads = append_backward(
                 loss, parameter_list, no_grad_set, callbacks, checkpoints=self._checkpoints
             )
+        names = [c if isinstance(c, str) else c.name for c in self._checkpoints]
+        apply_recompute(loss.block.program.global_block(), loss.name, names)
+        return params_grads
 
     def apply_optimize(self, loss, startup_program, params_grads):
         return self._optimizer.apply_optimize(loss, startup_program, params_grads)

@@ -89,6 +89,7 @@ class PserverLoop:
             wire.GET: self._get,
             wire.FETCH_BARRIER: self._ack,
             wire.COMPLETE: self._complete,
+            wire.SAVE: self._save,
         }
         while len(self.done) < self.fanin and not self.stopped:
             ev = self.server.poll(0.5)
@@ -180,6 +181,24 @@ class PserverLoop:
         if self.mode == SYNC:
             self._maybe_round()
 
+    def _save(self, peer, msg) -> None:
+        """Write the variables this pserver holds into the directory named by the trainer
+        (``fleet.save_persistables`` on the first trainer: one complete checkpoint)."""
+        from oar import fluid
+
+        raw = dict(msg.tensors).get("dirname")
+        if raw is None:
+            raise _Refused("save without a directory")
+        dirname = bytes(np.asarray(raw, dtype=np.uint8)).decode()
+        prog = fluid.Program()
+        block = prog.global_block()
+        for n in self.names:
+            a = _array(self.scope.find_var(n).value)
+            block.create_var(name=n, shape=list(a.shape), dtype=str(a.dtype), persistable=True)
+        with fluid.scope_guard(self.scope):
+            fluid.io.save_vars(self.exe, dirname, prog, vars=list(block.vars.values()))
+        self._ack(peer, msg)
+
     # --- updates -------------------------------------------------------------------------
     def _maybe_round(self) -> None:
         live = set(range(self.fanin)) - self.done
@@ -206,10 +225,12 @@ class PserverLoop:
                 value = np.concatenate([np.asarray(v.value) for v in vals]) * vals[0].value.dtype.type(scale)
                 self.scope.var(g).value = SelectedRows(rows, vals[0].height(), value)
             else:
-                total = np.array(vals[0])
-                for v in vals[1:]:
-                    total += v
-                if len(vals) > 1:
+                if len(vals) == 1:  # read-only view of the frame: update ops only read it
+                    total = vals[0]
+                else:
+                    total = vals[0] + vals[1]
+                    for v in vals[2:]:
+                        total += v
                     total *= total.dtype.type(scale)
                 self.scope.var(g).value = LoDTensor(total)
         for b in blocks:
