@@ -526,6 +526,22 @@ class KernelRegistry:
         self._load(self._ops.family(op_type))
         return {k[1] for k in self._entries if k[0] == op_type}
 
+    def dtypes_for(self, op_type: str, device: str) -> list:
+        """The dtypes ``op_type`` has a kernel for on ``device`` (``None`` = any dtype)."""
+        self._load(self._ops.family(op_type))
+        return sorted(
+            {k[2] for k in self._entries if k[0] == op_type and k[1] == device},
+            key=lambda d: (d is not None, str(d)),
+        )
+
+    def candidates(self, op_type: str, device: str, dtype: str | None) -> list:
+        """Every kernel that could serve (op, device, dtype), the winner first."""
+        self._load(self._ops.family(op_type))
+        cands = list(self._entries.get((op_type, device, dtype), ())) + list(
+            self._entries.get((op_type, device, None), ()) if dtype is not None else ()
+        )
+        return sorted(cands, key=lambda e: -e.priority)
+
     def entries(self) -> list:
         """Every registered kernel (lazily registered families are loaded first)."""
         self._load_all()
