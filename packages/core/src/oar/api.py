@@ -74,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "resolve_paddings": "oar.ops.conv",
     "pool_geometry": "oar.ops.pool",
     "channel_axis": "oar.ops.norm",
+    "expand_aspect_ratios": "oar.ops.detection_boxes",
     # the IR (static programs)
     "Program": "oar.framework.program",
     "Block": "oar.framework.block",
@@ -159,6 +160,7 @@ __all__ = [
     "cuda_places",
     "default_main_program",
     "default_startup_program",
+    "expand_aspect_ratios",
     "family_kernels",
     "global_scope",
     "hookimpl",
@@ -241,6 +243,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         offsets_to_lengths,
     )
     from oar.ops.conv import resolve_paddings
+    from oar.ops.detection_boxes import expand_aspect_ratios
     from oar.ops.indexing import slice_bounds, strided_bounds
     from oar.ops.manip import split_sizes, squeeze_shape, unsqueeze_shape
     from oar.ops.norm import channel_axis
