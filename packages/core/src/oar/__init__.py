@@ -26,7 +26,16 @@ from oar.lod_tensor import LoDTensor, SelectedRows, create_lod_tensor  # noqa: E
 from oar.places import CPUPlace, CUDAPlace  # noqa: E402
 from oar.scope import Scope, global_scope, scope_guard  # noqa: E402
 
-__getattr__ = module_getattr("oar.")
+_plugin_getattr = module_getattr("oar.")
+
+
+def __getattr__(name: str):
+    if name == "summary":  # oar.summary(layer_or_program, input_size): loaded on first use
+        from oar.viz.model_summary import summary
+
+        return summary
+    return _plugin_getattr(name)
+
 
 __all__ = [
     "Program",

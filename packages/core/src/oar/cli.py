@@ -147,6 +147,34 @@ def _print_kernels(report: dict, out) -> None:
         )
 
 
+def _load_program(path: str):
+    """A Program from a saved inference model directory or a program JSON file."""
+    from pathlib import Path
+
+    from oar import fluid
+
+    p = Path(path)
+    if p.is_dir():
+        exe = fluid.Executor(fluid.CPUPlace())
+        program, _feeds, _fetches = fluid.io.load_inference_model(str(p), exe)
+        return program
+    if p.suffix == ".json":
+        return fluid.Program.from_dict(json.loads(p.read_text()))
+    raise SystemExit(f"oar program: '{path}' is neither a model directory nor a .json program")
+
+
+def _program_command(args) -> int:
+    from oar.viz.graph import program_to_dot
+
+    text = program_to_dot(_load_program(args.path), show_shapes=not args.no_shapes)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _version_text() -> str:
     from oar import __version__
     from oar.plugins import plugin_infos
@@ -174,10 +202,17 @@ def _main(argv: Sequence[str] | None) -> int:
     p.add_argument(
         "--kernel", metavar="OP", help="which plugin's kernel wins for OP, per device/dtype"
     )
+    d = sub.add_parser("program", help="show a program: `oar program dot MODEL_DIR|program.json`")
+    d.add_argument("view", choices=["dot"], help="dot: Graphviz DOT of the program")
+    d.add_argument("path", help="a saved inference model directory or a program .json file")
+    d.add_argument("-o", "--output", help="write the DOT here (default: standard output)")
+    d.add_argument("--no-shapes", action="store_true", help="variable names only")
     args = parser.parse_args(argv)
     if args.version:
         print(_version_text())
         return 0
+    if args.command == "program":
+        return _program_command(args)
     if args.command != "plugins":
         parser.print_help()
         return 2

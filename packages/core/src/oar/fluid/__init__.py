@@ -22,7 +22,7 @@ from oar.executor import (
     ParallelExecutor,
 )
 from oar.flags import get_flags, set_flags
-from oar.fluid import compiler, contrib, core, io
+from oar.fluid import compiler, contrib, core, debugger, io
 from oar.framework import unique_name
 from oar.framework.mode import in_dygraph_mode
 from oar.framework.param_attr import ParamAttr, WeightNormParamAttr
@@ -79,6 +79,7 @@ __all__ = [
     "io",
     "core",
     "compiler",
+    "debugger",
     "contrib",
     "framework",
     "param_attr",
