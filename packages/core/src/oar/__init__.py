@@ -27,9 +27,15 @@ from oar.places import CPUPlace, CUDAPlace  # noqa: E402
 from oar.scope import Scope, global_scope, scope_guard  # noqa: E402
 
 _plugin_getattr = module_getattr("oar.")
+# `import paddle` gives paddle.fluid, paddle.compat... without importing them first
+_SUBMODULES = ("fluid", "compat", "distributed")
 
 
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"oar.{name}")
     if name == "summary":  # oar.summary(layer_or_program, input_size): loaded on first use
         from oar.viz.model_summary import summary
 

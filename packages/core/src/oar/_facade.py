@@ -22,6 +22,8 @@ from oar.errors import MissingPluginError
 OWNERS = {
     "DataFeeder": "oar-data",
     "contrib.reader": "oar-data",
+    "contrib.distributed_batch_reader": "oar-data",
+    "oar.reader.decorator": "oar-data",
     "io.ComposeNotAligned": "oar-data",
     "io.DataLoader": "oar-data",
     "io.PyReader": "oar-data",
@@ -94,8 +96,77 @@ def lookup(key: str) -> Any:
     raise AttributeError(key)
 
 
+# Fluid 1.8 module paths with no module of that name in oar: a thin module that
+# re-exports the namespace holding those names (``import paddle.fluid.layers.nn as nn``)
+MODULE_ALIASES = {
+    **{
+        f"oar.fluid.layers.{_sub}": "oar.layers"
+        for _sub in (
+            "nn",
+            "control_flow",
+            "sequence_lod",
+            "rnn",
+            "detection",
+            "metric_op",
+            "loss",
+            "ops",
+            "distributions",
+        )
+    },
+    "oar.fluid.dygraph.checkpoint": "oar.fluid.dygraph",
+}
+
+
+def public_name(key: str) -> str:
+    """``"layers.fc"`` -> ``"fluid.layers.fc"``; ``"oar.dataset.x"`` stays."""
+    return key if key.startswith("oar.") else f"fluid.{key}" if key else "fluid"
+
+
+def _namespace_module(prefix: str) -> str:
+    if prefix.startswith("oar."):
+        return prefix.rstrip(".")
+    return f"oar.fluid.{prefix.rstrip('.')}" if prefix else "oar.fluid"
+
+
+def missing_name_error(prefix: str, name: str) -> AttributeError:
+    """The error for ``<namespace>.<name>`` that does not exist: why, or what was probably meant."""
+    from oar._names import why_missing
+    from oar.errors import NotProvidedError
+
+    key = prefix + name
+    where = public_name(key)
+    reason = why_missing(key)
+    if reason is not None:
+        return NotProvidedError(f"{where} is {reason} (see docs/public-names.md)")
+    modname = _namespace_module(prefix)
+    message = f"module '{public_name(prefix.rstrip('.'))}' has no attribute '{name}'"
+    hints = []
+    module = sys.modules.get(modname)
+    if module is not None:
+        import difflib
+
+        names = [n for n in dir(module) if not n.startswith("_")]
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+        if close:
+            hints.append("did you mean " + " or ".join(f"'{c}'" for c in close) + "?")
+    for other in ("oar.fluid", "oar.fluid.layers", "oar.fluid.dygraph", "oar.fluid.io", "oar"):
+        mod = sys.modules.get(other)
+        if other != modname and mod is not None and name in getattr(mod, "__dict__", {}):
+            hints.append(f"{other.replace('oar.fluid', 'fluid')}.{name} exists")
+    if hints:
+        message += f" ({'; '.join(hints)})"
+    return AttributeError(message)
+
+
 def module_getattr(prefix: str):
-    """A module ``__getattr__`` that looks names up under ``prefix`` (e.g. ``"io."``)."""
+    """A module ``__getattr__`` that looks names up under ``prefix`` (e.g. ``"io."``).
+
+    Order: what a plugin contributed (``MissingPluginError`` naming the pip command
+    when its plugin is absent), then Fluid module paths (``fluid.layers.nn``), then
+    an error that says why a Fluid name is not provided or what was probably meant.
+    """
+
+    from oar._names import why_missing
 
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
@@ -103,12 +174,58 @@ def module_getattr(prefix: str):
         try:
             return lookup(prefix + name)
         except AttributeError:
-            raise AttributeError(
-                f"module 'oar.{'fluid.' if not prefix.startswith('oar.') else ''}"
-                f"{prefix.rstrip('.').replace('oar.', '')}' has no attribute '{name}'"
-            ) from None
+            pass
+        path = f"{_namespace_module(prefix)}.{name}"
+        if path in MODULE_ALIASES and why_missing(prefix + name) is None:
+            return importlib.import_module(path)
+        raise missing_name_error(prefix, name) from None
 
     return __getattr__
+
+
+def forward_getattr(module: types.ModuleType, parent: types.ModuleType) -> None:
+    """Names a Fluid module path had (``fluid.layers.tensor.argmax``) that oar keeps in the parent.
+
+    The module's own missing names are looked up on ``parent``, whose
+    ``__getattr__`` says why a name is not provided.
+    """
+    if "__getattr__" in vars(module):
+        return
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(parent, name)
+
+    setattr(module, "__getattr__", __getattr__)  # noqa: B010
+
+
+class _ThinModule(types.ModuleType):
+    """A Fluid module path that re-exports an oar namespace (attribute reads go to it)."""
+
+    def __init__(self, name: str, target: types.ModuleType) -> None:
+        super().__init__(name, target.__doc__)
+        self.__dict__["_target"] = target
+        self.__all__ = list(getattr(target, "__all__", []))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.__dict__["_target"], name)
+
+    def __dir__(self) -> list:
+        return sorted(set(super().__dir__()) | set(dir(self.__dict__["_target"])))
+
+
+class _ThinLoader(importlib.abc.Loader):
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec):
+        return _ThinModule(spec.name, importlib.import_module(self.target))
+
+    def exec_module(self, module):
+        return None
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
@@ -118,6 +235,8 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         parts = fullname.split(".")
         if parts[0] != "oar" or len(parts) < 2:
             return None
+        if fullname in MODULE_ALIASES:
+            return importlib.util.spec_from_loader(fullname, _ThinLoader(MODULE_ALIASES[fullname]))
         for i in range(len(parts), 1, -1):
             key = ".".join(parts[:i])
             if key.startswith("oar.fluid."):
@@ -132,12 +251,26 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
                 target_name = ".".join([provided.__name__] + parts[i:])
                 spec = importlib.util.find_spec(target_name)
                 if spec is None:
-                    return None
+                    return _not_provided_module(fullname)
                 return importlib.util.spec_from_loader(fullname, _AliasLoader(target_name, spec))
             if provided is None and key in OWNERS:
                 # `import oar.dataset.mnist` without oar-data: say what to install
                 lookup(key)
-        return None
+        return _not_provided_module(fullname)
+
+
+def _not_provided_module(fullname: str) -> None:
+    """A Fluid module path oar does not provide: say why instead of a bare ModuleNotFoundError."""
+    from oar._names import why_missing
+
+    key = fullname[len("oar.fluid.") :] if fullname.startswith("oar.fluid.") else fullname
+    reason = why_missing(key)
+    if reason is not None:
+        raise ModuleNotFoundError(
+            f"No module named '{fullname}': {public_name(key)} is {reason} (see docs/public-names.md)",
+            name=fullname,
+        )
+    return None
 
 
 class _NestedAliasFinder(importlib.abc.MetaPathFinder):

@@ -134,6 +134,10 @@ class MissingPluginError(OarError, ImportError):
     """A public name belongs to a plugin distribution that is not installed."""
 
 
+class NotProvidedError(OarError, AttributeError):
+    """A Fluid 1.8 public name oar does not provide (yet); the message says why (docs/public-names.md)."""
+
+
 class OpRuntimeError(OarError, RuntimeError):
     """A kernel failed while running an op; the message names the op and its line."""
 

@@ -32,6 +32,8 @@ def oar_fluid_api() -> dict:
         "io.ComposeNotAligned": decorators.ComposeNotAligned,
         "DataFeeder": DataFeeder,
         "contrib.reader": contrib_reader,
+        "contrib.distributed_batch_reader": contrib_reader.distributed_batch_reader,
+        "oar.reader.decorator": decorators,
         "reader": fluid_reader,
     }
     for name in decorators.__all__:

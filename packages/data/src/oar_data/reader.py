@@ -22,6 +22,9 @@ from oar_data.decorators import (  # noqa: F401
     xmap_readers,
 )
 
+# a package to the import system, so `import oar.reader.decorator` (Fluid's module path) works
+__path__: list = []
+
 BUILTIN = (
     "map_readers",
     "buffered",

@@ -29,7 +29,7 @@ _CHUNK = 1 << 22
 try:
     import xxhash as _xxhash
 except ImportError:  # pragma: no cover - exercised where xxhash is not installed
-    _xxhash = None  # type: ignore[assignment]
+    _xxhash = None  # type: ignore[assignment,unused-ignore]
 
 
 def new_save_id() -> str:

@@ -48,7 +48,7 @@ FLUID_DTYPE_CODES = {v: k for k, v in FLUID_DTYPES.items()}
 try:  # xxh3 verifies at ~10 GB/s; zlib's CRC-32 (~2 GB/s) is the fallback and stays readable
     import xxhash as _xxhash
 except ImportError:  # pragma: no cover - exercised where xxhash is not installed
-    _xxhash = None  # type: ignore[assignment]
+    _xxhash = None  # type: ignore[assignment,unused-ignore]
 _CHUNK = 1 << 26  # 64 MiB per write/read call keeps peak syscalls large and memory flat
 
 

@@ -7,5 +7,14 @@ from oar.executor.compiler import (
     ParallelExecutor,
 )
 from oar.executor.executor import Executor
+from oar.scope import global_scope, scope_guard  # Fluid's fluid.executor has them
 
-__all__ = ["Executor", "CompiledProgram", "BuildStrategy", "ExecutionStrategy", "ParallelExecutor"]
+__all__ = [
+    "Executor",
+    "CompiledProgram",
+    "BuildStrategy",
+    "ExecutionStrategy",
+    "ParallelExecutor",
+    "global_scope",
+    "scope_guard",
+]

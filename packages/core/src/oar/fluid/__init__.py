@@ -12,7 +12,7 @@ import sys
 
 from oar import backward, clip, initializer, layer_helper, layers, optimizer, regularizer
 from oar import framework as framework
-from oar._facade import module_getattr
+from oar._facade import forward_getattr, module_getattr
 from oar.backward import append_backward, gradients
 from oar.executor import (
     BuildStrategy,
@@ -22,10 +22,26 @@ from oar.executor import (
     ParallelExecutor,
 )
 from oar.flags import get_flags, set_flags
-from oar.fluid import compiler, contrib, core, debugger, io
+from oar.fluid import (
+    average,
+    compiler,
+    contrib,
+    core,
+    data_feeder,
+    debugger,
+    install_check,
+    io,
+    lod_tensor,
+)
 from oar.framework import unique_name
 from oar.framework.mode import in_dygraph_mode
 from oar.framework.param_attr import ParamAttr, WeightNormParamAttr
+from oar.framework.platform import (
+    cuda_pinned_places,
+    device_guard,
+    load_op_library,
+    require_version,
+)
 from oar.framework.program import (
     Program,
     default_main_program,
@@ -67,6 +83,22 @@ for _name, _mod in {
     sys.modules[f"{__name__}.{_name}"] = _mod
 
 __getattr__ = module_getattr("")
+
+# core namespaces without a __getattr__ of their own: a missing Fluid name says why
+for _prefix, _mod in {
+    "layers.": layers,
+    "optimizer.": optimizer,
+    "initializer.": initializer,
+    "regularizer.": regularizer,
+    "clip.": clip,
+    "framework.": framework,
+    "executor.": executor,
+    "unique_name.": unique_name,
+    "param_attr.": param_attr,
+    "backward.": backward,
+}.items():
+    if "__getattr__" not in vars(_mod):
+        setattr(_mod, "__getattr__", module_getattr(_prefix))  # noqa: B010
 
 __all__ = [
     "layers",
@@ -119,6 +151,14 @@ __all__ = [
     "release_memory",
     "set_flags",
     "get_flags",
+    "average",
+    "data_feeder",
+    "install_check",
+    "lod_tensor",
+    "cuda_pinned_places",
+    "device_guard",
+    "load_op_library",
+    "require_version",
 ]
 
 # fluid.embedding / fluid.one_hot: the _v2 ops (ids of any shape)
@@ -143,3 +183,9 @@ __all__ += [
     "enable_imperative",
     "disable_imperative",
 ]
+
+# Fluid module paths that oar has as modules with fewer names: the rest come from the namespace
+for _sub in ("io", "tensor", "learning_rate_scheduler"):
+    forward_getattr(sys.modules[f"oar.layers.{_sub}"], layers)
+for _sub in ("nn", "jit", "learning_rate_scheduler"):
+    forward_getattr(sys.modules[f"oar.dygraph.{_sub}"], dygraph)

@@ -34,3 +34,58 @@ __all__ = [
     "is_compiled_with_cuda",
     "get_cuda_device_count",
 ]
+
+# Fluid's C++ exception type: oar's own errors play its part
+from oar.errors import OarError as EnforceNotMet  # noqa: E402
+from oar.places import Place  # noqa: E402
+
+
+def __getattr__(name: str):
+    if name == "VarBase":  # dygraph's eager variable (imported late: dygraph imports core)
+        from oar.dygraph.varbase import VarBase
+
+        return VarBase
+    from oar._facade import missing_name_error
+
+    raise missing_name_error("core.", name)
+
+
+class _Globals:
+    """``fluid.core.globals()``: the flags, read and written by name (``FLAGS_...``)."""
+
+    def __getitem__(self, name: str):
+        from oar.flags import get_flags
+
+        return get_flags([name])[name]
+
+    def __setitem__(self, name: str, value) -> None:
+        from oar.flags import set_flags
+
+        set_flags({name: value})
+
+    def __contains__(self, name: object) -> bool:
+        from oar.flags import _values
+
+        return name in _values
+
+    def keys(self) -> list:
+        from oar.flags import _values
+
+        return list(_values)
+
+    def get(self, name: str, default=None):
+        return self[name] if name in self else default
+
+
+def globals() -> _Globals:
+    return _Globals()
+
+
+def op_support_gpu(op_type: str) -> bool:
+    """Whether an installed plugin registered a CUDA kernel for ``op_type``."""
+    from oar.plugins import registries
+
+    return "cuda" in registries().kernels.devices_for(op_type)
+
+
+__all__ += ["EnforceNotMet", "Place", "globals", "op_support_gpu"]

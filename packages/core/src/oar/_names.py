@@ -1,0 +1,296 @@
+"""Fluid 1.8 public names that oar does not provide (yet), and why: the one table.
+
+Keys are facade keys as in ``oar._facade.OWNERS``: relative to ``oar.fluid``
+(``"layers.While"``, ``"contrib.HDFSClient"``) or ``"oar."``-prefixed for the
+``paddle.*`` namespaces (``"oar.dataset.wmt16"``).  A key may name a whole
+namespace (``"metrics"``): every name below it is covered.
+
+``PENDING`` groups names by the issue whose work will add them; once a name
+exists, its entry is stale but harmless (``python tools/public_names_report.py``
+lists stale entries).  ``NOT_PROVIDED`` holds names left out on purpose, each
+with its reason.  Touching a listed name raises ``NotProvidedError`` (an
+``AttributeError``) that says which.  docs/public-names.md is generated from
+this module (``python tools/public_names_report.py --write-docs``).
+"""
+
+from __future__ import annotations
+
+PENDING: dict[str, list[str]] = {
+    "issue 12 (control flow over sub-blocks, in progress)": [
+        "layers.DynamicRNN",
+        "layers.IfElse",
+        "layers.StaticRNN",
+        "layers.Switch",
+        "layers.While",
+        "layers.array_length",
+        "layers.array_read",
+        "layers.array_write",
+        "layers.case",
+        "layers.cond",
+        "layers.create_array",
+        "layers.is_empty",
+        "layers.reorder_lod_tensor_by_rank",
+        "layers.switch_case",
+        "layers.tensor_array_to_tensor",
+        "layers.while_loop",
+        "dygraph.ProgramTranslator",
+        "dygraph.declarative",
+        "dygraph.dygraph_to_static_func",
+        "LoDTensorArray",
+        "core.LoDTensorArray",
+    ],
+    "issue 12 (RNN cells, decoders, beam search, in progress)": [
+        "layers.BasicDecoder",
+        "layers.BeamSearchDecoder",
+        "layers.DecodeHelper",
+        "layers.Decoder",
+        "layers.GRUCell",
+        "layers.GreedyEmbeddingHelper",
+        "layers.LSTMCell",
+        "layers.RNNCell",
+        "layers.SampleEmbeddingHelper",
+        "layers.TrainingHelper",
+        "layers.beam_search_decode",
+        "layers.dynamic_decode",
+        "layers.dynamic_lstmp",
+        "layers.gru_unit",
+        "layers.hash",
+        "layers.lstm",
+        "layers.rnn",
+        "contrib.BasicGRUUnit",
+        "contrib.BasicLSTMUnit",
+        "contrib.basic_gru",
+        "contrib.basic_lstm",
+    ],
+    "issue 13 (parameter-server training, in progress)": [
+        "transpiler.HashName",
+        "transpiler.RoundRobin",
+        "transpiler.memory_optimize",
+        "transpiler.release_memory",
+        "incubate.fleet.parameter_server",
+        "incubate.fleet.base.role_maker.GeneralRoleMaker",
+        "incubate.fleet.base.role_maker.MPISymetricRoleMaker",
+    ],
+    "issue 14 (detection ops, in progress)": [
+        "layers.affine_channel",
+        "layers.anchor_generator",
+        "layers.bipartite_match",
+        "layers.box_clip",
+        "layers.box_coder",
+        "layers.box_decoder_and_assign",
+        "layers.collect_fpn_proposals",
+        "layers.deformable_conv",
+        "layers.deformable_roi_pooling",
+        "layers.density_prior_box",
+        "layers.detection_output",
+        "layers.distribute_fpn_proposals",
+        "layers.generate_mask_labels",
+        "layers.generate_proposal_labels",
+        "layers.generate_proposals",
+        "layers.iou_similarity",
+        "layers.locality_aware_nms",
+        "layers.matrix_nms",
+        "layers.multi_box_head",
+        "layers.multiclass_nms",
+        "layers.polygon_box_transform",
+        "layers.prior_box",
+        "layers.prroi_pool",
+        "layers.psroi_pool",
+        "layers.retinanet_detection_output",
+        "layers.retinanet_target_assign",
+        "layers.roi_align",
+        "layers.roi_perspective_transform",
+        "layers.roi_pool",
+        "layers.rpn_target_assign",
+        "layers.ssd_loss",
+        "layers.target_assign",
+        "layers.yolo_box",
+        "layers.yolov3_loss",
+        "contrib.multiclass_nms2",
+    ],
+    "issue 14 (vision and nn ops, dygraph layers, metrics, optimizers, in progress)": [
+        "layers.Categorical",
+        "layers.MultivariateNormalDiag",
+        "layers.Normal",
+        "layers.Uniform",
+        "layers.acos",
+        "layers.adaptive_pool3d",
+        "layers.addcmul",
+        "layers.addmm",
+        "layers.affine_grid",
+        "layers.allclose",
+        "layers.arange",
+        "layers.asin",
+        "layers.atan",
+        "layers.auc",
+        "layers.bilinear_tensor_product",
+        "layers.bmm",
+        "layers.center_loss",
+        "layers.clamp",
+        "layers.continuous_value_model",
+        "layers.conv3d",
+        "layers.conv3d_transpose",
+        "layers.crop",
+        "layers.cross",
+        "layers.data_norm",
+        "layers.diag_embed",
+        "layers.dist",
+        "layers.dot",
+        "layers.elementwise_equal",
+        "layers.erf",
+        "layers.filter_by_instag",
+        "layers.flip",
+        "layers.fsp_matrix",
+        "layers.full",
+        "layers.full_like",
+        "layers.grid_sampler",
+        "layers.group_norm",
+        "layers.hsigmoid",
+        "layers.image_resize_short",
+        "layers.index_sample",
+        "layers.index_select",
+        "layers.inplace_abn",
+        "layers.instance_norm",
+        "layers.interpolate",
+        "layers.kron",
+        "layers.log1p",
+        "layers.mean_iou",
+        "layers.meshgrid",
+        "layers.mish",
+        "layers.nce",
+        "layers.nonzero",
+        "layers.pool3d",
+        "layers.py_func",
+        "layers.randn",
+        "layers.random_crop",
+        "layers.randperm",
+        "layers.resize_trilinear",
+        "layers.sampled_softmax_with_cross_entropy",
+        "layers.similarity_focus",
+        "layers.space_to_depth",
+        "layers.spectral_norm",
+        "layers.t",
+        "layers.temporal_shift",
+        "layers.trace",
+        "layers.unfold",
+        "dygraph.BCELoss",
+        "dygraph.BilinearTensorProduct",
+        "dygraph.Conv3D",
+        "dygraph.Conv3DTranspose",
+        "dygraph.GroupNorm",
+        "dygraph.InstanceNorm",
+        "dygraph.L1Loss",
+        "dygraph.LambdaDecay",
+        "dygraph.MSELoss",
+        "dygraph.MultiStepDecay",
+        "dygraph.NCE",
+        "dygraph.NLLLoss",
+        "dygraph.SpectralNorm",
+        "dygraph.StepDecay",
+        "dygraph.TreeConv",
+        "metrics",
+        "evaluator",
+        "optimizer.DGCMomentumOptimizer",
+        "optimizer.Dpsgd",
+        "optimizer.DpsgdOptimizer",
+        "optimizer.LookaheadOptimizer",
+        "optimizer.PipelineOptimizer",
+        "optimizer.RecomputeOptimizer",
+        "clip.ErrorClipByValue",
+        "contrib.extend_with_decoupled_weight_decay",
+    ],
+    "issue 15 (platform breadth: data API, datasets, profiler, industrial path, contrib helpers)": [
+        "layers.create_py_reader_by_data",
+        "layers.double_buffer",
+        "layers.load",
+        "layers.py_reader",
+        "layers.read_file",
+        "io.default_collate_fn",
+        "reader.default_collate_fn",
+        "oar.dataset.common.cluster_files_reader",
+        "oar.dataset.common.split",
+        "DataFeedDesc",
+        "dataset",
+        "incubate.data_generator",
+        "profiler",
+        "contrib.fused_elemwise_activation",
+        "contrib.fused_embedding_seq_pool",
+        "contrib.load_persistables_for_increment",
+        "contrib.load_persistables_for_inference",
+        "contrib.memory_usage",
+        "contrib.mixed_precision",
+        "contrib.op_freq_statistic",
+        "contrib.partial_concat",
+        "contrib.partial_sum",
+        "contrib.shuffle_batch",
+        "contrib.model_stat",
+        "contrib.memory_usage_calc",
+        "contrib.op_frequence",
+        "contrib.ctr_metric_bundle",
+        "oar.dataset.conll05",
+        "oar.dataset.flowers",
+        "oar.dataset.image",
+        "oar.dataset.imikolov",
+        "oar.dataset.movielens",
+        "oar.dataset.mq2007",
+        "oar.dataset.sentiment",
+        "oar.dataset.voc2012",
+        "oar.dataset.wmt14",
+        "oar.dataset.wmt16",
+    ],
+}
+
+NOT_PROVIDED: dict[str, str] = {
+    "ComplexVariable": "Fluid 1.8's complex-number preview (paddle.complex) is out of scope; "
+    "no op of oar takes complex tensors",
+    "framework.ComplexVariable": "see fluid.ComplexVariable: complex tensors are out of scope",
+    "contrib.Compressor": "the PaddleSlim compression framework (contrib.slim) is out of scope; "
+    "use the standalone PaddleSlim project's ideas on top of oar programs",
+    "contrib.QuantizeTranspiler": "quantization-aware training transpiles to int8 kernels that "
+    "oar's CPU plugin does not have",
+    "contrib.HDFSClient": "a wrapper around the `hadoop fs` command line; oar reads local files "
+    "(mount HDFS or copy the files first)",
+    "contrib.multi_download": "HDFS helper (see contrib.HDFSClient)",
+    "contrib.multi_upload": "HDFS helper (see contrib.HDFSClient)",
+    "contrib.convert_dist_to_sparse_program": "rewrites pslib (Baidu-internal parameter server) "
+    "lookup tables; oar's parameter server is the transpiler's",
+    "contrib.BeamSearchDecoder": "contrib.decoder is the pre-1.6 decoder API, superseded by "
+    "fluid.layers.BeamSearchDecoder + dynamic_decode",
+    "contrib.InitState": "contrib.decoder (pre-1.6 API): use fluid.layers.RNNCell states",
+    "contrib.StateCell": "contrib.decoder (pre-1.6 API): use fluid.layers.RNNCell",
+    "contrib.TrainingDecoder": "contrib.decoder (pre-1.6 API): use fluid.layers.rnn",
+    "contrib.tdm_child": "tree-based deep model ops (tdm_*) depend on a tree file format that "
+    "Fluid 1.8.5 does not document",
+    "contrib.tdm_sampler": "see contrib.tdm_child",
+    "contrib.match_matrix_tensor": "contrib text-matching op (CPU-only in Fluid, undocumented "
+    "LoD layout); not provided yet",
+    "contrib.var_conv_2d": "contrib text-matching op (see contrib.match_matrix_tensor)",
+    "contrib.sequence_topk_avg_pooling": "contrib text-matching op (see contrib.match_matrix_tensor)",
+    "contrib.search_pyramid_hash": "contrib op tied to Baidu's search white/black lists; "
+    "not provided",
+    "contrib.rank_attention": "contrib op for Baidu's ranking models (GPU-only in Fluid 1.8.5)",
+    "contrib.tree_conv": "contrib tree-based convolution; not provided yet",
+}
+
+
+def _index() -> dict[str, str]:
+    out = {}
+    for reason, keys in PENDING.items():
+        for key in keys:
+            out[key] = f"not provided yet: {reason}"
+    for key, why in NOT_PROVIDED.items():
+        out[key] = f"not provided: {why}"
+    return out
+
+
+INDEX = _index()
+
+
+def why_missing(key: str) -> str | None:
+    """The table's reason for ``key`` (or for a namespace above it), or None."""
+    parts = key.split(".")
+    for i in range(len(parts), 0, -1):
+        reason = INDEX.get(".".join(parts[:i]))
+        if reason is not None:
+            return reason
+    return None
