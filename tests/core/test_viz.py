@@ -215,3 +215,22 @@ def test_maybe_progress_is_off_by_default(monkeypatch):
     monkeypatch.setenv("OAR_PROGRESS", "1")
     pytest.importorskip("tqdm")
     assert maybe_progress(data) is not data
+
+
+def test_reprs_show_what_a_user_wants_at_a_prompt():
+    from oar import SelectedRows
+
+    main, _, _ = _mlp_program()
+    text = repr(main)
+    assert "mul x2" in text and "relu" in text and "4 parameters" in text
+    t = fluid.create_lod_tensor(
+        np.arange(6, dtype="float32").reshape(3, 2), [[1, 2]], fluid.CPUPlace()
+    )
+    assert repr(t).startswith("LoDTensor(shape=[3, 2], dtype=float32, lod=[[0, 1, 3]],")
+    assert "[4. 5.]" in repr(t)
+    assert "not initialized" in repr(fluid.LoDTensor())
+    scope = fluid.Scope()
+    scope.var("w")
+    assert repr(scope) == "<Scope 1 vars [w], 0 kids>"
+    rows = SelectedRows([1, 3], 5, np.ones((2, 3)))
+    assert repr(rows) == "SelectedRows(height=5, rows=[1, 3], value shape=[2, 3], dtype=float64)"
