@@ -100,6 +100,9 @@ CLOCKS = {
     # CPU time of this thread: on a machine shared with other busy processes it leaves
     # out the time the process spent preempted (only meaningful with --threads 1)
     "cpu": time.thread_time,
+    # CPU time of every thread of this process: with --threads default, the cores' total
+    # work (BLAS / numba / torch worker threads included), not the time a user waits
+    "process": time.process_time,
 }
 
 

@@ -30,9 +30,13 @@ def _threads_from_argv(argv: list) -> str:
 
 # BLAS threads must be fixed before numpy is imported. One thread by default:
 # on a shared machine, spinning BLAS threads make timings swing tenfold.
+# ``--threads default`` leaves every library at its own default (what a user gets:
+# OpenBLAS and torch one thread per core); ``--threads 1,default`` runs this script once
+# per setting, each in a fresh process (thread pools are fixed at start-up).
 THREADS = _threads_from_argv(sys.argv)
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = THREADS
+if THREADS != "default" and "," not in THREADS:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = THREADS
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -192,6 +196,36 @@ def print_result(res: dict) -> None:
         print(f"  target {key} <= {t['limit']}: {t['value']:.3f} ({status})")
 
 
+def _run_per_thread_setting(settings: list, argv: list | None) -> int:
+    """``--threads 1,default``: this script once per setting, each in a fresh process."""
+    import subprocess
+
+    rest = list(sys.argv[1:] if argv is None else argv)
+    out = []
+    skip = False
+    for a in rest:  # drop the --threads option, keep everything else
+        if skip:
+            skip = False
+            continue
+        if a == "--threads":
+            skip = True
+            continue
+        if not a.startswith("--threads="):
+            out.append(a)
+    rc = 0
+    for setting in settings:
+        extra = []
+        if "--json" in out:  # one JSON file per setting: out.json -> out.threads-1.json
+            i = out.index("--json")
+            stem, _, ext = out[i + 1].rpartition(".")
+            extra = list(out)
+            extra[i + 1] = f"{stem or ext}.threads-{setting}.{ext if stem else 'json'}"
+        print(f"\n######## --threads {setting}", flush=True)
+        cmd = [sys.executable, __file__, *(extra or out), "--threads", setting]
+        rc = max(rc, subprocess.run(cmd, timeout=3600).returncode)
+    return rc
+
+
 def main(argv: list | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", help="run only benchmarks whose name contains one of these")
@@ -206,13 +240,18 @@ def main(argv: list | None = None) -> int:
     p.add_argument(
         "--target-s", type=float, help="seconds per timed repeat (default 0.1; 0.02 with --quick)"
     )
-    p.add_argument("--threads", default="1", help="BLAS / torch threads (default 1)")
+    p.add_argument(
+        "--threads",
+        default="1",
+        help="BLAS / torch threads: a number (default 1), 'default' (each library's own "
+        "default, one per core), or a comma list such as '1,default' (one run per setting)",
+    )
     p.add_argument(
         "--clock",
         choices=sorted(CLOCKS),
         default="wall",
         help="wall = time.perf_counter (default); cpu = this thread's CPU time, "
-        "steadier on a shared machine",
+        "steadier on a shared machine (1 thread only); process = CPU time of all threads",
     )
     p.add_argument(
         "--profile",
@@ -223,6 +262,8 @@ def main(argv: list | None = None) -> int:
     )
     p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = p.parse_args(argv)
+    if "," in args.threads:
+        return _run_per_thread_setting(args.threads.split(","), argv)
     benches = pick(discover(), args.names)
     if args.list:
         for b in benches:
@@ -247,7 +288,9 @@ def main(argv: list | None = None) -> int:
     try:
         import torch
 
-        torch.set_num_threads(int(THREADS))
+        if THREADS != "default":
+            torch.set_num_threads(int(THREADS))
+        env["torch_threads"] = torch.get_num_threads()
     except ImportError:
         pass
     results = []

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {
     "oar-core": "oar",
     "oar-kernels-cpu": "oar_kernels_cpu",
+    "oar-kernels-numba": "oar_kernels_numba",
     "oar-data": "oar_data",
     "oar-dist": "oar_dist",
     "oar-io": "oar_io",

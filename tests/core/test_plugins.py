@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -292,7 +293,8 @@ def test_broken_plugins_are_failed_and_rolled_back_and_oar_still_works(broken_di
     assert infos["kernels_cpu"] == "None"
     assert "half op left: False" in r.stdout  # its op definition was rolled back too
     assert "sigmoid left: [0]" in r.stdout  # dup's priority 7 and 3 kernels were rolled back
-    assert "relu plugin: kernels_cpu" in r.stdout
+    # the built-in relu (oar-kernels-numba overrides the numpy one where it is installed)
+    assert re.search(r"relu plugin: kernels_(cpu|numba)\n", r.stdout)
 
 
 def test_oar_plugins_lists_broken_plugins_as_failed_with_the_reason(broken_dist):
@@ -393,7 +395,8 @@ def test_register_by_hand_overrides_builtin_kernel_in_executor():
             def relu(inputs, attrs):
                 calls.append(1)
                 return {"Out": np.maximum(inputs["X"], 0)}
-            registry.register_kernel("relu", "cpu", ("float32",), relu, priority=10)
+            # above every built-in relu (oar-kernels-numba's is at 50 where installed)
+            registry.register_kernel("relu", "cpu", ("float32",), relu, priority=90)
 
     x = fluid.layers.data("x", shape=[2], dtype="float32")
     y = fluid.layers.relu(x)
@@ -408,7 +411,7 @@ def test_register_by_hand_overrides_builtin_kernel_in_executor():
     print(len(calls), out.tolist(), entry.plugin, entry.priority)
     """)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["2", "[[0.0,", "3.0]]", "by-hand-relu", "10"]  # both relu ops ran
+    assert r.stdout.split() == ["2", "[[0.0,", "3.0]]", "by-hand-relu", "90"]  # both relu ops ran
 
 
 def test_registry_refuses_duplicate_ops():
@@ -551,6 +554,7 @@ def test_scoped_registry_undoes_registrations():
 
     reg = registries()
     before = (reg.ops.types(), len(reg.kernels.entries()), reg.formats.names())
+    relu_priority = reg.kernels.lookup("relu", "cpu", "float32").priority  # 0, or numba's 50
     with scoped_registry() as scoped:
         scoped.ops.register_op(OpDef("_scoped_only", ["X"], ["Out"]))
         scoped.kernels.register_kernel("_scoped_only", "cpu", None, lambda i, a: i)
@@ -559,4 +563,4 @@ def test_scoped_registry_undoes_registrations():
         assert reg.kernels.lookup("relu", "cpu", "float32").priority == 99
     assert (reg.ops.types(), len(reg.kernels.entries()), reg.formats.names()) == before
     assert "_scoped_only" not in reg.ops
-    assert reg.kernels.lookup("relu", "cpu", "float32").priority == 0
+    assert reg.kernels.lookup("relu", "cpu", "float32").priority == relu_priority

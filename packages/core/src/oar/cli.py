@@ -40,6 +40,7 @@ def plugins_report() -> dict:
                 "module": p.module,
                 "error": p.error,
                 "disabled": p.disabled,
+                "available": p.available,
             }
             for p in plugin_infos()
         ],
@@ -58,6 +59,8 @@ def plugins_report() -> dict:
 def _status(p: dict) -> str:
     if p["disabled"]:
         return "  disabled (OAR_DISABLE_PLUGINS)"
+    if not p.get("available", True):
+        return f"  UNAVAILABLE: {p['error']}"
     return f"  FAILED: {p['error']}" if p["error"] else ""
 
 

@@ -134,6 +134,12 @@ class MissingPluginError(OarError, ImportError):
     """A public name belongs to a plugin distribution that is not installed."""
 
 
+class PluginUnavailableError(OarError, RuntimeError):
+    """Raised by a plugin's registration hook when what it needs is missing here (a library not
+    installed, or one that does not support this Python or NumPy): the plugin is rolled back
+    and listed as unavailable, with this message, by ``oar plugins``."""
+
+
 class NotProvidedError(OarError, AttributeError):
     """A Fluid 1.8 public name oar does not provide (yet); the message says why (docs/public-names.md)."""
 

@@ -41,6 +41,8 @@ class PluginInfo:
     module: str
     error: str | None = None
     disabled: bool = False  # skipped because OAR_DISABLE_PLUGINS names it
+    #: False when the plugin said what it needs is missing here (PluginUnavailableError)
+    available: bool = True
 
 
 @attrs.define
@@ -206,13 +208,20 @@ def _fail(pm: pluggy.PluginManager, reg: Registries, name: str, hook_name: str, 
     if plugin is not None:
         pm.unregister(plugin)
     pm.set_blocked(name)
-    error = f"{hook_name} raised {type(exc).__name__}: {exc}"
-    log.warning("oar plugin %s failed while registering (rolled back): %s", name, error)
+    from oar.errors import PluginUnavailableError
+
+    available = not isinstance(exc, PluginUnavailableError)
+    if available:
+        error = f"{hook_name} raised {type(exc).__name__}: {exc}"
+        log.warning("oar plugin %s failed while registering (rolled back): %s", name, error)
+    else:
+        error = str(exc)
+        log.info("oar plugin %s is not available here: %s", name, error)
     for info in _infos:
         if info.name == name and info.error is None:
-            info.error = error
+            info.error, info.available = error, available
             return
-    _infos.append(PluginInfo(name, "?", "?", "?", error=error))
+    _infos.append(PluginInfo(name, "?", "?", "?", error=error, available=available))
 
 
 def registries() -> Registries:

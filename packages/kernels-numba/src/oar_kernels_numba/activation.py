@@ -1,0 +1,60 @@
+"""relu and its gradient: one pass, on several threads for large tensors.
+
+numpy's ``maximum`` is already one vectorised pass; what these add is the parallel
+loop at the machine's default threads (and the same in-place reuse of dying inputs
+as the numpy kernels). Results are bit for bit the numpy kernels' (NaN propagates
+through ``relu`` as through ``np.maximum``; the gradient is ``d * (y > 0)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_numba._fallback import Fallback
+from oar_kernels_numba._jit import loop, prange
+
+DTYPES = ("float32", "float64")
+
+
+@loop
+def _relu(x, out):
+    for i in prange(x.size):
+        v = x[i]
+        out[i] = v if (v > 0 or v != v) else 0
+
+
+@loop
+def _relu_grad(y, d, out):
+    for i in prange(y.size):
+        out[i] = d[i] * (1 if y[i] > 0 else 0)
+
+
+def _plain(a) -> bool:
+    return type(a) is np.ndarray and a.flags.c_contiguous and a.dtype.name in DTYPES
+
+
+class _Kernels:
+    def __init__(self, device: str, priority: int) -> None:
+        self.fb = {op: Fallback(op, device, priority) for op in ("relu", "relu_grad")}
+
+    def relu(self, inputs, attrs, donated=frozenset()):
+        x = inputs["X"]
+        if not _plain(x):
+            return self.fb["relu"](x.dtype.name, inputs, attrs, donated=donated)
+        out = x if "X" in donated else np.empty_like(x)
+        _relu(x.size, x.reshape(-1), out.reshape(-1))
+        return {"Out": out}
+
+    def relu_grad(self, inputs, attrs, donated=frozenset()):
+        y, d = inputs["Out"], inputs["Out@GRAD"]
+        if not (_plain(y) and _plain(d) and y.shape == d.shape and y.dtype == d.dtype):
+            return self.fb["relu_grad"](d.dtype.name, inputs, attrs, donated=donated)
+        out = d if "Out@GRAD" in donated else np.empty_like(d)
+        _relu_grad(y.size, y.reshape(-1), d.reshape(-1), out.reshape(-1))
+        return {"X@GRAD": out}
+
+
+def register(registry, family: str, device: str, priority: int) -> None:
+    k = _Kernels(device, priority)
+    registry.register_kernel("relu", device, DTYPES, k.relu, priority, inplace=True)
+    registry.register_kernel("relu_grad", device, DTYPES, k.relu_grad, priority, inplace=True)
