@@ -49,22 +49,22 @@ class _FastRelu:
 
     @hookimpl
     def oar_register_kernels(self, registry):
-        registry.register_kernel("relu", "cpu", "float32", self.relu, priority=50)
+        registry.register_kernel("relu", "cpu", "float32", self.relu, priority=777)
 
 
 def test_kernel_report_names_the_overriding_plugin(restore_registries, capsys):
     plugins.register(_FastRelu(), name="fast-relu")
     rows = [r for r in kernel_report("relu")["kernels"] if r["dtype"] == "float32"]
-    assert [(r["plugin"], r["priority"], r["wins"]) for r in rows] == [
-        ("fast-relu", 50, True),
-        ("kernels_cpu", 0, False),
-    ]
+    # the winner first, then every kernel it overrides (kernels_numba too, where installed)
+    assert (rows[0]["plugin"], rows[0]["priority"], rows[0]["wins"]) == ("fast-relu", 777, True)
+    assert ("kernels_cpu", 0, False) in [(r["plugin"], r["priority"], r["wins"]) for r in rows]
+    assert not any(r["wins"] for r in rows[1:])
     assert main(["plugins", "--kernel", "relu"]) == 0
     out = capsys.readouterr().out
     assert "fast-relu" in out and "wins" in out and "overridden" in out
     # float64 is still served by the numpy kernel
     f64 = [r for r in kernel_report("relu")["kernels"] if r["dtype"] == "float64"]
-    assert [(r["plugin"], r["wins"]) for r in f64] == [("kernels_cpu", True)]
+    assert "fast-relu" not in {r["plugin"] for r in f64} and f64[0]["wins"]
 
 
 def test_kernel_report_json_and_unknown_op():

@@ -510,15 +510,8 @@ class KernelRegistry:
     ) -> KernelEntry | None:
         """The best kernel below ``priority``: the one a higher-priority kernel overrides, for a
         kernel that hands the cases it does not cover back to it."""
-        if self._lazy:
-            self._load(self._ops.family(op_type))
-        cands = [
-            e
-            for key in ((op_type, device, dtype), (op_type, device, None))
-            for e in self._entries.get(key, ())
-            if e.priority < priority
-        ]
-        return max(cands, key=lambda e: e.priority) if cands else None
+        below = (e for e in self.candidates(op_type, device, dtype) if e.priority < priority)
+        return next(below, None)
 
     def remove_owned_by(self, plugin: str) -> None:
         """Forget every kernel (and deferred family) ``plugin`` registered (a failed plugin)."""
