@@ -234,3 +234,38 @@ def test_reprs_show_what_a_user_wants_at_a_prompt():
     assert repr(scope) == "<Scope 1 vars [w], 0 kids>"
     rows = SelectedRows([1, 3], 5, np.ones((2, 3)))
     assert repr(rows) == "SelectedRows(height=5, rows=[1, 3], value shape=[2, 3], dtype=float64)"
+
+
+def test_oar_progress_env_puts_a_bar_on_loaders_and_batch_readers(tmp_path):
+    pytest.importorskip("tqdm")
+    pytest.importorskip("oar_data")
+    script = tmp_path / "loop.py"
+    script.write_text(
+        "import numpy as np, oar\n"
+        "from oar import fluid\n"
+        "reader = oar.batch(lambda: iter([(np.ones(2, 'float32'),)] * 8), 4)\n"
+        "print(sum(len(b) for b in reader()))\n"
+        "main = fluid.Program()\n"
+        "with fluid.program_guard(main, fluid.Program()):\n"
+        "    x = fluid.data('x', [None, 2], 'float32')\n"
+        "    loader = fluid.io.DataLoader.from_generator(feed_list=[x], capacity=2, iterable=True)\n"
+        "loader.set_batch_generator(lambda: iter([[np.ones((4, 2), 'float32')]] * 3), fluid.CPUPlace())\n"
+        "it = loader()\n"
+        "first = next(it)\n"
+        "print(1 + sum(1 for _ in it))\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("OAR_DISABLE")}
+    quiet = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout.split() == ["8", "3"] and "samples/s" not in quiet.stderr
+    env["OAR_PROGRESS"] = "1"
+    shown = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == ["8", "3"]
+    assert (
+        "batch(4)" in shown.stderr and "DataLoader" in shown.stderr and "samples/s" in shown.stderr
+    )

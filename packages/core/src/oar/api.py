@@ -102,6 +102,7 @@ _EXPORTS: dict[str, str] = {
     "CPUPlace": "oar.places",
     "CUDAPlace": "oar.places",
     "user_array": "oar.user_array",
+    "maybe_progress": "oar.viz.progress_bar",
     # dygraph
     "to_variable": "oar.dygraph",
     "Layer": "oar.dygraph.layers",
@@ -187,6 +188,7 @@ __all__ = [
     "to_variable",
     "unsqueeze_shape",
     "user_array",
+    "maybe_progress",
 ]
 
 
@@ -272,3 +274,4 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
     )
     from oar.scope import Scope, global_scope
     from oar.user_array import user_array
+    from oar.viz.progress_bar import maybe_progress

@@ -52,6 +52,7 @@ class progress:
                 total = None
         self._iterable = iterable
         self._bar = tqdm(total=total, desc=desc, file=file, unit="batch", **tqdm_kwargs)
+        self._it: Iterator | None = None
         self._loss: float | None = None
         self._samples = 0
         self._start = time.perf_counter()
@@ -60,18 +61,37 @@ class progress:
         self._loss = float(np.asarray(value).reshape(-1)[0])
 
     def __iter__(self) -> Iterator:
+        return self
+
+    def __next__(self) -> Any:
+        if self._it is None:
+            self._it = iter(self._iterable)
         try:
-            for batch in self._iterable:
-                yield batch
-                self._samples += _batch_size(batch)
-                rate = self._samples / max(time.perf_counter() - self._start, 1e-9)
-                post = {"samples/s": f"{rate:.1f}"}
-                if self._loss is not None:
-                    post["loss"] = f"{self._loss:.4g}"
-                self._bar.set_postfix(post, refresh=False)
-                self._bar.update(1)
-        finally:
-            self._bar.close()
+            batch = next(self._it)
+        except BaseException:  # the end of the epoch, an error, or Ctrl-C: close the bar
+            self.close()
+            raise
+        self._samples += _batch_size(batch)
+        rate = self._samples / max(time.perf_counter() - self._start, 1e-9)
+        post = {"samples/s": f"{rate:.1f}"}
+        if self._loss is not None:
+            post["loss"] = f"{self._loss:.4g}"
+        self._bar.set_postfix(post, refresh=False)
+        self._bar.update(1)
+        return batch
+
+    def close(self) -> None:
+        """Close the bar and the wrapped iterator (a loader's epoch stops its threads)."""
+        self._bar.close()
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
 
 
 def maybe_progress(iterable: Iterable, desc: str | None = None) -> Iterable:
