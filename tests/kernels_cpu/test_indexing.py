@@ -93,12 +93,14 @@ CASES = [
     OpCase(
         "gather",
         {"X": X, "Index": np.array([2, 0, 2], "int32")},
+        {"overwrite": False},  # repeated rows: the accumulated gradient is the numeric one
         ref=lambda X, Index, **_: {"Out": X[Index]},
         grad=["X"],
     ),
     OpCase(
         "gather",
         {"X": r(3, 2), "Index": np.array([[1], [1]], "int64")},
+        {"overwrite": False},
         ref=lambda X, Index, **_: {"Out": X[Index[:, 0]]},
         grad=["X"],
         name="nx1",
@@ -187,3 +189,25 @@ def test_gather_index_out_of_range_fails():
 
     with pytest.raises(Exception, match="out of range"):
         run_forward(OpCase("gather", {"X": X, "Index": np.array([3], "int64")}))
+
+
+@pytest.mark.parametrize("overwrite", [True, False])
+def test_gather_grad_of_repeated_rows_follows_fluid(overwrite):
+    """Fluid 1.8.5 (index [0, 0, 1], upstream grad [[1, 2], [10, 20], [100, 200]]):
+    overwrite=True gives row 0 the last use's gradient [10, 20]; False sums to [11, 22]."""
+    from oar import fluid
+
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [3, 2])
+        x.stop_gradient = False
+        idx = fluid.data("idx", [3], dtype="int64")
+        out = fluid.layers.gather(x, idx, overwrite=overwrite)
+        w = fluid.layers.assign(np.array([[1.0, 2.0], [10.0, 20.0], [100.0, 200.0]], "float32"))
+        loss = fluid.layers.reduce_sum(out * w)
+        (g,) = fluid.gradients([loss], [x])
+    exe = fluid.Executor(fluid.CPUPlace())
+    feed = {"x": np.ones((3, 2), "float32"), "idx": np.array([0, 0, 1], "int64")}
+    (got,) = exe.run(main, feed=feed, fetch_list=[g])
+    row0 = [10.0, 20.0] if overwrite else [11.0, 22.0]
+    np.testing.assert_array_equal(got, [row0, [100.0, 200.0], [0.0, 0.0]])

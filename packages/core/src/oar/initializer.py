@@ -27,10 +27,15 @@ class Initializer:
     def _seed(self, var: Any, block: Any, seed: int) -> int:
         if seed:
             return seed
-        base = block.program.random_seed
+        program = block.program
+        base = program.random_seed
         if not base:
             return 0
-        return (base * 1000003 + zlib.crc32(var.name.encode())) % (2**31 - 1) or 1
+        # the n-th random initializer of this program: two builds of one network get the
+        # same seeds (parameter names differ between builds), distinct parameters differ
+        n = program.__dict__.get("_init_draws", 0)
+        program.__dict__["_init_draws"] = n + 1
+        return (base * 1000003 + zlib.crc32(f"init-{n}".encode())) % (2**31 - 1) or 1
 
     @staticmethod
     def _fans(var: Any) -> tuple:
@@ -70,10 +75,31 @@ class Constant(Initializer):
 
 
 class Uniform(Initializer):
-    def __init__(self, low: float = -1.0, high: float = 1.0, seed: int = 0) -> None:
+    """Uniform in ``[low, high)``; with ``diag_num > 0``, the flattened positions
+    ``i * (diag_step + 1)`` for ``i < diag_num`` are set to ``diag_val`` (as Fluid)."""
+
+    def __init__(
+        self,
+        low: float = -1.0,
+        high: float = 1.0,
+        seed: int = 0,
+        diag_num: int = 0,
+        diag_step: int = 0,
+        diag_val: float = 1.0,
+    ) -> None:
         if low > high:
             raise ValueError(f"Uniform initializer: low ({low}) must not exceed high ({high})")
+        if diag_num < 0 or diag_step < 0:
+            raise ValueError(
+                f"Uniform initializer: diag_num and diag_step must be >= 0, "
+                f"given {diag_num} and {diag_step}"
+            )
         self.low, self.high, self.seed = float(low), float(high), seed
+        self.diag_num, self.diag_step, self.diag_val = (
+            int(diag_num),
+            int(diag_step),
+            float(diag_val),
+        )
 
     def __call__(self, var, block):
         return block.append_op(
@@ -85,6 +111,9 @@ class Uniform(Initializer):
                 "min": self.low,
                 "max": self.high,
                 "seed": self._seed(var, block, self.seed),
+                "diag_num": getattr(self, "diag_num", 0),
+                "diag_step": getattr(self, "diag_step", 0),
+                "diag_val": getattr(self, "diag_val", 1.0),
             },
         )
 

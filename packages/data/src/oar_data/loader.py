@@ -380,6 +380,21 @@ class DataLoader:
         )
 
 
+class _QueueView:
+    """What Fluid's ``PyReader.queue`` (a blocking queue) answers: its size and capacity."""
+
+    def __init__(self, loader: GeneratorLoader) -> None:
+        self._loader = loader
+
+    def size(self) -> int:
+        running = self._loader._running
+        q = getattr(running, "_q", None)
+        return q.qsize() if q is not None else 0
+
+    def capacity(self) -> int:
+        return self._loader._capacity
+
+
 class PyReader:
     """``fluid.io.PyReader``: the Fluid 1.5 name for a generator loader."""
 
@@ -417,6 +432,23 @@ class PyReader:
 
     def reset(self) -> None:
         self._loader.reset()
+
+    def next(self) -> Any:
+        """The next batch of an iterable reader (Fluid 1.8's ``PyReader.next()``)."""
+        if getattr(self, "_iter", None) is None:
+            self._iter = iter(self._loader)
+        try:
+            return next(self._iter)
+        except StopIteration:
+            self._iter = None
+            raise
+
+    __next__ = next
+
+    @property
+    def queue(self) -> Any:
+        """The batches ready for the program (``size()``, ``capacity()``) of the running epoch."""
+        return _QueueView(self._loader)
 
     def decorate_sample_generator(
         self,

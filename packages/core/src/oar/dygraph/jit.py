@@ -37,6 +37,22 @@ class TracedLayer:
     def program(self) -> Any:
         return self._program
 
+    def set_strategy(self, build_strategy: Any = None, exec_strategy: Any = None) -> None:
+        """Fluid 1.8's knobs for running the traced program (kept; the CPU plan needs neither)."""
+        from oar.executor import BuildStrategy, ExecutionStrategy
+
+        for value, cls, what in (
+            (build_strategy, BuildStrategy, "build_strategy"),
+            (exec_strategy, ExecutionStrategy, "exec_strategy"),
+        ):
+            if value is not None and not isinstance(value, cls):
+                raise TypeError(
+                    f"TracedLayer.set_strategy: {what} must be a {cls.__name__}, "
+                    f"given {type(value).__name__}"
+                )
+        self._build_strategy = build_strategy
+        self._exec_strategy = exec_strategy
+
     @staticmethod
     def trace(layer: Any, inputs: Any) -> tuple:
         """``(dygraph outputs, TracedLayer)`` from running ``layer(*inputs)`` once."""

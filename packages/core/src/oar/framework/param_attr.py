@@ -20,8 +20,9 @@ class ParamAttr:
     learning_rate: float = 1.0
     regularizer: Any = None
     trainable: bool = True
-    gradient_clip: Any = None
     do_model_average: bool = True
+    # Fluid 1.5's per-parameter clip; keyword-only so the positional order is 1.8's
+    gradient_clip: Any = attrs.field(default=None, kw_only=True)
 
     def __attrs_post_init__(self):
         if self.name is not None and not isinstance(self.name, str):
@@ -74,8 +75,31 @@ class ParamAttr:
         return kw
 
 
-@attrs.define
+@attrs.define(init=False)
 class WeightNormParamAttr(ParamAttr):
-    """Accepted for API compatibility: weight normalisation along ``dim``."""
+    """Weight normalisation (``w = g * v / ||v||``) along ``dim``, Fluid 1.8's argument order."""
 
     dim: int | None = None
+
+    def __init__(
+        self,
+        dim: int | None = None,
+        name: str | None = None,
+        initializer: Any = None,
+        learning_rate: float = 1.0,
+        regularizer: Any = None,
+        trainable: bool = True,
+        do_model_average: bool = False,
+        *,
+        gradient_clip: Any = None,
+    ) -> None:
+        self.__attrs_init__(  # type: ignore[attr-defined]
+            name,
+            initializer,
+            learning_rate,
+            regularizer,
+            trainable,
+            do_model_average,
+            gradient_clip=gradient_clip,
+            dim=dim,
+        )

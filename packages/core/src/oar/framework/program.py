@@ -24,7 +24,7 @@ class Program:
     def __init__(self) -> None:
         self.blocks: list = [Block(self, 0)]
         self.current_block_idx = 0
-        self._seed = 0
+        self._seed = Program._global_seed
         self._version = 0
         self._current_role = OpRole.Forward
         self._name_scope = ""
@@ -46,6 +46,42 @@ class Program:
             raise TypeError(f"Program.random_seed must be an int, given {type(seed).__name__}")
         self._seed = seed
         self._bump()
+
+    # the seed new programs start with (Program.global_seed)
+    _global_seed = 0
+
+    def global_seed(self, seed: int = 0) -> None:
+        """Set this program's ``random_seed`` and the one every later ``Program()`` starts with."""
+        self.random_seed = seed
+        Program._global_seed = seed
+
+    @staticmethod
+    def parse_from_string(binary_str: bytes) -> Program:
+        """A program from its serialized form: Fluid's ``__model__`` ProgramDesc or oar's JSON.
+
+        Decoding is done by the formats the io plugin registers (oar-io).
+        """
+        from oar.errors import MissingPluginError
+        from oar.plugins import registries
+
+        data = binary_str.encode() if isinstance(binary_str, str) else bytes(binary_str)
+        formats = registries().formats
+        for name in formats.names():
+            if "program" not in name:
+                continue
+            fmt = formats.get(name)
+            sniff, loads = getattr(fmt, "sniff", None), getattr(fmt, "loads", None)
+            if sniff is not None and loads is not None and sniff(data[:64]):
+                loaded = loads(data)
+                return loaded[0] if isinstance(loaded, tuple) else loaded
+        if not len(formats.names()):
+            raise MissingPluginError(
+                "Program.parse_from_string needs the oar-io plugin: pip install oar-io"
+            )
+        raise ValueError(
+            "Program.parse_from_string: the bytes are neither a Fluid ProgramDesc nor oar's "
+            f"program JSON (first bytes {data[:16]!r})"
+        )
 
     def global_block(self) -> Block:
         return self.blocks[0]

@@ -22,7 +22,24 @@ class UniqueNameGenerator:
         return f"{self.prefix}{key}_{n}"
 
 
+class DygraphParameterNameChecker:
+    """The parameter names dygraph layers have used (``name in checker``)."""
+
+    def __init__(self) -> None:
+        self._names: set = set()
+
+    def __call__(self, name: str) -> bool:
+        """True if ``name`` was seen before; records it."""
+        seen = name in self._names
+        self._names.add(name)
+        return seen
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+
 _generator = UniqueNameGenerator()
+_checker = DygraphParameterNameChecker()
 
 
 def generate(key: str) -> str:
@@ -34,10 +51,23 @@ def generate_with_ignorable_key(key: str) -> str:
     return _generator(key)
 
 
-def switch(new_generator: UniqueNameGenerator | None = None) -> UniqueNameGenerator:
-    global _generator
-    old = _generator
+def switch(
+    new_generator: UniqueNameGenerator | None = None,
+    new_para_name_checker: DygraphParameterNameChecker | None = None,
+) -> tuple:
+    """Install a generator (and parameter-name checker), fresh ones by default.
+
+    Returns ``(old_generator, old_checker)`` as Fluid 1.8 does, so
+    ``switch(*old)`` restores both.
+    """
+    global _generator, _checker
+    old = (_generator, _checker)
     _generator = new_generator if new_generator is not None else UniqueNameGenerator()
+    _checker = (
+        new_para_name_checker
+        if new_para_name_checker is not None
+        else DygraphParameterNameChecker()
+    )
     return old
 
 
@@ -52,4 +82,4 @@ def guard(new_generator: str | UniqueNameGenerator | None = None) -> Iterator[No
     try:
         yield
     finally:
-        switch(old)
+        switch(*old)

@@ -59,6 +59,11 @@ class Variable(MathOperators):
             "is_data": self.is_data,
         }
 
+    @property
+    def grad_name(self) -> str:
+        """The name of this variable's gradient (``<name>@GRAD``)."""
+        return self.name + "@GRAD"
+
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
         kind = type(self).__name__.lower()
         extra = ""

@@ -126,7 +126,7 @@ def log_loss(input: Any, label: Any, epsilon: float = 1e-4, name: str | None = N
 
 
 def huber_loss(input: Any, label: Any, delta: float) -> Any:
-    """Quadratic within ``delta`` of the label, linear beyond; input and label are [N, 1]."""
+    """Quadratic within ``delta`` of the label, linear beyond; elementwise, any shape."""
     helper = LayerHelper("huber_loss")
     _vars("huber_loss", input=input, label=label)
     if not isinstance(delta, (int, float)) or delta <= 0:

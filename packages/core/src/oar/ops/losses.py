@@ -124,9 +124,7 @@ def _infer_huber(ins, attrs):
     check_float(ins, "X")
     check_same_dtype(ins, "X", "Y")
     _same_shape(ins, "X", "Y")
-    x = ins["X"]
-    if len(x.shape) != 2 or (x.shape[1] != 1 and x.shape[1] >= 0):
-        raise ValueError(f"X must have shape [N, 1], given {list(x.shape)}")
+    x = ins["X"]  # elementwise, any shape (as Fluid 1.8.5)
     return {"Out": x, "Residual": x}
 
 

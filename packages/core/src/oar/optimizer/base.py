@@ -99,6 +99,10 @@ class Optimizer:
         builder.restore_accumulator(self, var)
         return var
 
+    def get_opti_var_name_list(self) -> list:
+        """Names of the accumulator variables this optimizer created (moments, beta powers...)."""
+        return [var.name for per in self._accumulators.values() for var in per.values()]
+
     def _get_accumulator(self, name: str, param: Variable) -> Variable:
         try:
             return self._accumulators[name][param.name]

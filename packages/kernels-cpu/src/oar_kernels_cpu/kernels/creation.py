@@ -49,10 +49,16 @@ def uniform_random(inputs, attrs):
     out = (
         rng_for(xp, attrs["seed"]).uniform(attrs["min"], attrs["max"], shape).astype(attrs["dtype"])
     )
-    if attrs["diag_num"] > 0:
-        flat = out.reshape(shape[0], -1)
-        for i in range(attrs["diag_num"]):
-            flat[i, i * attrs["diag_step"]] = attrs["diag_val"]
+    if attrs["diag_num"] > 0:  # Fluid: flattened positions i * (diag_step + 1)
+        flat = out.reshape(-1)
+        step = attrs["diag_step"] + 1
+        last = (attrs["diag_num"] - 1) * step
+        if last >= flat.size:
+            raise ValueError(
+                f"uniform_random: diag_num={attrs['diag_num']} with diag_step={attrs['diag_step']} "
+                f"reaches position {last}, past the {flat.size} elements of shape {list(shape)}"
+            )
+        flat[: last + 1 : step] = attrs["diag_val"]
     return {"Out": out}
 
 

@@ -83,7 +83,14 @@ def gather(inputs, attrs):
 def gather_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
     dx = xp.zeros_like(x)
-    scatter_add(xp, dx, _index(inputs["Index"], x.shape[0], "gather"), d)
+    idx = _index(inputs["Index"], x.shape[0], "gather")
+    if attrs.get("overwrite", True):
+        # Fluid 1.8.5: a row gathered more than once gets the gradient of its last use
+        idx = idx.reshape(-1) % x.shape[0]
+        rows, first_in_reversed = xp.unique(idx[::-1], return_index=True)
+        dx[rows] = d[idx.size - 1 - first_in_reversed]
+    else:
+        scatter_add(xp, dx, idx, d)
     return {"X@GRAD": dx}
 
 
