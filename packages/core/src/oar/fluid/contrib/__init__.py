@@ -4,6 +4,7 @@ and core's contrib layers (``multiclass_nms2``)."""
 from typing import Any
 
 from oar._facade import module_getattr
+from oar.optimizer.decoupled import extend_with_decoupled_weight_decay
 
 _plugin_getattr = module_getattr("contrib.")
 _CORE = {"multiclass_nms2": "oar.layers.detection_nms"}
@@ -15,3 +16,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_CORE[name]), name)
     return _plugin_getattr(name)
+
+
+__all__ = ["extend_with_decoupled_weight_decay"]
