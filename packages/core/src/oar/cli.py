@@ -1,5 +1,10 @@
 """The ``oar`` command line: ``oar --version``; ``oar plugins [--json] [--kernel OP]`` shows what is
-installed and which plugin's kernel wins."""
+installed and which plugin's kernel wins; ``oar program dot`` draws a program.
+
+Plugins add sub-commands through the ``oar_register_cli_commands`` hook (a
+command object with ``help``, ``configure(parser)`` and ``run(args) -> int``):
+oar-deploy adds ``oar model show|run`` and ``oar export onnx``.
+"""
 
 from __future__ import annotations
 
@@ -53,6 +58,8 @@ def plugins_report() -> dict:
         "reader_decorators": reg.reader_decorators.names(),
         "collective_backends": reg.collective_backends.names(),
         "pserver_transports": reg.pserver_transports.names(),
+        "inference_passes": reg.inference_passes.names(),
+        "cli_commands": reg.cli_commands.names(),
     }
 
 
@@ -105,7 +112,14 @@ def _print_table(report: dict, out) -> None:
         print(
             f"numpy-only (not array-generic) kernels on {device}: {', '.join(op_types)}", file=out
         )
-    for key in ("formats", "reader_decorators", "collective_backends", "pserver_transports"):
+    for key in (
+        "formats",
+        "reader_decorators",
+        "collective_backends",
+        "pserver_transports",
+        "inference_passes",
+        "cli_commands",
+    ):
         if report[key]:
             print(f"{key.replace('_', ' ')}: {', '.join(report[key])}", file=out)
 
@@ -197,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from oar.plugins import registries
+
     parser = argparse.ArgumentParser(prog="oar", description="oar command line")
     parser.add_argument("--version", action="store_true", help="oar's and every plugin's version")
     sub = parser.add_subparsers(dest="command")
@@ -210,12 +226,17 @@ def _main(argv: Sequence[str] | None) -> int:
     d.add_argument("path", help="a saved inference model directory or a program .json file")
     d.add_argument("-o", "--output", help="write the DOT here (default: standard output)")
     d.add_argument("--no-shapes", action="store_true", help="variable names only")
+    commands = dict(registries().cli_commands.items())
+    for name, cmd in sorted(commands.items()):
+        cmd.configure(sub.add_parser(name, help=getattr(cmd, "help", None)))
     args = parser.parse_args(argv)
     if args.version:
         print(_version_text())
         return 0
     if args.command == "program":
         return _program_command(args)
+    if args.command in commands:
+        return int(commands[args.command].run(args) or 0)
     if args.command != "plugins":
         parser.print_help()
         return 2
