@@ -269,3 +269,21 @@ def test_oar_progress_env_puts_a_bar_on_loaders_and_batch_readers(tmp_path):
     assert (
         "batch(4)" in shown.stderr and "DataLoader" in shown.stderr and "samples/s" in shown.stderr
     )
+
+
+def test_sub_blocks_of_a_while_loop_are_clusters():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        i = fluid.layers.fill_constant([1], "int64", 0)
+        n = fluid.layers.fill_constant([1], "int64", 3)
+        cond = fluid.layers.less_than(i, n)
+        loop = fluid.layers.While(cond)
+        with loop.block():
+            fluid.layers.increment(i, in_place=True)
+            fluid.layers.less_than(i, n, cond=cond)
+    text = program_to_dot(main)
+    assert text.count('subgraph "cluster_block_1"') == 1 and 'label="block 1 (while)";' in text
+    body = text.split('subgraph "cluster_block_1" {')[1]
+    assert '"op:1:0" [label="increment"' in body and '"op:1:1" [label="less_than"' in body
+    bad = [line for line in text.splitlines() if not DOT_LINE.match(line)]
+    assert not bad, bad

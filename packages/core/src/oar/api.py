@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "Variable": "oar.framework.variable",
     "Parameter": "oar.framework.variable",
     "ProgramBuilder": "oar.framework.construct",
+    "LayerHelper": "oar.layer_helper",
     "build_program": "oar.framework.construct",
     "program_from_dict": "oar.framework.construct",
     "default_main_program": "oar.framework.program",
@@ -157,6 +158,7 @@ __all__ = [
     "Parameter",
     "Program",
     "ProgramBuilder",
+    "LayerHelper",
     "REQUIRED",
     "Registries",
     "Scope",
@@ -266,6 +268,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         register_families,
         register_family,
     )
+    from oar.layer_helper import LayerHelper
     from oar.lod_tensor import (
         LoDTensor,
         SelectedRows,

@@ -26,11 +26,22 @@ def _var_label(block: Any, name: str, show_shapes: bool) -> str:
 
 
 def _sub_blocks(op: Any) -> list:
+    """The blocks an op runs: Block objects, or block indices in attrs named like Fluid's
+    ``sub_block`` (while, conditional_block) and ``optimize_blocks`` (listen_and_serv)."""
+    program = getattr(getattr(op, "block", None), "program", None)
     found = []
-    for value in op.attrs.values():
+    for key, value in op.attrs.items():
         for item in value if isinstance(value, (list, tuple)) else (value,):
             if hasattr(item, "ops") and hasattr(item, "idx"):
                 found.append(item)
+            elif (
+                "block" in key
+                and isinstance(item, int)
+                and not isinstance(item, bool)
+                and program is not None
+                and 0 < item < len(program.blocks)
+            ):
+                found.append(program.blocks[item])
     return found
 
 
