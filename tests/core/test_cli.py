@@ -54,7 +54,11 @@ class _FastRelu:
 
 def test_kernel_report_names_the_overriding_plugin(restore_registries, capsys):
     plugins.register(_FastRelu(), name="fast-relu")
-    rows = [r for r in kernel_report("relu")["kernels"] if r["dtype"] == "float32"]
+    rows = [
+        r
+        for r in kernel_report("relu")["kernels"]
+        if r["dtype"] == "float32" and r["device"] == "cpu"
+    ]
     # the winner first, then every kernel it overrides (kernels_numba too, where installed)
     assert (rows[0]["plugin"], rows[0]["priority"], rows[0]["wins"]) == ("fast-relu", 777, True)
     assert ("kernels_cpu", 0, False) in [(r["plugin"], r["priority"], r["wins"]) for r in rows]
@@ -63,7 +67,11 @@ def test_kernel_report_names_the_overriding_plugin(restore_registries, capsys):
     out = capsys.readouterr().out
     assert "fast-relu" in out and "wins" in out and "overridden" in out
     # float64 is still served by the numpy kernel
-    f64 = [r for r in kernel_report("relu")["kernels"] if r["dtype"] == "float64"]
+    f64 = [
+        r
+        for r in kernel_report("relu")["kernels"]
+        if r["dtype"] == "float64" and r["device"] == "cpu"
+    ]
     assert "fast-relu" not in {r["plugin"] for r in f64} and f64[0]["wins"]
 
 
