@@ -121,9 +121,8 @@ def _start_servers() -> None:
     def serve():
         try:
             loop.run()
-        except Exception:
-            if not stop.is_set():
-                raise
+        except Exception as exc:  # at exit, another module's shutdown may drop our clients
+            loop.error = exc
 
     t = threading.Thread(target=serve, daemon=True)
     stop = threading.Event()

@@ -225,10 +225,12 @@ class PserverLoop:
                 value = np.concatenate([np.asarray(v.value) for v in vals]) * vals[0].value.dtype.type(scale)
                 self.scope.var(g).value = SelectedRows(rows, vals[0].height(), value)
             else:
-                total = np.array(vals[0])
-                for v in vals[1:]:
-                    total += v
-                if len(vals) > 1:
+                if len(vals) == 1:  # read-only view of the frame: update ops only read it
+                    total = vals[0]
+                else:
+                    total = vals[0] + vals[1]
+                    for v in vals[2:]:
+                        total += v
                     total *= total.dtype.type(scale)
                 self.scope.var(g).value = LoDTensor(total)
         for b in blocks:
