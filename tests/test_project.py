@@ -111,3 +111,20 @@ def test_module_budget():
     )
     stale = [rel for rel in OVER_BUDGET if lines.get(rel, 0) <= BUDGET]
     assert not stale, f"back under the budget (or gone): remove from OVER_BUDGET: {stale}"
+
+
+def test_license_ships_with_every_package():
+    """Apache-2.0 is declared, so the text is in the repository and in every wheel and sdist."""
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0" in text
+    for directory in (ROOT / "packages").glob("*/pyproject.toml"):
+        assert (directory.parent / "LICENSE").read_text() == text, directory.parent
+        assert 'license-files = ["LICENSE"]' in _pyproject(directory.parent), directory.parent
+
+
+def test_dev_requirements_install_every_package():
+    """`pip install -r requirements-dev.txt` (the README's development set-up) covers every package."""
+    lines = (ROOT / "requirements-dev.txt").read_text().splitlines()
+    editable = {line.split()[-1] for line in lines if line.startswith("-e ")}
+    dirs = {f"packages/{p.parent.name}" for p in (ROOT / "packages").glob("*/pyproject.toml")}
+    assert editable == dirs, f"add `-e <dir>` lines to requirements-dev.txt for: {dirs - editable}"

@@ -149,9 +149,11 @@ def test_without_kernels_running_an_op_names_op_place_and_package():
         env={"OAR_DISABLE_PLUGINS": "kernels_cpu"},
     )
     assert r.returncode == 0, r.stderr
-    # no cpu device at all: the error names the device and the pip command
-    assert "pip install oar-kernels-cpu" in r.stdout
-    assert "cpu" in r.stdout
+    # no cpu device: the plugin is installed but disabled, so the error says how to re-enable it
+    # (installing it again would not help) and does not offer the GPU-only CPU fallback
+    assert "oar-kernels-cpu is installed but disabled by OAR_DISABLE_PLUGINS" in r.stdout
+    assert "remove 'kernels_cpu'" in r.stdout
+    assert "OAR_FALLBACK_DEVICE" not in r.stdout
 
 
 def test_kernel_missing_for_a_device_raises_kernel_not_found(tmp_path):
@@ -339,14 +341,17 @@ def test_disabled_plugin_is_blocked_in_the_plugin_manager(broken_dist):
     from oar.plugins import _manager, plugin_infos
     pm = _manager()
     print("blocked", pm.is_blocked("raises"), pm.is_blocked("typo"), pm.is_blocked("dup"))
-    print("names", sorted(p.name for p in plugin_infos()))
+    print("disabled", sorted(p.name for p in plugin_infos() if p.disabled))
+    print("failed", sorted(p.name for p in plugin_infos() if p.error))
     """,
         broken_dist,
         env={"OAR_DISABLE_PLUGINS": "raises,oar-broken3"},
     )
     assert r.returncode == 0, r.stderr
     assert "blocked True True True" in r.stdout
-    assert "'raises'" not in r.stdout
+    # disabled plugins are listed as such (for `oar plugins`), never loaded, never failed
+    assert "disabled ['dup', 'raises', 'typo']" in r.stdout, r.stdout
+    assert "'raises'" not in r.stdout.split("failed")[1]
 
 
 def test_plugin_registered_by_hand_that_fails_raises_and_is_rolled_back():

@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 from oar import fluid
 
-torch = pytest.importorskip("torch")
-F = torch.nn.functional
+try:  # the oracle is optional: without it every test here is reported skipped, one by one
+    import torch
+
+    F = torch.nn.functional
+except ImportError:
+    torch = F = None
+pytestmark = pytest.mark.skipif(
+    torch is None, reason="PyTorch CPU oracle not installed: pip install torch==2.13.0"
+)
 L = fluid.layers
 rng = np.random.default_rng(7)
 

@@ -36,6 +36,10 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"oar.{name}")
+    if name == "summary":  # oar.summary(layer_or_program, input_size): loaded on first use
+        from oar.viz.model_summary import summary
+
+        return summary
     return _plugin_getattr(name)
 
 

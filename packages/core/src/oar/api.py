@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "Variable": "oar.framework.variable",
     "Parameter": "oar.framework.variable",
     "ProgramBuilder": "oar.framework.construct",
+    "LayerHelper": "oar.layer_helper",
     "build_program": "oar.framework.construct",
     "program_from_dict": "oar.framework.construct",
     "default_main_program": "oar.framework.program",
@@ -106,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "CPUPlace": "oar.places",
     "CUDAPlace": "oar.places",
     "user_array": "oar.user_array",
+    "maybe_progress": "oar.viz.progress_bar",
     # fusing chains of ops in a plan
     "FusionRegistry": "oar.fusion",
     "Fusion": "oar.fusion",
@@ -156,6 +158,7 @@ __all__ = [
     "Parameter",
     "Program",
     "ProgramBuilder",
+    "LayerHelper",
     "REQUIRED",
     "Registries",
     "Scope",
@@ -209,6 +212,7 @@ __all__ = [
     "to_variable",
     "unsqueeze_shape",
     "user_array",
+    "maybe_progress",
 ]
 
 
@@ -264,6 +268,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         register_families,
         register_family,
     )
+    from oar.layer_helper import LayerHelper
     from oar.lod_tensor import (
         LoDTensor,
         SelectedRows,
@@ -304,3 +309,4 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
     )
     from oar.scope import Scope, global_scope
     from oar.user_array import user_array
+    from oar.viz.progress_bar import maybe_progress

@@ -104,7 +104,12 @@ class LoDTensor:
         return self._lod[-1][-1] == n and all(lvl[0] == 0 for lvl in self._lod)
 
     def __repr__(self) -> str:
-        return f"LoDTensor(shape={self.shape()}, lod={self._lod})"
+        """Shape, dtype, LoD and a preview of the values (what a user wants at a prompt)."""
+        if self._array is None:
+            return f"LoDTensor(not initialized, lod={self._lod})"
+        a = np.asarray(self._array)
+        preview = np.array2string(a, threshold=24, edgeitems=3, precision=4, prefix="  ")
+        return f"LoDTensor(shape={list(a.shape)}, dtype={a.dtype}, lod={self._lod},\n  {preview})"
 
     __str__ = __repr__
 
@@ -166,7 +171,10 @@ class SelectedRows:
         return out
 
     def __repr__(self) -> str:
-        return f"SelectedRows(height={self._height}, rows={len(self._rows)})"
+        v = np.asarray(self._value) if self._value is not None else None
+        rows = self._rows[:8].tolist() + (["..."] if len(self._rows) > 8 else [])
+        detail = "" if v is None else f", value shape={list(v.shape)}, dtype={v.dtype}"
+        return f"SelectedRows(height={self._height}, rows={rows}{detail})"
 
 
 def create_lod_tensor(data: Any, recursive_seq_lens: Sequence, place: Any) -> LoDTensor:

@@ -12,12 +12,9 @@ import os
 import warnings
 
 from oar.errors import DeviceUnavailableError
+from oar.install_hints import INSTALL_COMMANDS, device_plugin_hint
 
 ENV_FALLBACK = "OAR_FALLBACK_DEVICE"
-_INSTALL_HINT = {
-    "cpu": "pip install oar-kernels-cpu",
-    "cuda": "pip install oar-kernels-cuda cupy-cuda12x",
-}
 
 
 class Place:
@@ -102,16 +99,21 @@ def resolve_device(place: Place):
         reason += "; plugins that failed to load: " + ", ".join(
             f"{p.name} ({p.error})" for p in failed
         )
-    if place.device != "cpu" and os.environ.get(ENV_FALLBACK) == "cpu":
+    fallback = place.device != "cpu"
+    if fallback and os.environ.get(ENV_FALLBACK) == "cpu":
         warnings.warn(
             f"{place!r} requested but {reason}; running on CPU ({ENV_FALLBACK}=cpu)",
             RuntimeWarning,
             stacklevel=3,
         )
         return resolve_device(CPUPlace())
+    hint = device_plugin_hint(place.device) if dev is None else None
+    advice = [hint] if hint else []
+    if fallback:  # only a non-CPU program can fall back to the CPU
+        advice.append(f"set {ENV_FALLBACK}=cpu to run it on the CPU instead")
     raise DeviceUnavailableError(
-        f"cannot run on {place!r}: {reason}. Install it with `{_INSTALL_HINT.get(place.device, 'pip install oar-kernels-' + place.device)}`"
-        f" (or set {ENV_FALLBACK}=cpu to run GPU programs on the CPU)"
+        f"cannot run on {place!r}: {reason}"
+        + (f". To fix: {'; or '.join(advice)}" if advice else "")
     )
 
 
@@ -142,7 +144,7 @@ def cuda_places(device_ids: int | list | None = None) -> list:
             + (
                 f": {why}"
                 if why
-                else f". Install it with `{_INSTALL_HINT['cuda']}` on a GPU machine"
+                else f". Install it with `{INSTALL_COMMANDS['cuda']}` on a GPU machine"
             )
             + f" (or set {ENV_FALLBACK}=cpu)"
         )

@@ -41,6 +41,7 @@ class PluginInfo:
     version: str
     module: str
     error: str | None = None
+    disabled: bool = False  # skipped because OAR_DISABLE_PLUGINS names it
     #: False when the plugin said what it needs is missing here (PluginUnavailableError)
     available: bool = True
 
@@ -150,6 +151,7 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         if ep.name in disabled or dist in disabled:
             log.info("plugin %s (%s) disabled by %s", ep.name, dist, ENV_DISABLE)
             pm.set_blocked(ep.name)
+            _infos.append(PluginInfo(ep.name, dist, version, ep.value, disabled=True))
             continue
         try:
             plugin = ep.load()
@@ -312,6 +314,14 @@ def plugin_infos() -> list:
     """Loaded (and failed) plugins, for ``oar plugins``."""
     registries()
     return list(_infos)
+
+
+def disabled_distribution(distribution: str) -> PluginInfo | None:
+    """The record of an installed plugin from ``distribution`` that OAR_DISABLE_PLUGINS skipped."""
+    for info in plugin_infos():
+        if info.disabled and info.distribution == distribution:
+            return info
+    return None
 
 
 def _core_version() -> str:

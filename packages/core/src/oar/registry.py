@@ -512,15 +512,8 @@ class KernelRegistry:
     ) -> KernelEntry | None:
         """The best kernel below ``priority``: the one a higher-priority kernel overrides, for a
         kernel that hands the cases it does not cover back to it."""
-        if self._lazy:
-            self._load(self._ops.family(op_type))
-        cands = [
-            e
-            for key in ((op_type, device, dtype), (op_type, device, None))
-            for e in self._entries.get(key, ())
-            if e.priority < priority
-        ]
-        return max(cands, key=lambda e: e.priority) if cands else None
+        below = (e for e in self.candidates(op_type, device, dtype) if e.priority < priority)
+        return next(below, None)
 
     def remove_owned_by(self, plugin: str) -> None:
         """Forget every kernel (and deferred family) ``plugin`` registered (a failed plugin)."""
@@ -542,6 +535,22 @@ class KernelRegistry:
     def devices_for(self, op_type: str) -> set:
         self._load(self._ops.family(op_type))
         return {k[1] for k in self._entries if k[0] == op_type}
+
+    def dtypes_for(self, op_type: str, device: str) -> list:
+        """The dtypes ``op_type`` has a kernel for on ``device`` (``None`` = any dtype)."""
+        self._load(self._ops.family(op_type))
+        return sorted(
+            {k[2] for k in self._entries if k[0] == op_type and k[1] == device},
+            key=lambda d: (d is not None, str(d)),
+        )
+
+    def candidates(self, op_type: str, device: str, dtype: str | None) -> list:
+        """Every kernel that could serve (op, device, dtype), the winner first."""
+        self._load(self._ops.family(op_type))
+        cands = list(self._entries.get((op_type, device, dtype), ())) + list(
+            self._entries.get((op_type, device, None), ()) if dtype is not None else ()
+        )
+        return sorted(cands, key=lambda e: -e.priority)
 
     def entries(self) -> list:
         """Every registered kernel (lazily registered families are loaded first)."""

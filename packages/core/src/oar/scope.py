@@ -94,7 +94,9 @@ class Scope:
         return self.find_var(name) is not None
 
     def __repr__(self) -> str:
-        return f"<Scope {len(self._vars)} vars, {len(self._kids)} kids>"
+        names = sorted(self._vars)
+        shown = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
+        return f"<Scope {len(names)} vars [{shown}], {len(self._kids)} kids>"
 
 
 _global_scope = Scope()

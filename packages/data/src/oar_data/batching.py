@@ -15,8 +15,10 @@ def batch(reader: Callable[[], Iterable], batch_size: int, drop_last: bool = Fal
         )
 
     def batch_reader():
+        from oar.api import maybe_progress
+
         b = []
-        for sample in reader():
+        for sample in maybe_progress(reader(), desc=f"batch({batch_size})"):
             b.append(sample)
             if len(b) == batch_size:
                 yield b

@@ -208,14 +208,22 @@ class GeneratorLoader:
                 f"exe.run, not by iteration (create it with iterable=True to iterate)"
             )
         pipeline = self._start_pipeline()
-        return self._epoch(
-            pipeline,
-            len(self._places),
-            self._return_list,
-            self._drop_last,
-            [s.name for s in self._specs],
-            self._dygraph,
+        return self._progress(
+            self._epoch(
+                pipeline,
+                len(self._places),
+                self._return_list,
+                self._drop_last,
+                [s.name for s in self._specs],
+                self._dygraph,
+            )
         )
+
+    def _progress(self, epoch):
+        """The epoch with a tqdm bar when ``OAR_PROGRESS=1`` (oar.viz; off by default)."""
+        from oar.api import maybe_progress
+
+        return maybe_progress(epoch, desc=self._what)
 
     @staticmethod
     def _epoch(

@@ -18,6 +18,7 @@ import numpy as np
 from oar.dygraph.varbase import ParamBase, VarBase
 from oar.errors import KernelNotFoundError, OarError, OpRuntimeError
 from oar.framework.dtypes import convert_dtype
+from oar.install_hints import kernel_not_found_message
 from oar.lod_tensor import LoDTensor, SelectedRows
 
 _FLOATS = frozenset(("float16", "float32", "float64"))
@@ -169,11 +170,8 @@ class Tracer:
             )
             entry = self._reg.kernels.lookup(info.opdef.type, self.device, name)
             if entry is None:
-                have = sorted(self._reg.kernels.devices_for(info.opdef.type))
                 raise KernelNotFoundError(
-                    f"op '{info.opdef.type}' has no kernel for device '{self.device}' and dtype {name} "
-                    f"(kernels exist for devices: {have or 'none'}); install a plugin that provides it, "
-                    f"e.g. `pip install oar-kernels-{self.device}`"
+                    kernel_not_found_message(self._reg, info.opdef.type, self.device, name)
                 )
             info.kernels[dtype] = entry
         return entry

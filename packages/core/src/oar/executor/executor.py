@@ -47,6 +47,11 @@ class Executor:
             self._device = resolve_device(self.place)
         return self._device
 
+    def plans(self) -> list:
+        """The compiled plans this executor holds, oldest first (to inspect, e.g.
+        ``plan.free_after``: which temporaries each op releases; see docs/memory.md)."""
+        return [plan for _ref, plan in self._plans.values()]
+
     def close(self) -> None:
         self._plans.clear()
         self._fast.clear()

@@ -34,6 +34,7 @@ from oar.executor.stepgen import (
 )
 from oar.framework.dtypes import VarType
 from oar.fusion import fuse_steps
+from oar.install_hints import kernel_not_found_message
 from oar.kernel_entry import EMPTY_VAR, KernelCall, KernelEntry
 from oar.lod_tensor import LoDTensor, LoDTensorArray, SelectedRows
 from oar.user_array import user_array
@@ -189,16 +190,8 @@ class Plan:
         dtype = self._kernel_dtype(op, opdef)
         entry = reg.kernels.lookup(op.type, self.device.name, dtype)
         if entry is None:
-            have = sorted(reg.kernels.devices_for(op.type))
-            hint = (
-                "pip install oar-kernels-cpu"
-                if self.device.name == "cpu"
-                else f"pip install oar-kernels-{self.device.name}"
-            )
             raise KernelNotFoundError(
-                f"op '{op.type}' has no kernel for device '{self.device.name}' and dtype {dtype} "
-                f"(kernels exist for devices: {have or 'none'}); install a plugin that provides it, "
-                f"e.g. `{hint}`",
+                kernel_not_found_message(reg, op.type, self.device.name, dtype),
                 callsite=op.callsite,
                 created=True,
             )

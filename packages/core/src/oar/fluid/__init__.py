@@ -22,7 +22,17 @@ from oar.executor import (
     ParallelExecutor,
 )
 from oar.flags import get_flags, set_flags
-from oar.fluid import average, compiler, contrib, core, data_feeder, install_check, io, lod_tensor
+from oar.fluid import (
+    average,
+    compiler,
+    contrib,
+    core,
+    data_feeder,
+    debugger,
+    install_check,
+    io,
+    lod_tensor,
+)
 from oar.framework import unique_name
 from oar.framework.mode import in_dygraph_mode
 from oar.framework.param_attr import ParamAttr, WeightNormParamAttr
@@ -109,6 +119,7 @@ __all__ = [
     "io",
     "core",
     "compiler",
+    "debugger",
     "contrib",
     "framework",
     "param_attr",

@@ -240,8 +240,16 @@ class Program:
         return self.to_string()
 
     def __repr__(self) -> str:
+        block = self.global_block()
+        counts: dict = {}
+        for op in block.ops:
+            counts[op.type] = counts.get(op.type, 0) + 1
+        kinds = ", ".join(f"{t} x{n}" if n > 1 else t for t, n in list(counts.items())[:8])
+        more = ", ..." if len(counts) > 8 else ""
+        params = block.all_parameters()
         return (
-            f"<Program {len(self.blocks)} block(s), {len(self.global_block().ops)} ops in block 0>"
+            f"<Program {len(self.blocks)} block(s), {len(block.ops)} ops in block 0 "
+            f"({kinds}{more}), {len(block.vars)} vars, {len(params)} parameters>"
         )
 
 
