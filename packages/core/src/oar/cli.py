@@ -98,9 +98,10 @@ def _print_table(report: dict, out) -> None:
         print(f"  {d['name']:<8} from {d['plugin']:<20} {_device_line(d)}", file=out)
     dev_names = [d["name"] for d in report["devices"]]
     missing = [t for t, info in report["ops"].items() if not info["kernels"]]
-    if not dev_names:
+    if not any(d["available"] for d in report["devices"]):
         print(
-            f"\nNo device plugin is installed, so none of the {len(report['ops'])} ops can run.\n"
+            f"\nNo usable device (registered: {', '.join(dev_names) or 'none'}), so none of the "
+            f"{len(report['ops'])} ops can run here.\n"
             f"For the numpy CPU kernels: {device_plugin_hint('cpu') or 'see the log for why oar-kernels-cpu did not load'}.",
             file=out,
         )

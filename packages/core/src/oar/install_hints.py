@@ -11,7 +11,7 @@ import os
 DEVICE_DISTRIBUTIONS = {"cpu": "oar-kernels-cpu", "cuda": "oar-kernels-cuda"}
 INSTALL_COMMANDS = {
     "cpu": "pip install oar-kernels-cpu",
-    "cuda": "pip install oar-kernels-cuda cupy-cuda12x",
+    "cuda": "pip install oar-kernels-cuda[cuda12]",
 }
 
 
