@@ -212,7 +212,6 @@ PENDING: dict[str, list[str]] = {
         "DataFeedDesc",
         "dataset",
         "incubate.data_generator",
-        "profiler",
         "contrib.fused_elemwise_activation",
         "contrib.fused_embedding_seq_pool",
         "contrib.load_persistables_for_increment",

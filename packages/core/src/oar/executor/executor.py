@@ -96,6 +96,7 @@ class Executor:
             hit is not None
             and hit[1].version == program._version
             and hit[1].checks_nan_inf is _flags.CHECK_NAN_INF
+            and hit[1].profiled is _flags.PROFILE_OPS
         ):
             # the same program, feed names and fetch list as a previous run: names were
             # validated then; only the fed values need converting and checking
@@ -132,9 +133,17 @@ class Executor:
         hit = self._plans.get(key, program)
         if hit is not None:
             plan = hit[1]
-            if plan.version == program._version and plan.checks_nan_inf is check:
+            if (
+                plan.version == program._version
+                and plan.checks_nan_inf is check
+                and plan.profiled is _flags.PROFILE_OPS
+            ):
                 return plan
-        if check:
+        if _flags.PROFILE_OPS:  # fluid.profiler is on: every op timed
+            from oar.executor.profiled_plan import plan_class
+
+            plan = plan_class(check)(program, feed_names, fetch_names, self.device)
+        elif check:
             from oar.executor.checked_plan import CheckedPlan
 
             plan = CheckedPlan(program, feed_names, fetch_names, self.device)

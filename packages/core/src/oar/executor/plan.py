@@ -51,6 +51,7 @@ class Plan:
     """A compiled (program block, feeds, fetches, device) ready to run many times."""
 
     checks_nan_inf = False  # see executor/checked_plan.py (FLAGS_check_nan_inf)
+    profiled = False  # see executor/profiled_plan.py (fluid.profiler)
 
     def __init__(
         self, program: Any, feed_names: tuple, fetch_names: tuple, device: Any, block_idx: int = 0
