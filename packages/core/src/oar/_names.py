@@ -205,8 +205,6 @@ PENDING: dict[str, list[str]] = {
         "layers.load",
         "layers.py_reader",
         "layers.read_file",
-        "io.default_collate_fn",
-        "reader.default_collate_fn",
         "oar.dataset.common.cluster_files_reader",
         "oar.dataset.common.split",
         "DataFeedDesc",
