@@ -18,12 +18,23 @@ import numba
 
 # on-disk cache (next to this package, or NUMBA_CACHE_DIR); nogil so other Python threads
 # (readers, the data-parallel executor's places) run meanwhile
-_OPTS = {"cache": True, "nogil": True}
+_OPTS = {
+    "cache": True,
+    "nogil": True,
+    "error_model": "numpy",
+}  # numpy: no zero-division checks (they stop vectorisation)
 
 #: elements below which a loop stays on one thread (a parallel launch costs ~10-20 µs)
 PARALLEL_MIN = int(os.environ.get("OAR_NUMBA_PARALLEL_MIN", 1 << 16))
 
 _MAIN = threading.main_thread()
+
+# numba's own thread pool, not OpenMP: numba's omp layer shares libgomp with PyTorch and
+# OpenBLAS builds that use it, and its spinning workers slowed a torch model in the same
+# process 10x in the benchmarks. workqueue forbids concurrent parallel launches, which the
+# main-thread rule above already ensures. NUMBA_THREADING_LAYER still decides when set.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
 
 
 def _configure_threads() -> None:
@@ -46,7 +57,11 @@ class Loop:
         self.parallel = numba.njit(parallel=True, **_OPTS)(fn)
 
     def __call__(self, size: int, *args):
-        if size >= PARALLEL_MIN and threading.current_thread() is _MAIN:
+        if (
+            size >= PARALLEL_MIN
+            and threading.current_thread() is _MAIN
+            and numba.get_num_threads() > 1
+        ):
             return self.parallel(*args)
         return self.serial(*args)
 

@@ -18,6 +18,8 @@ from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
 from oar.layers.detection_boxes import *  # noqa: F403
+from oar.layers.detection_nms import *  # noqa: F403
+from oar.layers.detection_roi import *  # noqa: F403
 from oar.layers.dropout import *  # noqa: F403
 from oar.layers.edit_distance import *  # noqa: F403
 from oar.layers.elementwise import *  # noqa: F403
