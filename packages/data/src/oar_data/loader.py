@@ -402,11 +402,16 @@ class DataLoader:
 
     @staticmethod
     def from_dataset(dataset: Any, places: Any, drop_last: bool = True) -> Any:
-        """Fluid builds this on ``fluid.DatasetFactory`` datasets, which oar does not provide."""
-        raise NotImplementedError(
-            "DataLoader.from_dataset needs fluid.DatasetFactory (InMemoryDataset / QueueDataset), which "
-            "oar does not provide; use DataLoader.from_generator with a Python reader instead"
-        )
+        """An iterable loader over a ``fluid.DatasetFactory`` dataset's batches."""
+        run = getattr(dataset, "_all_batches", None)
+        if run is None:
+            raise TypeError(
+                "DataLoader.from_dataset: dataset must come from fluid.DatasetFactory()"
+                f".create_dataset(...), given {type(dataset).__name__}"
+            )
+        dataset.drop_last = drop_last
+        loader = GeneratorLoader(dataset.use_vars, 4, True, True, False, drop_last=drop_last)
+        return loader.set_batch_generator(run, places)
 
 
 class _QueueView:

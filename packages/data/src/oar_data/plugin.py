@@ -21,9 +21,11 @@ def oar_fluid_api() -> dict:
     from oar_data import (
         batching,
         contrib_reader,
+        data_generator,
         dataset,
         decorators,
         fluid_reader,
+        industrial,
         map_loader,
         reader,
     )
@@ -39,6 +41,9 @@ def oar_fluid_api() -> dict:
         "io.Dataset": map_loader.Dataset,
         "io.BatchSampler": map_loader.BatchSampler,
         "io.default_collate_fn": map_loader.default_collate_fn,
+        "DatasetFactory": industrial.DatasetFactory,
+        "dataset": industrial,
+        "incubate.data_generator": data_generator,
         "io.batch": batching.batch,
         "io.ComposeNotAligned": decorators.ComposeNotAligned,
         "DataFeeder": DataFeeder,

@@ -152,13 +152,59 @@ class Executor:
         self._plans.put(key, program, (weakref.ref(program), plan))
         return plan
 
-    # Fluid API odds and ends
-    def infer_from_dataset(self, *args, **kwargs):
-        raise NotImplementedError(
-            "Executor.infer_from_dataset needs the Dataset API, which oar does not provide"
-        )
+    # the industrial data path (fluid.DatasetFactory datasets, oar-data)
+    def train_from_dataset(
+        self,
+        program: Program | None = None,
+        dataset: Any = None,
+        scope: Scope | None = None,
+        thread: int = 0,
+        debug: bool = False,
+        fetch_list: Sequence | None = None,
+        fetch_info: Sequence | None = None,
+        print_period: int = 100,
+        fetch_handler: Any = None,
+    ) -> None:
+        """Run ``program`` over every batch of ``dataset`` in ``thread`` threads (Hogwild on CPU).
 
-    train_from_dataset = infer_from_dataset
+        ``thread=0`` takes the dataset's ``set_thread``; every ``print_period`` batches the
+        ``fetch_list`` values are printed, labelled by ``fetch_info``.
+        """
+        return self._run_dataset(
+            "train_from_dataset", program, dataset, scope, thread, debug, fetch_list,
+            fetch_info, print_period, fetch_handler,
+        )  # fmt: skip
+
+    def infer_from_dataset(
+        self,
+        program: Program | None = None,
+        dataset: Any = None,
+        scope: Scope | None = None,
+        thread: int = 0,
+        debug: bool = False,
+        fetch_list: Sequence | None = None,
+        fetch_info: Sequence | None = None,
+        print_period: int = 100,
+        fetch_handler: Any = None,
+    ) -> None:
+        """Like :meth:`train_from_dataset`, for a program without optimizer ops."""
+        return self._run_dataset(
+            "infer_from_dataset", program, dataset, scope, thread, debug, fetch_list,
+            fetch_info, print_period, fetch_handler,
+        )  # fmt: skip
+
+    def _run_dataset(self, what: str, program: Any, dataset: Any, *args: Any) -> None:
+        run = getattr(dataset, "_run_with", None)
+        if run is None:
+            raise TypeError(
+                f"Executor.{what}: dataset must come from fluid.DatasetFactory().create_dataset(...), "
+                f"given {type(dataset).__name__}"
+            )
+        if program is None:
+            program = default_main_program()
+        elif getattr(program, "_oar_compiled", None) is not None:
+            program = program._program  # the threads run the program itself, as Fluid does
+        return run(self, program, *args)
 
 
 def _clear_caches(*caches: PlanCache) -> None:
