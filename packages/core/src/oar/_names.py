@@ -203,8 +203,6 @@ PENDING: dict[str, list[str]] = {
         "contrib.ctr_metric_bundle",
         "oar.dataset.conll05",
         "oar.dataset.flowers",
-        "oar.dataset.image",
-        "oar.dataset.imikolov",
         "oar.dataset.movielens",
         "oar.dataset.mq2007",
         "oar.dataset.sentiment",

@@ -1,0 +1,91 @@
+"""imikolov on a test-made archive (expected ids from Fluid 1.8.5 on the same archive); image helpers."""
+
+import hashlib
+import io
+import tarfile
+
+import numpy as np
+import pytest
+
+pytest.importorskip("oar_data")
+
+TRAIN = b"the cat sat on the mat\nthe dog sat\na cat and a dog\n"
+VALID = b"the cat ran\nzebra sat on a mat today\n"
+
+
+@pytest.fixture
+def imikolov(tmp_path, monkeypatch):
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.imikolov as imikolov
+
+    d = tmp_path / "imikolov"
+    d.mkdir()
+    path = d / imikolov.URL.split("/")[-1]
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in (("ptb.train.txt", TRAIN), ("ptb.valid.txt", VALID)):
+            info = tarfile.TarInfo(f"./simple-examples/data/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    monkeypatch.setattr(imikolov, "MD5", hashlib.md5(path.read_bytes()).hexdigest())
+    return imikolov
+
+
+def test_imikolov_matches_fluid(imikolov):
+    word_idx = imikolov.build_dict(min_word_freq=1)
+    assert sorted(word_idx.items(), key=lambda kv: kv[1]) == [
+        ("<e>", 0),
+        ("<s>", 1),
+        (b"the", 2),
+        (b"a", 3),
+        (b"cat", 4),
+        (b"sat", 5),
+        (b"dog", 6),
+        (b"mat", 7),
+        (b"on", 8),
+        ("<unk>", 9),
+    ]
+    assert list(imikolov.train(word_idx, 3)()) == [
+        (1, 2, 4), (2, 4, 5), (4, 5, 8), (5, 8, 2), (8, 2, 7), (2, 7, 0), (1, 2, 6),
+        (2, 6, 5), (6, 5, 0), (1, 3, 4), (3, 4, 9), (4, 9, 3), (9, 3, 6), (3, 6, 0),
+    ]  # fmt: skip
+    assert list(imikolov.test(word_idx, 3)()) == [
+        (1, 2, 4), (2, 4, 9), (4, 9, 0), (1, 9, 5), (9, 5, 8), (5, 8, 3), (8, 3, 7),
+        (3, 7, 9), (7, 9, 0),
+    ]  # fmt: skip
+    seq = imikolov.DataType.SEQ
+    assert list(imikolov.train(word_idx, 5, seq)()) == [([1, 2, 6, 5], [2, 6, 5, 0])]
+    assert list(imikolov.test(word_idx, -1, seq)()) == [
+        ([1, 2, 4, 9], [2, 4, 9, 0]),
+        ([1, 9, 5, 8, 3, 7, 9], [9, 5, 8, 3, 7, 9, 0]),
+    ]
+    with pytest.raises(ValueError, match="n > 0"):
+        list(imikolov.train(word_idx, 0)())
+
+
+def test_image_helpers(tmp_path):
+    import oar.dataset.image as image
+    from PIL import Image
+
+    rgb = np.zeros((40, 60, 3), np.uint8)
+    rgb[..., 0] = 200  # red in RGB
+    path = tmp_path / "red.png"
+    Image.fromarray(rgb).save(path)
+    im = image.load_image(str(path))
+    assert im.shape == (40, 60, 3) and im[0, 0].tolist() == [0, 0, 200]  # BGR
+    assert image.load_image(str(path), is_color=False).shape == (40, 60)
+    assert image.load_image_bytes(path.read_bytes()).shape == (40, 60, 3)
+    small = image.resize_short(im, 20)
+    assert small.shape == (20, 30, 3)
+    assert image.resize_short(np.zeros((60, 40), np.uint8), 20).shape == (30, 20)
+    grid = np.arange(5 * 6 * 3).reshape(5, 6, 3)
+    np.testing.assert_array_equal(image.center_crop(grid, 3), grid[1:4, 1:4])
+    np.testing.assert_array_equal(image.left_right_flip(grid), grid[:, ::-1])
+    assert image.to_chw(grid).shape == (3, 5, 6)
+    assert image.random_crop(grid, 4).shape == (4, 4, 3)
+    out = image.simple_transform(im, 20, 16, is_train=False, mean=[1.0, 2.0, 3.0])
+    assert out.shape == (3, 16, 16) and out.dtype == np.float32
+    np.testing.assert_allclose(out[:, 0, 0], [-1.0, -2.0, 197.0], atol=1.0)
+    assert image.load_and_transform(str(path), 20, 16, is_train=True).shape == (3, 16, 16)
+    with pytest.raises(ValueError, match="exceeds"):
+        image.center_crop(grid, 9)
