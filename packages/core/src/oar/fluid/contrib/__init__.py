@@ -1,9 +1,30 @@
 """``fluid.contrib``: extras provided by plugins (e.g. ``contrib.reader`` from oar-data),
-and core's contrib layers (``multiclass_nms2``)."""
+core's contrib layers (``multiclass_nms2``, fused and partial layers) and statistics."""
 
 from typing import Any
 
 from oar._facade import module_getattr
+from oar.fluid.contrib import memory_usage_calc, model_stat, op_frequence
+from oar.fluid.contrib.layers import (
+    fused_elemwise_activation,
+    fused_embedding_seq_pool,
+    partial_concat,
+    partial_sum,
+)
+from oar.fluid.contrib.memory_usage_calc import memory_usage
+from oar.fluid.contrib.op_frequence import op_freq_statistic
+
+__all__ = [
+    "fused_elemwise_activation",
+    "fused_embedding_seq_pool",
+    "partial_concat",
+    "partial_sum",
+    "memory_usage",
+    "op_freq_statistic",
+    "memory_usage_calc",
+    "model_stat",
+    "op_frequence",
+]
 
 _plugin_getattr = module_getattr("contrib.")
 _CORE = {"multiclass_nms2": "oar.layers.detection_nms"}
