@@ -20,6 +20,7 @@ LAYER_ONLY = {
     "tensor": "create_tensor / fill_constant / assign ... span the creation and math families",
     "learning_rate_scheduler": "schedules compose arithmetic ops on the step counter",
     "clip_ops": "clip / clip_by_norm: a submodule named `clip` would shadow fluid.layers.clip",
+    "distributions": "fluid.layers.distributions: Normal, Uniform... compose existing ops",
 }
 
 

@@ -73,6 +73,10 @@ _EXPORTS: dict[str, str] = {
     "strided_bounds": "oar.ops.indexing",
     "resolve_paddings": "oar.ops.conv",
     "pool_geometry": "oar.ops.pool",
+    "conv3d_geometry": "oar.ops.conv3d",
+    "conv3d_transpose_geometry": "oar.ops.conv3d",
+    "pool3d_geometry": "oar.ops.pool3d",
+    "py_func_callable": "oar.ops.py_func",
     "channel_axis": "oar.ops.norm",
     "expand_aspect_ratios": "oar.ops.detection_boxes",
     # the IR (static programs)
@@ -154,6 +158,8 @@ __all__ = [
     "array_module",
     "build_program",
     "channel_axis",
+    "conv3d_geometry",
+    "conv3d_transpose_geometry",
     "convert_dtype",
     "cpu_places",
     "create_lod_tensor",
@@ -170,7 +176,9 @@ __all__ = [
     "lengths_to_offsets",
     "merge_feeds",
     "offsets_to_lengths",
+    "pool3d_geometry",
     "pool_geometry",
+    "py_func_callable",
     "program_from_dict",
     "prune_to_targets",
     "reduced_dims",
@@ -243,12 +251,15 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         offsets_to_lengths,
     )
     from oar.ops.conv import resolve_paddings
+    from oar.ops.conv3d import conv3d_geometry, conv3d_transpose_geometry
     from oar.ops.detection_boxes import expand_aspect_ratios
     from oar.ops.indexing import slice_bounds, strided_bounds
     from oar.ops.manip import split_sizes, squeeze_shape, unsqueeze_shape
     from oar.ops.norm import channel_axis
     from oar.ops.pool import pool_geometry
+    from oar.ops.pool3d import pool3d_geometry
     from oar.ops.prelu import alpha_shape
+    from oar.ops.py_func import py_func_callable
     from oar.ops.reduce import reduced_dims
     from oar.ops.reshape import resolve_shape
     from oar.places import CPUPlace, CUDAPlace, cpu_places, cuda_places

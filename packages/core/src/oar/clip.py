@@ -28,6 +28,8 @@ __all__ = [
     "ClipByGlobalNorm",
     "set_gradient_clip",
     "append_gradient_clip_ops",
+    "ErrorClipByValue",
+    "error_clip_callback",
 ]
 
 
@@ -255,3 +257,49 @@ def append_gradient_clip_ops(params_grads: list) -> list:
         for p, g in c(group):
             replaced[p.name] = g
     return [(p, replaced.get(p.name, g)) for p, g in params_grads]
+
+
+# --- error clipping: the gradient of one intermediate variable, clipped as backward makes it ---
+class ErrorClipByValue:
+    """Clip the gradient flowing into a variable to ``[min, max]`` (``min`` defaults to
+    ``-max``): set ``var.error_clip = ErrorClipByValue(...)``; ``Optimizer.minimize`` (or
+    ``append_backward(..., callbacks=[error_clip_callback])``) appends the clip op."""
+
+    def __init__(self, max: float, min: float | None = None) -> None:
+        hi = float(max)
+        lo = -hi if min is None else float(min)
+        if lo > hi:
+            raise ValueError(f"ErrorClipByValue: min ({lo}) must not exceed max ({hi})")
+        self.max, self.min = hi, lo
+
+    def __str__(self) -> str:
+        return f"ByValue, min={self.min:f}, max={self.max:f}"
+
+    def _append_clip_op(self, block: Any, grad_name: str) -> None:
+        op = block.append_op(
+            "clip",
+            {"X": [grad_name]},
+            {"Out": [grad_name]},
+            {"min": self.min, "max": self.max, "op_role": block.program._current_role},
+            infer=False,
+        )
+        return op
+
+
+def error_clip_callback(block: Any, context: dict) -> None:
+    """A backward callback: after each grad op, clip the gradients of variables that carry an
+    ``error_clip``."""
+    op = context["op"]
+    for name in op.output_arg_names:
+        if not name.endswith("@GRAD"):
+            continue
+        fwd = block._find_var_recursive(name[: -len("@GRAD")])
+        clip = getattr(fwd, "error_clip", None) if fwd is not None else None
+        if clip is None:
+            continue
+        if not isinstance(clip, ErrorClipByValue):
+            raise TypeError(
+                f"variable '{fwd.name}': error_clip must be an ErrorClipByValue, given "
+                f"{type(clip).__name__}"
+            )
+        clip._append_clip_op(block, name)

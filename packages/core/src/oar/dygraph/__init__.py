@@ -43,6 +43,7 @@ from oar.dygraph.learning_rate_scheduler import (
     PolynomialDecay,
     ReduceLROnPlateau,
 )
+from oar.dygraph.lr_epoch import LambdaDecay, MultiStepDecay, StepDecay
 from oar.dygraph.nn import (
     BatchNorm,
     Conv2D,
@@ -54,6 +55,15 @@ from oar.dygraph.nn import (
     Linear,
     Pool2D,
     PRelu,
+)
+from oar.dygraph.nn_loss import NCE, BCELoss, L1Loss, MSELoss, NLLLoss
+from oar.dygraph.nn_vision import (
+    BilinearTensorProduct,
+    Conv3D,
+    Conv3DTranspose,
+    GroupNorm,
+    InstanceNorm,
+    SpectralNorm,
 )
 from oar.dygraph.tracer import Tracer
 from oar.dygraph.varbase import ParamBase, VarBase
@@ -108,6 +118,20 @@ __all__ = [
     "NoamDecay",
     "LinearLrWarmup",
     "ReduceLROnPlateau",
+    "StepDecay",
+    "MultiStepDecay",
+    "LambdaDecay",
+    "Conv3D",
+    "Conv3DTranspose",
+    "GroupNorm",
+    "InstanceNorm",
+    "BilinearTensorProduct",
+    "SpectralNorm",
+    "BCELoss",
+    "L1Loss",
+    "MSELoss",
+    "NLLLoss",
+    "NCE",
     "TracedLayer",
     "Tracer",
     "VarBase",

@@ -16,6 +16,7 @@ from oar import (
     initializer,
     layer_helper,
     layers,
+    metrics,
     optimizer,
     profiler,
     regularizer,
@@ -68,6 +69,7 @@ executor = sys.modules["oar.executor"]
 # `import oar.fluid.layers as layers` and friends resolve to the core modules
 for _name, _mod in {
     "layers": layers,
+    "metrics": metrics,
     "optimizer": optimizer,
     "initializer": initializer,
     "regularizer": regularizer,
@@ -102,6 +104,7 @@ for _prefix, _mod in {
 
 __all__ = [
     "layers",
+    "metrics",
     "optimizer",
     "initializer",
     "regularizer",
@@ -174,8 +177,61 @@ __all__ += ["nets"]
 
 # fluid.dygraph (imperative mode)
 from oar import dygraph  # noqa: E402
-from oar.dygraph import disable_dygraph, disable_imperative, enable_dygraph, enable_imperative  # noqa: E402
 
+# Fluid 1.8 re-exports the dygraph layer classes at the top level (fluid.Conv2D, fluid.Linear...)
+from oar.dygraph import (  # noqa: E402
+    NCE,
+    BatchNorm,
+    BCELoss,
+    BilinearTensorProduct,
+    Conv2D,
+    Conv2DTranspose,
+    Conv3D,
+    Conv3DTranspose,
+    Dropout,
+    Embedding,
+    GroupNorm,
+    GRUUnit,
+    InstanceNorm,
+    L1Loss,
+    Layer,
+    LayerNorm,
+    Linear,
+    MSELoss,
+    NLLLoss,
+    Pool2D,
+    PRelu,
+    SpectralNorm,
+    disable_dygraph,
+    disable_imperative,
+    enable_dygraph,
+    enable_imperative,
+)
+
+__all__ += [
+    "BatchNorm",
+    "BCELoss",
+    "BilinearTensorProduct",
+    "Conv2D",
+    "Conv2DTranspose",
+    "Conv3D",
+    "Conv3DTranspose",
+    "Dropout",
+    "Embedding",
+    "GroupNorm",
+    "GRUUnit",
+    "InstanceNorm",
+    "L1Loss",
+    "Layer",
+    "LayerNorm",
+    "Linear",
+    "MSELoss",
+    "NLLLoss",
+    "NCE",
+    "Pool2D",
+    "PRelu",
+    "SpectralNorm",
+]
 __all__ += [
     "dygraph",
     "enable_dygraph",

@@ -296,3 +296,41 @@ __all__ += [
     "prelu",
     "maxout",
 ]
+
+
+# --- Fluid 1.8's paddle.tensor-style unary ops ----------------------------------------------
+def erf(x):
+    """The Gauss error function, elementwise."""
+    return _unary("erf", x)
+
+
+def acos(x, name=None):
+    return _unary("acos", x, name)
+
+
+def asin(x, name=None):
+    return _unary("asin", x, name)
+
+
+def atan(x, name=None):
+    return _unary("atan", x, name)
+
+
+def log1p(x, out=None, name=None):
+    """log(1 + x); ``out`` (a Variable) receives the result when given."""
+    if out is None:
+        return _unary("log1p", x, name)
+    helper = LayerHelper("log1p", name=name)
+    check_variable("log1p", "x", x)
+    helper.append_op("log1p", {"X": [x]}, {"Out": [out]}, {})
+    return out
+
+
+def mish(x, threshold=20, name=None):
+    """x * tanh(softplus(x)), softplus thresholded at ``threshold`` as in Fluid."""
+    if not isinstance(threshold, (int, float)) or threshold <= 0:
+        raise ArgumentError("mish", f"threshold must be a positive number, given {threshold!r}")
+    return _with_attrs("mish", x, name, threshold=float(threshold))
+
+
+__all__ += ["erf", "acos", "asin", "atan", "log1p", "mish"]

@@ -14,7 +14,22 @@ from oar.registry import Attr, GradSpec, OpDef
 # grad reads Out: d/dx is cheapest from the output
 FROM_OUT = ("relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal")
 # grad reads X
-FROM_X = ("square", "abs", "log", "sin", "cos", "softsign", "softplus", "logsigmoid", "tanh_shrink")
+FROM_X = (
+    "square",
+    "abs",
+    "log",
+    "sin",
+    "cos",
+    "softsign",
+    "softplus",
+    "logsigmoid",
+    "tanh_shrink",
+    "erf",
+    "acos",
+    "asin",
+    "atan",
+    "log1p",
+)
 # piecewise-constant: the gradient is zero (Fluid defines it so)
 ZERO_GRAD = ("floor", "ceil", "round")
 
@@ -39,6 +54,7 @@ PARAMETRIC = {
     "softshrink": {"lambda": Attr(float, 0.5)},
     "hard_shrink": {"threshold": Attr(float, 0.5)},
     "pow": {"factor": Attr(float, 1.0)},
+    "mish": {"threshold": Attr(float, 20.0)},
 }
 
 

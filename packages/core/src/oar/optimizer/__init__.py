@@ -9,11 +9,14 @@ from oar.optimizer.adagrad import Adagrad, AdagradOptimizer, DecayedAdagrad, Dec
 from oar.optimizer.adam import Adam, AdamOptimizer
 from oar.optimizer.adamax import Adamax, AdamaxOptimizer
 from oar.optimizer.base import Optimizer
+from oar.optimizer.dpsgd import Dpsgd, DpsgdOptimizer
 from oar.optimizer.ema import ExponentialMovingAverage
 from oar.optimizer.ftrl import Ftrl, FtrlOptimizer
 from oar.optimizer.lamb import Lamb, LambOptimizer
+from oar.optimizer.lookahead import LookaheadOptimizer
 from oar.optimizer.model_average import ModelAverage
 from oar.optimizer.momentum import LarsMomentum, LarsMomentumOptimizer, Momentum, MomentumOptimizer
+from oar.optimizer.recompute import RecomputeOptimizer
 from oar.optimizer.rmsprop import RMSProp, RMSPropOptimizer
 from oar.optimizer.sgd import SGD, SGDOptimizer
 
@@ -43,4 +46,8 @@ __all__ = [
     "LambOptimizer",
     "ExponentialMovingAverage",
     "ModelAverage",
+    "Dpsgd",
+    "DpsgdOptimizer",
+    "LookaheadOptimizer",
+    "RecomputeOptimizer",
 ]

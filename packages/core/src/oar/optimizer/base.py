@@ -129,7 +129,12 @@ class Optimizer:
         no_grad_set: Any = None,
         callbacks: Any = None,
     ) -> list:
+        from oar.clip import error_clip_callback
+
         plist = parameter_list if parameter_list is not None else self._parameter_list
+        callbacks = list(callbacks or [])
+        if error_clip_callback not in callbacks:  # as Fluid: minimize honours var.error_clip
+            callbacks.append(error_clip_callback)
         with _guard(loss, startup_program):
             return append_backward(loss, plist, no_grad_set, callbacks)
 

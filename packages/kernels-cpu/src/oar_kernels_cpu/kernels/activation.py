@@ -94,6 +94,14 @@ _unary("logsigmoid", lambda x: -xp.logaddexp(0, -x).astype(x.dtype, copy=False))
 _unary("tanh_shrink", lambda x: x - xp.tanh(x))
 _grad_x("logsigmoid", lambda x, d: d * _sigmoid(-x))
 _grad_x("tanh_shrink", lambda x, d: d * xp.square(xp.tanh(x)))
+_unary("acos", xp.arccos)
+_unary("asin", xp.arcsin)
+_unary("atan", xp.arctan)
+_unary("log1p", xp.log1p)
+_grad_x("acos", lambda x, d: -d / xp.sqrt(1 - x * x))
+_grad_x("asin", lambda x, d: d / xp.sqrt(1 - x * x))
+_grad_x("atan", lambda x, d: d / (1 + x * x))
+_grad_x("log1p", lambda x, d: d / (1 + x))
 for _name, _fn in (("floor", xp.floor), ("ceil", xp.ceil), ("round", xp.round)):
     _unary(_name, _fn)
     _grad_x(_name, lambda x, d: xp.zeros_like(d))
@@ -112,6 +120,33 @@ def erf(x: xp.ndarray) -> xp.ndarray:
         0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
     )
     return (sign * (1.0 - poly * xp.exp(-a * a))).astype(x.dtype, copy=False)
+
+
+kernel("erf", FLOATS)(lambda inputs, attrs: {"Out": erf(inputs["X"])})
+kernel("erf_grad", FLOATS)(
+    lambda inputs, attrs: {
+        "X@GRAD": (
+            inputs["Out@GRAD"] * (2 / math.sqrt(math.pi)) * xp.exp(-xp.square(inputs["X"]))
+        ).astype(inputs["X"].dtype, copy=False)
+    }
+)
+
+
+def _mish_softplus(x, t):
+    # Fluid's thresholded softplus: x above t, exp(x) below -t, log1p(exp(x)) between
+    return xp.where(x > t, x, xp.where(x < -t, xp.exp(x), xp.log1p(xp.exp(xp.clip(x, -t, t)))))
+
+
+def _mish(x, a):
+    return x * xp.tanh(_mish_softplus(x, a["threshold"]))
+
+
+def _mish_grad(x, out, d, a):
+    t = a["threshold"]
+    sp = _mish_softplus(x, t)
+    tsp = xp.tanh(sp)
+    dsp = xp.where(x > t, 1.0, xp.where(x < -t, xp.exp(x), _sigmoid(xp.clip(x, -t, t))))
+    return d * (tsp + x * (1 - tsp * tsp) * dsp)
 
 
 def _gelu(x, a):
@@ -190,6 +225,7 @@ _PARAMETRIC = {
         ),
     ),
     "hard_swish": (_hard_swish, _hard_swish_grad),
+    "mish": (_mish, _mish_grad),
     "selu": (
         lambda x, a: a["scale"] * xp.where(x > 0, x, a["alpha"] * xp.expm1(xp.minimum(x, 0))),
         lambda x, o, d, a: (

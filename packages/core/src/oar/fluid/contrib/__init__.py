@@ -13,6 +13,7 @@ from oar.fluid.contrib.layers import (
 )
 from oar.fluid.contrib.memory_usage_calc import memory_usage
 from oar.fluid.contrib.op_frequence import op_freq_statistic
+from oar.optimizer.decoupled import extend_with_decoupled_weight_decay
 
 __all__ = [
     "fused_elemwise_activation",
@@ -24,6 +25,7 @@ __all__ = [
     "memory_usage_calc",
     "model_stat",
     "op_frequence",
+    "extend_with_decoupled_weight_decay",
 ]
 
 _plugin_getattr = module_getattr("contrib.")
@@ -36,3 +38,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_CORE[name]), name)
     return _plugin_getattr(name)
+
+
+__all__ = ["extend_with_decoupled_weight_decay"]

@@ -1,0 +1,301 @@
+"""Dygraph layers for volumes and per-sample normalisation: Conv3D, Conv3DTranspose,
+GroupNorm, InstanceNorm (arguments checked by the same functions as the static layers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oar.dygraph.layers import Layer
+from oar.dygraph.nn import _bias_act, _check_act, _check_input, _op, _positive_int
+from oar.dygraph.varbase import VarBase
+from oar.errors import ArgumentError
+from oar.initializer import Constant, Normal
+from oar.layers.conv3d import conv3d_spec, conv3d_transpose_spec
+from oar.layers.norm_extra import group_norm_attrs
+
+__all__ = [
+    "Conv3D",
+    "Conv3DTranspose",
+    "GroupNorm",
+    "InstanceNorm",
+    "BilinearTensorProduct",
+    "SpectralNorm",
+]
+
+
+def _check_volume(layer: str, input: Any, channels: int) -> None:
+    _check_input(layer, input)
+    if len(input.shape) != 5 or input.shape[1] != channels:
+        raise ArgumentError(
+            layer,
+            f"input '{input.name}' must be NCDHW with {channels} channels, given shape {input.shape}",
+        )
+
+
+class Conv3D(Layer):
+    """3-D convolution on NCDHW input; filter [num_filters, num_channels/groups, kd, kh, kw]."""
+
+    def __init__(
+        self,
+        num_channels,
+        num_filters,
+        filter_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=None,
+        param_attr=None,
+        bias_attr=None,
+        use_cudnn=True,
+        act=None,
+        dtype="float32",
+    ) -> None:
+        super().__init__()
+        _check_act("Conv3D", act)
+        self._num_channels = _positive_int("Conv3D", "num_channels", num_channels)
+        spec = conv3d_spec(
+            "Conv3D",
+            self._num_channels,
+            num_filters,
+            filter_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            use_cudnn,
+        )
+        self._attrs, self._act = spec.attrs, act
+        self._stride, self._padding = spec.attrs["strides"], spec.attrs["paddings"]
+        self._dilation, self._groups = spec.attrs["dilations"], spec.attrs["groups"]
+        self._filter_size, self._num_filters = spec.filter_shape[2:], num_filters
+        k = spec.filter_shape[2:]
+        std = (2.0 / (k[0] * k[1] * k[2] * self._num_channels)) ** 0.5
+        self.weight = self.create_parameter(
+            spec.filter_shape, param_attr, dtype, False, Normal(0.0, std)
+        )
+        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
+
+    def forward(self, input: VarBase) -> VarBase:
+        _check_volume("Conv3D", input, self._num_channels)
+        out = VarBase(None)
+        _op("conv3d", {"Input": [input], "Filter": [self.weight]}, {"Output": [out]}, self._attrs)
+        return _bias_act(out, self.bias, 1, self._act)
+
+
+class Conv3DTranspose(Layer):
+    """Transposed 3-D convolution on NCDHW input; filter [num_channels, num_filters/groups, *k]."""
+
+    def __init__(
+        self,
+        num_channels,
+        num_filters,
+        filter_size,
+        padding=0,
+        stride=1,
+        dilation=1,
+        groups=None,
+        param_attr=None,
+        bias_attr=None,
+        use_cudnn=True,
+        act=None,
+        dtype="float32",
+    ) -> None:
+        super().__init__()
+        _check_act("Conv3DTranspose", act)
+        self._num_channels = _positive_int("Conv3DTranspose", "num_channels", num_channels)
+        spec = conv3d_transpose_spec(
+            "Conv3DTranspose",
+            self._num_channels,
+            num_filters,
+            None,
+            filter_size,
+            padding,
+            stride,
+            dilation,
+            groups,
+            use_cudnn,
+        )
+        self._attrs, self._act = spec.attrs, act
+        self._stride, self._padding = spec.attrs["strides"], spec.attrs["paddings"]
+        self._dilation, self._groups = spec.attrs["dilations"], spec.attrs["groups"]
+        self._filter_size, self._num_filters = spec.filter_shape[2:], num_filters
+        self.weight = self.create_parameter(spec.filter_shape, param_attr, dtype, False)
+        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
+
+    def forward(self, input: VarBase) -> VarBase:
+        _check_volume("Conv3DTranspose", input, self._num_channels)
+        out = VarBase(None)
+        _op(
+            "conv3d_transpose",
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            self._attrs,
+        )
+        return _bias_act(out, self.bias, 1, self._act)
+
+
+def _affine(layer: Layer, c: int, param_attr: Any, bias_attr: Any, dtype: str) -> None:
+    layer.weight = layer.create_parameter([c], param_attr, dtype, False, Constant(1.0))
+    layer.bias = layer.create_parameter([c], bias_attr, dtype, True)
+
+
+def _norm_inputs(layer: Layer, input: VarBase) -> dict:
+    ins = {"X": [input]}
+    if layer.weight is not None:
+        ins["Scale"] = [layer.weight]
+    if layer.bias is not None:
+        ins["Bias"] = [layer.bias]
+    return ins
+
+
+class GroupNorm(Layer):
+    """Normalise each sample over groups of ``channels / groups`` channels, then scale and shift."""
+
+    def __init__(
+        self,
+        channels,
+        groups,
+        epsilon=1e-05,
+        param_attr=None,
+        bias_attr=None,
+        act=None,
+        data_layout="NCHW",
+        dtype="float32",
+    ) -> None:
+        super().__init__()
+        _check_act("GroupNorm", act)
+        self._channels = _positive_int("GroupNorm", "channels", channels)
+        shape = [-1, channels] if data_layout == "NCHW" else [-1, -1, channels]
+        self._attrs = group_norm_attrs("GroupNorm", shape, groups, epsilon, data_layout)
+        self._groups, self._epsilon, self._act = groups, epsilon, act
+        _affine(self, self._channels, param_attr, bias_attr, dtype)
+
+    def forward(self, input: VarBase) -> VarBase:
+        _check_input("GroupNorm", input)
+        axis = -1 if self._attrs["data_layout"] == "NHWC" else 1
+        if len(input.shape) < 2 or input.shape[axis] != self._channels:
+            raise ArgumentError(
+                "GroupNorm",
+                f"input '{input.name}' must have {self._channels} channels ({self._attrs['data_layout']}), "
+                f"given shape {input.shape}",
+            )
+        y, mean, var = VarBase(None), VarBase(None), VarBase(None)
+        _op(
+            "group_norm",
+            _norm_inputs(self, input),
+            {"Y": [y], "Mean": [mean], "Variance": [var]},
+            self._attrs,
+        )
+        return _bias_act(y, None, 1, self._act)
+
+
+class InstanceNorm(Layer):
+    """Normalise each channel of each sample over its spatial dims, then scale and shift."""
+
+    def __init__(
+        self, num_channels, epsilon=1e-05, param_attr=None, bias_attr=None, dtype="float32"
+    ) -> None:
+        super().__init__()
+        self._num_channels = _positive_int("InstanceNorm", "num_channels", num_channels)
+        self._epsilon = float(epsilon)
+        _affine(self, self._num_channels, param_attr, bias_attr, dtype)
+
+    def forward(self, input: VarBase) -> VarBase:
+        _check_input("InstanceNorm", input)
+        if not 2 <= len(input.shape) <= 5 or input.shape[1] != self._num_channels:
+            raise ArgumentError(
+                "InstanceNorm",
+                f"input '{input.name}' must be 2-D to 5-D with {self._num_channels} channels, "
+                f"given shape {input.shape}",
+            )
+        y, mean, var = VarBase(None), VarBase(None), VarBase(None)
+        _op(
+            "instance_norm",
+            _norm_inputs(self, input),
+            {"Y": [y], "SavedMean": [mean], "SavedVariance": [var]},
+            {"epsilon": self._epsilon},
+        )
+        return y
+
+
+class BilinearTensorProduct(Layer):
+    """``out[n, k] = x[n] W[k] y[n]^T + b[k]``, W [output_dim, input1_dim, input2_dim]."""
+
+    def __init__(
+        self,
+        input1_dim,
+        input2_dim,
+        output_dim,
+        name=None,
+        act=None,
+        param_attr=None,
+        bias_attr=None,
+        dtype="float32",
+    ) -> None:
+        super().__init__()
+        _check_act("BilinearTensorProduct", act)
+        self._input1_dim = _positive_int("BilinearTensorProduct", "input1_dim", input1_dim)
+        self._input2_dim = _positive_int("BilinearTensorProduct", "input2_dim", input2_dim)
+        self._output_dim = _positive_int("BilinearTensorProduct", "output_dim", output_dim)
+        self._act, self._name = act, name
+        self.weight = self.create_parameter(
+            [output_dim, input1_dim, input2_dim], param_attr, dtype, False
+        )
+        self.bias = self.create_parameter([1, output_dim], bias_attr, dtype, True)
+
+    def forward(self, x: VarBase, y: VarBase) -> VarBase:
+        _check_input("BilinearTensorProduct", x)
+        _check_input("BilinearTensorProduct", y)
+        if list(x.shape[1:]) != [self._input1_dim] or list(y.shape[1:]) != [self._input2_dim]:
+            raise ArgumentError(
+                "BilinearTensorProduct",
+                f"x must be [N, {self._input1_dim}] and y [N, {self._input2_dim}], given "
+                f"{list(x.shape)} and {list(y.shape)}",
+            )
+        ins = {"X": [x], "Y": [y], "Weight": [self.weight]}
+        if self.bias is not None:
+            ins["Bias"] = [self.bias]
+        out = VarBase(None)
+        _op("bilinear_tensor_product", ins, {"Out": [out]}, {})
+        return _bias_act(out, None, 1, self._act)
+
+
+class SpectralNorm(Layer):
+    """``weight / sigma`` with sigma estimated by power iteration on persistable U, V."""
+
+    def __init__(self, weight_shape, dim=0, power_iters=1, eps=1e-12, dtype="float32") -> None:
+        from oar.framework.param_attr import ParamAttr
+
+        super().__init__()
+        shape = list(weight_shape)
+        if len(shape) < 2 or not all(isinstance(d, int) and d > 0 for d in shape):
+            raise ArgumentError(
+                "SpectralNorm", f"weight_shape must be >= 2 positive ints, given {weight_shape!r}"
+            )
+        if not 0 <= dim < len(shape):
+            raise ArgumentError("SpectralNorm", f"dim must be in [0, {len(shape)}), given {dim!r}")
+        self._dim, self._power_iters, self._eps = dim, int(power_iters), float(eps)
+        h = shape[dim]
+        w = 1
+        for i, d in enumerate(shape):
+            if i != dim:
+                w *= d
+        self.weight_u = self.create_parameter(
+            [h], ParamAttr(trainable=False), dtype, False, Normal(0.0, 1.0)
+        )
+        self.weight_v = self.create_parameter(
+            [w], ParamAttr(trainable=False), dtype, False, Normal(0.0, 1.0)
+        )
+        self.weight_u.stop_gradient = True
+        self.weight_v.stop_gradient = True
+
+    def forward(self, weight: VarBase) -> VarBase:
+        _check_input("SpectralNorm", weight)
+        out = VarBase(None)
+        _op(
+            "spectral_norm",
+            {"Weight": [weight], "U": [self.weight_u], "V": [self.weight_v]},
+            {"Out": [out]},
+            {"dim": self._dim, "power_iters": self._power_iters, "eps": self._eps},
+        )
+        return out

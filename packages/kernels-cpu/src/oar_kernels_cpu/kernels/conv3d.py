@@ -1,0 +1,98 @@
+"""conv3d and conv3d_transpose: vol2col + one batched GEMM per direction."""
+
+from __future__ import annotations
+
+from oar.api import conv3d_geometry, conv3d_transpose_geometry
+
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._vol2col import col2vol, crop_nd, vol2col
+
+xp = array_module(__name__)
+
+
+def _first(x, attrs):
+    return xp.moveaxis(x, -1, 1) if attrs["data_format"] == "NDHWC" else x
+
+
+def _back(y, attrs):
+    return xp.ascontiguousarray(xp.moveaxis(y, 1, -1)) if attrs["data_format"] == "NDHWC" else y
+
+
+def _padded(size, pads):
+    return tuple(v + pads[2 * i] + pads[2 * i + 1] for i, v in enumerate(size))
+
+
+def _forward(x, w, g, k, s, d, pads, out):
+    """conv3d of channels-first ``x`` by ``w`` (O, C/g, *K): (N, O, *out)."""
+    n = x.shape[0]
+    cols = vol2col(xp, x, k, s, d, pads, out)
+    y = xp.matmul(w.reshape(g, w.shape[0] // g, -1), cols.reshape(n, g, -1, cols.shape[-1]))
+    return y.reshape((n, w.shape[0]) + tuple(out)), cols
+
+
+def _adjoint(dy, w, g, in_shape, k, s, d, pads):
+    """The input gradient of :func:`_forward` (a transposed convolution of ``dy``)."""
+    n, oc = dy.shape[:2]
+    wt = xp.swapaxes(w.reshape(g, oc // g, -1), -1, -2)  # (g, C/g*K, O/g)
+    dcols = xp.matmul(wt, dy.reshape(n, g, oc // g, -1))  # (n, g, C/g*K, L)
+    dcols = dcols.reshape((n, in_shape[1]) + tuple(k) + tuple(dy.shape[2:]))
+    full = col2vol(xp, dcols, _padded(in_shape[2:], pads), s, d)
+    return xp.ascontiguousarray(crop_nd(full, pads))
+
+
+def _filter_grad(cols, dy, g, w_shape):
+    """dW (O, C/g, *K) from the forward columns (N, C*K, L) and dy (N, O, *out)."""
+    n, oc = dy.shape[:2]
+    dyr = dy.reshape(n, g, oc // g, -1)
+    colr = cols.reshape(n, g, -1, cols.shape[-1])
+    return xp.matmul(dyr, xp.swapaxes(colr, -1, -2)).sum(axis=0).reshape(w_shape)
+
+
+@kernel("conv3d", FLOATS)
+def conv3d(inputs, attrs):
+    x, w = _first(inputs["Input"], attrs), inputs["Filter"]
+    k = w.shape[2:]
+    pads, d, out = conv3d_geometry(x.shape[2:], k, attrs)
+    y, _ = _forward(x, w, attrs["groups"], k, attrs["strides"], d, pads, out)
+    return {"Output": _back(y.astype(x.dtype, copy=False), attrs)}
+
+
+@kernel("conv3d_grad", FLOATS, wants_outputs=True)
+def conv3d_grad(inputs, attrs, wanted):
+    x, w = _first(inputs["Input"], attrs), inputs["Filter"]
+    dy = _first(inputs["Output@GRAD"], attrs)
+    g, k, s = attrs["groups"], w.shape[2:], attrs["strides"]
+    pads, d, out = conv3d_geometry(x.shape[2:], k, attrs)
+    res = {}
+    if "Filter@GRAD" in wanted:
+        cols = vol2col(xp, x, k, s, d, pads, out)
+        res["Filter@GRAD"] = _filter_grad(cols, dy, g, w.shape)
+    if "Input@GRAD" in wanted:
+        res["Input@GRAD"] = _back(_adjoint(dy, w, g, x.shape, k, s, d, pads), attrs)
+    return res
+
+
+@kernel("conv3d_transpose", FLOATS)
+def conv3d_transpose(inputs, attrs):
+    # y = A^T x, A the conv3d from C_out to C_in channels whose filter is w (C_in, C_out/g, *K)
+    x, w = _first(inputs["Input"], attrs), inputs["Filter"]
+    g, k = attrs["groups"], w.shape[2:]
+    pads, d, out = conv3d_transpose_geometry(x.shape[2:], k, attrs)
+    shape = (x.shape[0], g * w.shape[1]) + tuple(out)
+    y = _adjoint(x, w, g, shape, k, attrs["strides"], d, pads)
+    return {"Output": _back(y.astype(x.dtype, copy=False), attrs)}
+
+
+@kernel("conv3d_transpose_grad", FLOATS, wants_outputs=True)
+def conv3d_transpose_grad(inputs, attrs, wanted):
+    x, w = _first(inputs["Input"], attrs), inputs["Filter"]
+    dy = _first(inputs["Output@GRAD"], attrs)
+    g, k, s = attrs["groups"], w.shape[2:], attrs["strides"]
+    pads, d, _ = conv3d_transpose_geometry(x.shape[2:], k, attrs)
+    dx, cols = _forward(dy, w, g, k, s, d, pads, x.shape[2:])  # dX = A dy
+    res = {}
+    if "Input@GRAD" in wanted:
+        res["Input@GRAD"] = _back(dx.astype(x.dtype, copy=False), attrs)
+    if "Filter@GRAD" in wanted:
+        res["Filter@GRAD"] = _filter_grad(cols, x, g, w.shape)
+    return res

@@ -1,0 +1,106 @@
+"""pool3d: max/avg over 3-D windows (strided views), global, ceil_mode, exclusive, adaptive."""
+
+from __future__ import annotations
+
+import numpy as np
+from oar.api import pool3d_geometry
+
+from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._vol2col import col2vol, crop_nd, pad_nd, windows_nd
+
+xp = array_module(__name__)
+_KAX = (2, 3, 4)  # the window axes of a (N, C, KD, KH, KW, OD, OH, OW) view
+
+
+def _first(x, attrs):
+    return xp.moveaxis(x, -1, 1) if attrs["data_format"] == "NDHWC" else x
+
+
+def _back(y, attrs):
+    return xp.ascontiguousarray(xp.moveaxis(y, 1, -1)) if attrs["data_format"] == "NDHWC" else y
+
+
+def _full_pads(size, k, s, pads, out):
+    """Paddings with the extra trailing rows ceil_mode windows reach."""
+    p = list(pads)
+    for i in range(3):
+        need = (out[i] - 1) * s[i] + k[i] - (size[i] + p[2 * i] + p[2 * i + 1])
+        p[2 * i + 1] += max(need, 0)
+    return tuple(p)
+
+
+def _counts(x, k, s, pads, out, attrs):
+    """Divisor per output position: the window inside the input (exclusive) or its volume."""
+    if not attrs["exclusive"]:
+        return float(k[0] * k[1] * k[2])
+    ones = xp.ones((1, 1) + x.shape[2:], x.dtype)
+    return windows_nd(xp, pad_nd(xp, ones, pads), k, s, (1, 1, 1), out).sum(axis=_KAX)
+
+
+def _bins(size, n):
+    return [(i * size // n, -(-(i + 1) * size // n)) for i in range(n)]
+
+
+def _adaptive_cells(x, out):
+    d, h, w = x.shape[2:]
+    for i, (d0, d1) in enumerate(_bins(d, out[0])):
+        for j, (h0, h1) in enumerate(_bins(h, out[1])):
+            for m, (w0, w1) in enumerate(_bins(w, out[2])):
+                yield (i, j, m), (slice(d0, d1), slice(h0, h1), slice(w0, w1))
+
+
+@kernel("pool3d", FLOATS)
+def pool3d(inputs, attrs):
+    x = _first(inputs["X"], attrs)
+    k, s, pads, out = pool3d_geometry(x.shape[2:], attrs)
+    is_max = attrs["pooling_type"] == "max"
+    if attrs["adaptive"] and not attrs["global_pooling"]:
+        y = xp.empty(x.shape[:2] + tuple(out), x.dtype)
+        for o, cell in _adaptive_cells(x, out):
+            v = x[(slice(None), slice(None)) + cell]
+            y[(slice(None), slice(None)) + o] = v.max(axis=_KAX) if is_max else v.mean(axis=_KAX)
+        return {"Out": _back(y, attrs)}
+    pads = _full_pads(x.shape[2:], k, s, pads, out)
+    fill = -np.inf if is_max else 0.0
+    win = windows_nd(xp, pad_nd(xp, x, pads, fill), k, s, (1, 1, 1), out)
+    if is_max:
+        y = win.max(axis=_KAX)
+    else:
+        y = win.sum(axis=_KAX) / _counts(x, k, s, pads, out, attrs)
+    return {"Out": _back(y.astype(x.dtype, copy=False), attrs)}
+
+
+@kernel("pool3d_grad", FLOATS)
+def pool3d_grad(inputs, attrs):
+    x = _first(inputs["X"], attrs)
+    dy = _first(inputs["Out@GRAD"], attrs)
+    k, s, pads, out = pool3d_geometry(x.shape[2:], attrs)
+    is_max = attrs["pooling_type"] == "max"
+    if attrs["adaptive"] and not attrs["global_pooling"]:
+        dx = xp.zeros_like(x)
+        for o, cell in _adaptive_cells(x, out):
+            idx = (slice(None), slice(None)) + cell
+            g = dy[(slice(None), slice(None)) + o][..., None, None, None]
+            v = x[idx]
+            if is_max:
+                flat = v.reshape(v.shape[:2] + (-1,))
+                hot = xp.arange(flat.shape[-1]) == flat.argmax(axis=-1)[..., None]
+                dx[idx] += hot.reshape(v.shape) * g
+            else:
+                dx[idx] += g / float(v.shape[2] * v.shape[3] * v.shape[4])
+        return {"X@GRAD": _back(dx, attrs)}
+    pads = _full_pads(x.shape[2:], k, s, pads, out)
+    n, c = x.shape[:2]
+    kk = k[0] * k[1] * k[2]
+    if is_max:
+        win = windows_nd(xp, pad_nd(xp, x, pads, -np.inf), k, s, (1, 1, 1), out)
+        flat = win.reshape((n, c, kk) + tuple(out))  # copies the windows once
+        hot = xp.arange(kk).reshape((1, 1, kk, 1, 1, 1)) == flat.argmax(axis=2)[:, :, None]
+        cols = hot * dy[:, :, None]
+    else:
+        g = dy / _counts(x, k, s, pads, out, attrs)
+        cols = xp.broadcast_to(g[:, :, None], (n, c, kk) + tuple(out))
+    cols = cols.astype(x.dtype, copy=False).reshape((n, c) + tuple(k) + tuple(out))
+    padded = tuple(x.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] for i in range(3))
+    dx = crop_nd(col2vol(xp, cols, padded, s, (1, 1, 1)), pads)
+    return {"X@GRAD": _back(xp.ascontiguousarray(dx), attrs)}
