@@ -108,7 +108,6 @@ PENDING: dict[str, list[str]] = {
         "DataFeedDesc",
         "contrib.load_persistables_for_increment",
         "contrib.load_persistables_for_inference",
-        "contrib.mixed_precision",
         "contrib.shuffle_batch",
         "contrib.ctr_metric_bundle",
         "oar.dataset.conll05",

@@ -4,7 +4,7 @@ core's contrib layers (``multiclass_nms2``, fused and partial layers) and statis
 from typing import Any
 
 from oar._facade import module_getattr
-from oar.fluid.contrib import memory_usage_calc, model_stat, op_frequence
+from oar.fluid.contrib import memory_usage_calc, mixed_precision, model_stat, op_frequence
 from oar.fluid.contrib.layers import (
     fused_elemwise_activation,
     fused_embedding_seq_pool,
@@ -24,6 +24,7 @@ __all__ = [
     "op_freq_statistic",
     "memory_usage_calc",
     "model_stat",
+    "mixed_precision",
     "op_frequence",
     "extend_with_decoupled_weight_decay",
 ]
