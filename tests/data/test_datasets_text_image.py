@@ -89,3 +89,63 @@ def test_image_helpers(tmp_path):
     assert image.load_and_transform(str(path), 20, 16, is_train=True).shape == (3, 16, 16)
     with pytest.raises(ValueError, match="exceeds"):
         image.center_crop(grid, 9)
+
+
+MOVIES = "1::Toy Story (1995)::Animation|Children's|Comedy\n2::Jumanji (1995)::Adventure|Children's|Fantasy\n3::Grumpier Old Men (1995)::Comedy|Romance\n"
+USERS = "1::F::1::10::48067\n2::M::56::16::70072\n3::M::25::15::55117\n"
+RATINGS = {
+    (1, 1): 2,
+    (1, 2): 5,
+    (1, 3): 1,
+    (2, 1): 3,
+    (2, 2): 1,
+    (2, 3): 4,
+    (3, 1): 4,
+    (3, 2): 4,
+    (3, 3): 4,
+}
+
+
+@pytest.fixture
+def movielens(tmp_path, monkeypatch):
+    import zipfile
+
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.movielens as movielens
+
+    d = tmp_path / "movielens"
+    d.mkdir()
+    path = d / movielens.URL.split("/")[-1]
+    ratings = "".join(f"{u}::{m}::{r}::97830{u}{m}\n" for (u, m), r in RATINGS.items())
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in (("movies.dat", MOVIES), ("users.dat", USERS), ("ratings.dat", ratings)):
+            z.writestr(f"ml-1m/{name}", text)
+    monkeypatch.setattr(movielens, "MD5", hashlib.md5(path.read_bytes()).hexdigest())
+    return movielens
+
+
+def test_movielens_matches_fluid(movielens):
+    """Fluid 1.8.5 on the same archive, with its category / title ids decoded to words
+    (its ids follow Python's set order, oar's are sorted)."""
+    cats = {v: k for k, v in movielens.movie_categories().items()}
+    words = {v: k for k, v in movielens.get_movie_title_dict().items()}
+    decoded = [
+        (s[:5], [cats[c] for c in s[5]], [words[w] for w in s[6]], s[7])
+        for s in movielens.train()()
+    ]
+    movie = {
+        1: (["Animation", "Children's", "Comedy"], ["toy", "story"]),
+        2: (["Adventure", "Children's", "Fantasy"], ["jumanji"]),
+        3: (["Comedy", "Romance"], ["grumpier", "old", "men"]),
+    }
+    user = {1: [1, 1, 0, 10], 2: [2, 0, 6, 16], 3: [3, 0, 2, 15]}
+    scores = {1: [-1.0, 5.0, -3.0], 2: [1.0, -3.0, 3.0], 3: [3.0, 3.0, 3.0]}
+    expected = [
+        ([*user[u], m], *movie[m], [scores[u][m - 1]]) for u in (1, 2, 3) for m in (1, 2, 3)
+    ]
+    assert decoded == expected
+    assert list(movielens.test()()) == []  # random.Random(0) sends none of 9 lines to test
+    assert (movielens.max_movie_id(), movielens.max_user_id(), movielens.max_job_id()) == (3, 3, 16)
+    assert movielens.movie_info()[1].title == "Toy Story "
+    assert movielens.user_info()[2].age == 6

@@ -112,7 +112,6 @@ PENDING: dict[str, list[str]] = {
         "contrib.ctr_metric_bundle",
         "oar.dataset.conll05",
         "oar.dataset.flowers",
-        "oar.dataset.movielens",
         "oar.dataset.mq2007",
         "oar.dataset.sentiment",
         "oar.dataset.voc2012",

@@ -1,5 +1,5 @@
 """``oar.dataset``: the classic Paddle datasets, downloaded and cached on first use."""
 
-from oar_data.dataset import cifar, common, image, imdb, imikolov, mnist, uci_housing
+from oar_data.dataset import cifar, common, image, imdb, imikolov, mnist, movielens, uci_housing
 
-__all__ = ["cifar", "common", "image", "imdb", "imikolov", "mnist", "uci_housing"]
+__all__ = ["cifar", "common", "image", "imdb", "imikolov", "mnist", "movielens", "uci_housing"]
