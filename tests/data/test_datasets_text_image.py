@@ -149,3 +149,51 @@ def test_movielens_matches_fluid(movielens):
     assert (movielens.max_movie_id(), movielens.max_user_id(), movielens.max_job_id()) == (3, 3, 16)
     assert movielens.movie_info()[1].title == "Toy Story "
     assert movielens.user_info()[2].age == 6
+
+
+WMT16 = {
+    "train": "a cat sits\teine katze sitzt\nthe cat runs\tdie katze rennt\na dog\tein hund\n",
+    "val": "the dog sits\tder hund sitzt\n",
+    "test": "a bird\tein vogel\n",
+}
+
+
+@pytest.fixture
+def wmt16(tmp_path, monkeypatch):
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.wmt16 as wmt16
+
+    d = tmp_path / "wmt16"
+    d.mkdir()
+    path = d / wmt16.DATA_URL.split("/")[-1]
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in WMT16.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"wmt16/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    monkeypatch.setattr(wmt16, "DATA_MD5", hashlib.md5(path.read_bytes()).hexdigest())
+    return wmt16
+
+
+def test_wmt16_matches_fluid(wmt16, tmp_path):
+    """Samples and the cached dictionary files as Fluid 1.8.5 makes them from this archive."""
+    assert list(wmt16.train(10, 8)()) == [
+        ([0, 3, 4, 5, 1], [0, 4, 3, 5], [4, 3, 5, 1]),
+        ([0, 6, 4, 7, 1], [0, 6, 3, 7], [6, 3, 7, 1]),
+        ([0, 3, 8, 1], [0, 2, 2], [2, 2, 1]),
+    ]
+    assert list(wmt16.test(10, 8)()) == [([0, 3, 2, 1], [0, 2, 2], [2, 2, 1])]
+    assert list(wmt16.validation(10, 8, src_lang="de")()) == [
+        ([0, 2, 9, 5, 1], [0, 6, 2, 5], [6, 2, 5, 1])
+    ]
+    assert (tmp_path / "wmt16" / "en_10.dict").read_text().split() == [
+        "<s>", "<e>", "<unk>", "a", "cat", "sits", "the", "runs", "dog",
+    ]  # fmt: skip
+    assert (tmp_path / "wmt16" / "de_8.dict").read_text().split() == [
+        "<s>", "<e>", "<unk>", "katze", "eine", "sitzt", "die", "rennt",
+    ]  # fmt: skip
+    assert wmt16.get_dict("de", 8, reverse=True)[3] == "katze"
+    with pytest.raises(ValueError, match="src_lang"):
+        wmt16.train(10, 8, src_lang="fr")

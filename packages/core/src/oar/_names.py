@@ -116,7 +116,6 @@ PENDING: dict[str, list[str]] = {
         "oar.dataset.sentiment",
         "oar.dataset.voc2012",
         "oar.dataset.wmt14",
-        "oar.dataset.wmt16",
     ],
 }
 
