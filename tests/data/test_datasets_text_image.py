@@ -197,3 +197,38 @@ def test_wmt16_matches_fluid(wmt16, tmp_path):
     assert wmt16.get_dict("de", 8, reverse=True)[3] == "katze"
     with pytest.raises(ValueError, match="src_lang"):
         wmt16.train(10, 8, src_lang="fr")
+
+
+WMT14 = {
+    "wmt14/src.dict": "<s>\n<e>\n<unk>\nle\nchat\nchien\n",
+    "wmt14/trg.dict": "<s>\n<e>\n<unk>\nthe\ncat\ndog\n",
+    "wmt14/train/train": "le chat\tthe cat\nle chien noir\tthe black dog\n\nbad line\n",
+    "wmt14/test/test": "chat\tcat\n",
+    "wmt14/gen/gen": "chien\tdog\n",
+}
+
+
+def test_wmt14_matches_fluid(tmp_path, monkeypatch):
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.wmt14 as wmt14
+
+    d = tmp_path / "wmt14"
+    d.mkdir()
+    path = d / wmt14.URL_TRAIN.split("/")[-1]
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in WMT14.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    monkeypatch.setattr(wmt14, "MD5_TRAIN", hashlib.md5(path.read_bytes()).hexdigest())
+    assert list(wmt14.train(5)()) == [
+        ([0, 3, 4, 1], [0, 3, 4], [3, 4, 1]),
+        ([0, 3, 2, 2, 1], [0, 3, 2, 2], [3, 2, 2, 1]),
+    ]
+    assert list(wmt14.test(6)()) == [([0, 4, 1], [0, 4], [4, 1])]
+    assert list(wmt14.gen(6)()) == [([0, 5, 1], [0, 5], [5, 1])]
+    src, trg = wmt14.get_dict(5)
+    assert src == {0: "<s>", 1: "<e>", 2: "<unk>", 3: "le", 4: "chat"}
+    assert wmt14.get_dict(5, reverse=False)[1]["cat"] == 4

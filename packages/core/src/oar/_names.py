@@ -115,7 +115,6 @@ PENDING: dict[str, list[str]] = {
         "oar.dataset.mq2007",
         "oar.dataset.sentiment",
         "oar.dataset.voc2012",
-        "oar.dataset.wmt14",
     ],
 }
 
