@@ -232,3 +232,49 @@ def test_wmt14_matches_fluid(tmp_path, monkeypatch):
     src, trg = wmt14.get_dict(5)
     assert src == {0: "<s>", 1: "<e>", 2: "<unk>", 3: "le", 4: "chat"}
     assert wmt14.get_dict(5, reverse=False)[1]["cat"] == 4
+
+
+def test_conll05_matches_fluid(tmp_path, monkeypatch):
+    """Fluid 1.8.5 on the same files (labels decoded: its label ids follow set order)."""
+    import gzip
+
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.conll05 as conll05
+
+    d = tmp_path / "conll05st"
+    d.mkdir()
+    files = {
+        conll05.WORDDICT_URL: "<unk>\nthe\ncat\nsat\ndown\ndogs\nbark\nloudly\nbos\neos\n",
+        conll05.VERBDICT_URL: "sit\nbark\n",
+        conll05.TRGDICT_URL: "B-A0\nI-A0\nB-V\nI-V\nB-AM-DIR\nI-AM-DIR\nB-AM-MNR\nI-AM-MNR\nO\n",
+    }
+    for url, text in files.items():
+        path = d / url.split("/")[-1]
+        path.write_text(text)
+        const = {conll05.WORDDICT_URL: "WORDDICT_MD5", conll05.VERBDICT_URL: "VERBDICT_MD5"}.get(
+            url, "TRGDICT_MD5"
+        )
+        monkeypatch.setattr(conll05, const, hashlib.md5(path.read_bytes()).hexdigest())
+    words = b"The\ncat\nsat\ndown\n\nDogs\nbark\nloudly\n\n"
+    props = b"-\t(A0*\n-\t*)\nsit\t(V*)\n-\t(AM-DIR*)\n\n-\t(A0*)\nbark\t(V*)\n-\t(AM-MNR*)\n\n"
+    tar_path = d / conll05.DATA_URL.split("/")[-1]
+    with tarfile.open(tar_path, "w:gz") as tar:
+        for name, data in ((conll05.WORDS, words), (conll05.PROPS, props)):
+            blob = gzip.compress(data)
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    monkeypatch.setattr(conll05, "DATA_MD5", hashlib.md5(tar_path.read_bytes()).hexdigest())
+    word_dict, verb_dict, label_dict = conll05.get_dict()
+    names = {v: k for k, v in label_dict.items()}
+    samples = list(conll05.test()())
+    assert [s[:8] for s in samples] == [
+        ([0, 2, 3, 4], [0] * 4, [2] * 4, [3] * 4, [4] * 4, [9] * 4, [0] * 4, [1] * 4),
+        ([0, 6, 7], [8] * 3, [0] * 3, [6] * 3, [7] * 3, [9] * 3, [1] * 3, [1] * 3),
+    ]
+    assert [[names[i] for i in s[8]] for s in samples] == [
+        ["B-A0", "I-A0", "B-V", "B-AM-DIR"],
+        ["B-A0", "B-V", "B-AM-MNR"],
+    ]
+    assert label_dict["O"] == 8 and sorted(label_dict.values()) == list(range(9))
