@@ -115,15 +115,14 @@ def reader_creator(
             n = len(sentence)
             v = labels.index("B-V")
             mark = [0] * n
-
-            def ctx(offset: int, edge: str) -> str:
+            words = []
+            for offset, edge in ((-2, "bos"), (-1, "bos"), (0, ""), (1, "eos"), (2, "eos")):
                 i = v + offset
                 if 0 <= i < n:
                     mark[i] = 1
-                    return sentence[i]
-                return edge
-
-            words = [ctx(-2, "bos"), ctx(-1, "bos"), ctx(0, ""), ctx(1, "eos"), ctx(2, "eos")]
+                    words.append(sentence[i])
+                else:
+                    words.append(edge)
             word_idx = [word_dict.get(w, UNK_IDX) for w in sentence]  # type: ignore[union-attr]
             contexts = [[word_dict.get(w, UNK_IDX)] * n for w in words]  # type: ignore[union-attr]
             pred_idx = [predicate_dict.get(predicate)] * n  # type: ignore[union-attr]
