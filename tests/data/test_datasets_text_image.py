@@ -278,3 +278,50 @@ def test_conll05_matches_fluid(tmp_path, monkeypatch):
         ["B-A0", "B-V", "B-AM-MNR"],
     ]
     assert label_dict["O"] == 8 and sorted(label_dict.values()) == list(range(9))
+
+
+def _mq_lines():
+    rows = [(2, 10, "GX1"), (0, 10, "GX2"), (1, 10, "GX3"), (0, 11, "GX4"), (0, 11, "GX5"), (1, 12, "GX6"), (1, 12, "GX7")]  # fmt: skip
+    out = []
+    for k, (rel, q, doc) in enumerate(rows):
+        feats = " ".join(f"{i}:{round((k * 7 + i) % 10 / 10, 1)}" for i in range(1, 47))
+        out.append(f"{rel} qid:{q} {feats} #docid = {doc} inc = 1 prob = 0.5")
+    return "\n".join(out) + "\n"
+
+
+def test_mq2007_matches_fluid(tmp_path, monkeypatch):
+    """Fluid 1.8.5 on the same file: grouping, filter, orders, pair/list layouts, dtypes."""
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.mq2007 as mq
+
+    fold = tmp_path / "MQ2007" / "MQ2007" / "Fold1"
+    fold.mkdir(parents=True)
+    (fold / "train.txt").write_text(_mq_lines())
+    lists = mq.load_from_text(str(fold / "train.txt"))
+    assert [(q.query_id, len(q)) for q in lists] == [(10, 3), (11, 2), (12, 2)]
+    assert lists[0][0].description == "docid = GX1 inc = 1 prob = 0.5"
+    assert [q.query_id for q in mq.query_filter(lists)] == [10, 12]
+    points = list(mq.gen_point(lists[0]))
+    assert [p[0] for p in points] == [2, 1, 0]
+    assert [round(float(p[1][0]), 1) for p in points] == [0.1, 0.5, 0.8]
+    pairs = list(mq.gen_pair(lists[0]))
+    assert [(int(p[0][0]), round(float(p[1][0]), 1), round(float(p[2][0]), 1)) for p in pairs] == [
+        (1, 0.1, 0.5), (1, 0.1, 0.8), (1, 0.5, 0.8),
+    ]  # fmt: skip
+    assert pairs[0][0].dtype == np.int64 and pairs[0][1].dtype == np.float64
+    listwise = list(mq.train(format="listwise"))
+    assert [(r.ravel().tolist(), f.shape) for r, f in listwise] == [
+        ([2, 1, 0], (3, 46)),
+        ([1, 1], (2, 46)),
+    ]
+    assert len(list(mq.train())) == 3  # pairwise: q12's equal relevances give no pair
+    assert len(list(mq.train(format="pointwise"))) == 5  # every document (see the module doc)
+    missing = tmp_path / "missing.txt"
+    missing.write_text("1 qid:5 1:0.5 3:0.25 #d\n")
+    assert mq.load_from_text(str(missing), fill_missing=-7)[0][0].feature_vector[:4] == [
+        0.5,
+        -7.0,
+        0.25,
+        -7.0,
+    ]

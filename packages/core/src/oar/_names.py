@@ -111,7 +111,6 @@ PENDING: dict[str, list[str]] = {
         "contrib.shuffle_batch",
         "contrib.ctr_metric_bundle",
         "oar.dataset.flowers",
-        "oar.dataset.mq2007",
         "oar.dataset.sentiment",
         "oar.dataset.voc2012",
     ],

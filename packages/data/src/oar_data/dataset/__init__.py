@@ -3,23 +3,29 @@
 from oar_data.dataset import (
     cifar,
     common,
+    conll05,
     image,
     imdb,
     imikolov,
     mnist,
     movielens,
+    mq2007,
     uci_housing,
+    wmt14,
     wmt16,
 )
 
 __all__ = [
     "cifar",
     "common",
+    "conll05",
     "image",
     "imdb",
     "imikolov",
     "mnist",
     "movielens",
+    "mq2007",
     "uci_housing",
+    "wmt14",
     "wmt16",
 ]
