@@ -325,3 +325,44 @@ def test_mq2007_matches_fluid(tmp_path, monkeypatch):
         0.25,
         -7.0,
     ]
+
+
+def test_voc2012_reads_images_and_class_labels(tmp_path, monkeypatch):
+    from PIL import Image
+
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.voc2012 as voc
+
+    def png(img):
+        buf = io.BytesIO()
+        img.save(buf, format="PNG")
+        return buf.getvalue()
+
+    label = Image.fromarray(np.arange(20, dtype=np.uint8).reshape(4, 5), mode="P")
+    label.putpalette([c for i in range(256) for c in (i, 255 - i, i // 2)])  # VOC-style palette
+    files = {
+        voc.SET_FILE.format(s): t.encode()
+        for s, t in (("trainval", "a\nb\n"), ("train", "a\n"), ("val", "b\n"))
+    }
+    for name, value in (("a", 100), ("b", 200)):
+        rgb = np.zeros((4, 5, 3), np.uint8)
+        rgb[..., 2] = value  # blue
+        files[voc.DATA_FILE.format(name)] = png(
+            Image.fromarray(rgb)
+        )  # PNG bytes decode like a JPEG
+        files[voc.LABEL_FILE.format(name)] = png(label)
+    d = tmp_path / voc.CACHE_DIR
+    d.mkdir()
+    path = d / voc.VOC_URL.split("/")[-1]
+    with tarfile.open(path, "w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    monkeypatch.setattr(voc, "VOC_MD5", hashlib.md5(path.read_bytes()).hexdigest())
+    samples = list(voc.train()())
+    assert len(samples) == 2 and len(list(voc.test()())) == 1 and len(list(voc.val()())) == 1
+    image, labels = samples[1]
+    assert image.shape == (4, 5, 3) and image[0, 0].tolist() == [200, 0, 0]  # BGR
+    np.testing.assert_array_equal(labels, np.arange(20).reshape(4, 5))

@@ -112,7 +112,6 @@ PENDING: dict[str, list[str]] = {
         "contrib.ctr_metric_bundle",
         "oar.dataset.flowers",
         "oar.dataset.sentiment",
-        "oar.dataset.voc2012",
     ],
 }
 

@@ -11,6 +11,7 @@ from oar_data.dataset import (
     movielens,
     mq2007,
     uci_housing,
+    voc2012,
     wmt14,
     wmt16,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "movielens",
     "mq2007",
     "uci_housing",
+    "voc2012",
     "wmt14",
     "wmt16",
 ]
