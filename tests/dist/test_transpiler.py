@@ -87,15 +87,6 @@ def test_two_trainers_in_one_process_say_how_to_start_them():
             fluid.Executor(fluid.CPUPlace()).run(startup)
 
 
-def test_pserver_mode_names_its_issue_and_the_alternatives():
-    main, startup, _ = model()
-    t = fluid.DistributeTranspiler()
-    with pytest.raises(NotImplementedError, match="issue 13.*'nccl2'"):
-        t.transpile(0, program=main, pservers="127.0.0.1:6174", trainers=2, startup_program=startup)
-    with pytest.raises(RuntimeError, match="call transpile"):
-        t.get_trainer_program()
-
-
 def test_bad_arguments_are_clear_errors():
     with pytest.raises(ValueError, match="mode must be one of"):
         fluid.DistributeTranspilerConfig().mode = "ring"

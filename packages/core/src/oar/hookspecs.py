@@ -92,6 +92,16 @@ def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
 
 
 @hookspec
+def oar_executor_closed(executor: Any) -> None:
+    """Called by ``Executor.close()`` after the executor dropped its plans.
+
+    oar-dist tells the parameter servers this trainer is done (Fluid's
+    ``exe.close()`` notifies the pservers). Every implementation is called;
+    return values are ignored.
+    """
+
+
+@hookspec
 def oar_register_pserver_transports(registry: NamedRegistry) -> None:
     """Add parameter-server transports (``name -> factory``), e.g. ``zmq``.
 

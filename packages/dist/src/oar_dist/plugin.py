@@ -26,17 +26,37 @@ def oar_register_collective_backends(registry: Any) -> None:
 
 @hookimpl
 def oar_register_ops(registry: Any) -> None:
-    from oar_dist.ops import collective
+    from oar_dist.ops import collective, pserver
 
     collective.register(registry)
+    pserver.register(registry)
 
 
 @hookimpl
 def oar_register_kernels(registry: Any) -> None:
     from oar_dist.kernels import collective
 
+    from oar_dist.kernels import pserver
+
     for op_type, dtypes, fn in collective.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn)
+    for op_type, dtypes, fn, sparse in pserver.kernels():
+        registry.register_kernel(op_type, DEVICE, dtypes, fn, selected_rows=sparse)
+
+
+@hookimpl
+def oar_register_pserver_transports(registry: Any) -> None:
+    from oar_dist.pserver.transport import ZmqTransport
+
+    registry.register("zmq", ZmqTransport)
+
+
+@hookimpl
+def oar_executor_closed(executor: Any) -> None:
+    from oar_dist.pserver import client
+
+    if client.connected():
+        client.close_all()
 
 
 @hookimpl

@@ -50,6 +50,10 @@ class Executor:
     def close(self) -> None:
         self._plans.clear()
         self._fast.clear()
+        if not self._closed:
+            from oar.plugins import _manager
+
+            _manager().hook.oar_executor_closed(executor=self)
         self._closed = True
 
     def run(

@@ -3,8 +3,7 @@
 The transpiler is a front door over modes: ``MODES[config.mode]`` is a class
 whose ``transpile(...)`` does the work and which answers the ``get_*``
 program queries. ``nccl2`` and ``collective`` live in :mod:`.collective`;
-``pserver`` arrives with issue 13 through :func:`register_mode`, until then
-it raises a NotImplementedError saying so.
+``pserver`` (the parameter-server rewrite) in :mod:`.pserver`.
 """
 
 from __future__ import annotations
@@ -13,22 +12,7 @@ from typing import Any
 
 from oar_dist.transpiler.collective import CollectiveMode, Nccl2Mode
 from oar_dist.transpiler.config import DistributeTranspilerConfig
-
-
-class PserverMode:
-    """Placeholder until the parameter-server runtime exists (issue 13)."""
-
-    def __init__(self, config: DistributeTranspilerConfig) -> None:
-        self.config = config
-
-    def transpile(self, **kwargs: Any) -> None:
-        raise NotImplementedError(
-            "DistributeTranspiler: mode 'pserver' (parameter-server training, the default mode) is "
-            "not implemented yet: it is issue 13 (oar-dist II). For synchronous training without "
-            "parameter servers set config.mode = 'nccl2' (then ParallelExecutor(num_trainers=..., "
-            "trainer_id=...)) or 'collective', and start the trainers with mpiexec"
-        )
-
+from oar_dist.transpiler.pserver import PserverMode
 
 MODES: dict[str, type] = {"pserver": PserverMode, "nccl2": Nccl2Mode, "collective": CollectiveMode}
 
@@ -59,6 +43,7 @@ class DistributeTranspiler:
         sync_mode: bool = True,
         startup_program: Any = None,
         current_endpoint: str = "127.0.0.1:6174",
+        slice_var_up: bool | None = None,
     ) -> None:
         """Rewrite ``program`` (default: the default main program) and ``startup_program`` in place
         for trainer ``trainer_id`` of the job described by ``trainers`` (and ``pservers``)."""
@@ -68,6 +53,8 @@ class DistributeTranspiler:
             raise TypeError(
                 f"DistributeTranspiler.transpile: trainer_id must be an int >= 0, given {trainer_id!r}"
             )
+        if slice_var_up is not None:  # the seed guide's keyword (Fluid 1.8 has it on the config)
+            self.config.slice_var_up = bool(slice_var_up)
         impl = MODES[self.config.mode](self.config)
         impl.transpile(
             trainer_id=trainer_id,
