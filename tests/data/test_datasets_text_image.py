@@ -366,3 +366,43 @@ def test_voc2012_reads_images_and_class_labels(tmp_path, monkeypatch):
     image, labels = samples[1]
     assert image.shape == (4, 5, 3) and image[0, 0].tolist() == [200, 0, 0]  # BGR
     np.testing.assert_array_equal(labels, np.arange(20).reshape(4, 5))
+
+
+def test_flowers_matches_fluid(tmp_path, monkeypatch):
+    """Fluid 1.8.5 on the same files: splits (train = 'tstid'), 0-based labels, archive order,
+    and the default mapper's flattened mean-subtracted 224 x 224 crop."""
+    scipy_io = pytest.importorskip("scipy.io")
+    from PIL import Image
+
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.flowers as flowers
+
+    d = tmp_path / "flowers"
+    d.mkdir()
+    scipy_io.savemat(d / "imagelabels.mat", {"labels": np.array([[3, 1, 2, 3]])})
+    scipy_io.savemat(
+        d / "setid.mat",
+        {"trnid": np.array([[1, 2]]), "valid": np.array([[3]]), "tstid": np.array([[4]])},
+    )
+    with tarfile.open(d / "102flowers.tgz", "w:gz") as tar:
+        for i in (2, 1, 4, 3):  # archive order, as the tgz lists them
+            buf = io.BytesIO()
+            Image.fromarray(np.full((40, 30, 3), i * 40, np.uint8)).save(buf, format="PNG")
+            info = tarfile.TarInfo(f"jpg/image_{i:05d}.jpg")
+            info.size = len(buf.getvalue())
+            tar.addfile(info, io.BytesIO(buf.getvalue()))
+    for const, name in (
+        ("DATA_MD5", "102flowers.tgz"),
+        ("LABEL_MD5", "imagelabels.mat"),
+        ("SETID_MD5", "setid.mat"),
+    ):
+        monkeypatch.setattr(flowers, const, hashlib.md5((d / name).read_bytes()).hexdigest())
+
+    def summary(reader):
+        return [(x.shape, x.dtype, round(float(x.mean()), 1), label) for x, label in reader()]
+
+    f32 = np.dtype("float32")
+    assert summary(flowers.train(use_xmap=False)) == [((150528,), f32, 45.2, 2)]
+    assert summary(flowers.test()) == [((150528,), f32, -34.8, 0), ((150528,), f32, -74.8, 2)]
+    assert summary(flowers.valid(use_xmap=False)) == [((150528,), f32, 5.2, 1)]
