@@ -406,3 +406,44 @@ def test_flowers_matches_fluid(tmp_path, monkeypatch):
     assert summary(flowers.train(use_xmap=False)) == [((150528,), f32, 45.2, 2)]
     assert summary(flowers.test()) == [((150528,), f32, -34.8, 0), ((150528,), f32, -74.8, 2)]
     assert summary(flowers.valid(use_xmap=False)) == [((150528,), f32, 5.2, 1)]
+
+
+def test_sentiment_matches_fluid(tmp_path, monkeypatch):
+    """Fluid 1.8.5 (with NLTK) on the same zip, with 3 training and 4 total instances."""
+    import zipfile
+
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    import oar.dataset.sentiment as sentiment
+
+    d = tmp_path / "corpora"
+    d.mkdir()
+    path = d / "movie_reviews.zip"
+    texts = {
+        "neg/cv000_1.txt": "bad movie , really bad .\nno-one liked it\n",
+        "neg/cv001_2.txt": "boring film\n",
+        "pos/cv000_3.txt": "great movie !\nloved it's style\n",
+        "pos/cv001_4.txt": "good film , good cast\n",
+    }
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in texts.items():
+            z.writestr(f"movie_reviews/{name}", text)
+    monkeypatch.setattr(sentiment, "MD5", hashlib.md5(path.read_bytes()).hexdigest())
+    monkeypatch.setattr(sentiment, "NUM_TRAINING_INSTANCES", 3)
+    monkeypatch.setattr(sentiment, "NUM_TOTAL_INSTANCES", 4)
+    assert [w for w, _ in sentiment.get_word_dict()] == [
+        "bad", "movie", ",", "it", "film", "good", "really", ".", "no", "-", "one", "liked",
+        "boring", "great", "!", "loved", "'", "s", "style", "cast",
+    ]  # fmt: skip
+    assert sentiment.sort_files() == [
+        "neg/cv000_1.txt",
+        "pos/cv000_3.txt",
+        "neg/cv001_2.txt",
+        "pos/cv001_4.txt",
+    ]
+    assert list(sentiment.train()) == [
+        ([0, 1, 2, 6, 0, 7, 8, 9, 10, 11, 3], 0),
+        ([13, 1, 14, 15, 3, 16, 17, 18], 1),
+        ([12, 4], 0),
+    ]
+    assert list(sentiment.test()) == [([5, 4, 2, 5, 19], 1)]

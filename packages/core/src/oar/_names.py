@@ -110,7 +110,6 @@ PENDING: dict[str, list[str]] = {
         "contrib.load_persistables_for_inference",
         "contrib.shuffle_batch",
         "contrib.ctr_metric_bundle",
-        "oar.dataset.sentiment",
     ],
 }
 
