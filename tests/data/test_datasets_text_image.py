@@ -447,3 +447,13 @@ def test_sentiment_matches_fluid(tmp_path, monkeypatch):
         ([12, 4], 0),
     ]
     assert list(sentiment.test()) == [([5, 4, 2, 5, 19], 1)]
+
+
+def test_common_split_and_cluster_files_reader(tmp_path):
+    from oar.dataset import common
+
+    common.split(lambda: iter(range(7)), 3, suffix=str(tmp_path / "part-%05d.pickle"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"part-0000{i}.pickle" for i in range(3)]
+    pattern = str(tmp_path / "part-*.pickle")
+    assert list(common.cluster_files_reader(pattern, 2, 0)()) == [0, 1, 2, 6]
+    assert list(common.cluster_files_reader(pattern, 2, 1)()) == [3, 4, 5]

@@ -103,8 +103,6 @@ PENDING: dict[str, list[str]] = {
     ],
     "issue 15 (platform breadth: data API, datasets, profiler, industrial path, contrib helpers)": [
         "layers.load",
-        "oar.dataset.common.cluster_files_reader",
-        "oar.dataset.common.split",
         "DataFeedDesc",
         "contrib.load_persistables_for_increment",
         "contrib.load_persistables_for_inference",
