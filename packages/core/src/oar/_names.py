@@ -102,7 +102,6 @@ PENDING: dict[str, list[str]] = {
         "optimizer.PipelineOptimizer",
     ],
     "issue 15 (platform breadth: data API, datasets, profiler, industrial path, contrib helpers)": [
-        "layers.load",
         "DataFeedDesc",
         "contrib.load_persistables_for_increment",
         "contrib.load_persistables_for_inference",

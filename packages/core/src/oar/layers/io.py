@@ -9,7 +9,7 @@ from oar.errors import ArgumentError, ArgumentTypeError
 from oar.framework.dtypes import VarType, convert_dtype
 from oar.framework.program import default_main_program
 
-__all__ = ["data", "py_reader", "create_py_reader_by_data", "double_buffer", "read_file"]
+__all__ = ["data", "py_reader", "create_py_reader_by_data", "double_buffer", "read_file", "load"]
 
 
 def data(
@@ -197,3 +197,22 @@ def read_file(reader: ReaderVariable) -> Any:
             "read_file", f"reader must come from py_reader, given {type(reader).__name__}"
         )
     return reader.variables[0] if len(reader.variables) == 1 else list(reader.variables)
+
+
+def load(out: Any, file_path: str, load_as_fp16: bool | None = None) -> None:
+    """Fill ``out`` from the tensor file ``file_path`` when the program runs.
+
+    (Fluid 1.8.5's ``layers.load`` appends its op with a misspelt argument and fails at
+    run time; oar's works.)
+    """
+    from oar.layer_helper import LayerHelper
+
+    if not isinstance(file_path, str) or not file_path:
+        raise ArgumentError("load", f"file_path must name a tensor file, given {file_path!r}")
+    helper = LayerHelper("load")
+    helper.append_op(
+        "load",
+        {},
+        {"Out": [out]},
+        {"file_path": file_path, "load_as_fp16": bool(load_as_fp16)},
+    )
