@@ -15,8 +15,8 @@ from typing import Any
 
 from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
 from oar.framework import unique_name
-from oar.framework.mode import current_builder
-from oar.framework.param_attr import ParamAttr
+from oar.framework.mode import current_builder, in_dygraph_mode
+from oar.framework.param_attr import ParamAttr, WeightNormParamAttr
 from oar.framework.program import default_main_program, default_startup_program
 from oar.framework.variable import Variable
 
@@ -110,6 +110,10 @@ class LayerHelper:
         if attr.name is None:
             attr.name = unique_name.generate(f"{self.name}.{'b' if is_bias else 'w'}")
         init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else Xavier())
+        if isinstance(attr, WeightNormParamAttr) and not in_dygraph_mode():
+            from oar.framework.weight_norm import weight_normalized
+
+            return weight_normalized(self.layer_type, attr, shape, dtype, init, current_builder())
         return current_builder().create_parameter(
             self.layer_type, attr, shape, dtype, is_bias, init, stop_gradient
         )
