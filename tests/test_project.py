@@ -20,6 +20,7 @@ PACKAGES = {
     "oar-data": "oar_data",
     "oar-dist": "oar_dist",
     "oar-io": "oar_io",
+    "oar-deploy": "oar_deploy",
 }
 
 BUDGET = 600  # lines per module (STYLE.md: modules under ~600 lines, each with one job)

@@ -19,7 +19,11 @@ LAYER_ONLY = {
     "io": "data layers declare feed variables; no op",
     "tensor": "create_tensor / fill_constant / assign ... span the creation and math families",
     "learning_rate_scheduler": "schedules compose arithmetic ops on the step counter",
+    "control_flow_rnn": "StaticRNN builds a While loop (gather, tensor arrays) over its step block",
     "clip_ops": "clip / clip_by_norm: a submodule named `clip` would shadow fluid.layers.clip",
+    "rnn": "the 1.8 cell API (RNNCell, GRUCell, LSTMCell, rnn) composes existing ops",
+    "rnn_decode": "Decoder, BeamSearchDecoder, dynamic_decode compose existing ops",
+    "rnn_helpers": "decoding helpers and BasicDecoder compose existing ops",
     "distributions": "fluid.layers.distributions: Normal, Uniform... compose existing ops",
 }
 

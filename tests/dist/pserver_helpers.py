@@ -85,7 +85,9 @@ class Job:
         return "\n".join(f"--- {n} ---\n{self.log(n)[-3000:]}" for n in self.procs)
 
 
-def seed_job(out: Path, trainers: int = 2, script: Path = SEED_DIST_TRAIN, **extra) -> Job:
+def seed_job(
+    out: Path, trainers: int = 2, script: Path = SEED_DIST_TRAIN, harness: bool = True, **extra
+) -> Job:
     """The seed's launch table on this machine: pserver i listens on 127.0.0.(i+1):port."""
     ips = ["127.0.0.1", "127.0.0.2"]
     port = free_port(tuple(ips))
@@ -95,7 +97,7 @@ def seed_job(out: Path, trainers: int = 2, script: Path = SEED_DIST_TRAIN, **ext
         PADDLE_PSERVER_PORT=port,
     )
     job = Job(out)
-    argv = [sys.executable, str(HARNESS), str(script)]
+    argv = [sys.executable, str(HARNESS), str(script)] if harness else [sys.executable, str(script)]
     for ip in ips:
         env = base_env(out, PADDLE_TRAINING_ROLE="PSERVER", PADDLE_CURRENT_IP=ip, **common, **extra)
         job.start(f"pserver_{ip}", argv, env)

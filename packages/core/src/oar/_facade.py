@@ -80,6 +80,14 @@ OWNERS = {
     "save": "oar-io",
     "save_dygraph": "oar-io",
     "set_program_state": "oar-io",
+    "core.AnalysisConfig": "oar-deploy",
+    "core.AnalysisPredictor": "oar-deploy",
+    "core.PaddleBuf": "oar-deploy",
+    "core.PaddleDType": "oar-deploy",
+    "core.PaddleTensor": "oar-deploy",
+    "core.ZeroCopyTensor": "oar-deploy",
+    "core.create_paddle_predictor": "oar-deploy",
+    "oar.onnx": "oar-deploy",
 }
 
 

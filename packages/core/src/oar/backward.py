@@ -8,10 +8,12 @@ that no trainable parameter (or requested input) influences.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from oar.errors import OarError
+from oar.framework.dtypes import VarType
 from oar.framework.operator import OpRole
 from oar.framework.variable import Parameter, Variable
 from oar.registry import EMPTY_VAR, GRAD_SUFFIX, GradContext
@@ -26,6 +28,15 @@ def _names(items: Iterable | None) -> set:
     for x in items or ():
         out.add(x if isinstance(x, str) else x.name)
     return out
+
+
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("oar_grad_builder", default=None)
+
+
+def current_grad_builder() -> Any:
+    """The backward builder whose sweep is running (grad makers of sub-block ops build a
+    nested grad block with it); None outside ``append_backward`` / ``gradients``."""
+    return _CURRENT.get()
 
 
 class _GradBuilder:
@@ -65,10 +76,13 @@ class _GradBuilder:
             dtype=fwd.dtype,
             lod_level=fwd.lod_level,
             stop_gradient=True,
+            type=VarType.LOD_TENSOR_ARRAY if _is_array(fwd) else VarType.LOD_TENSOR,
         )
 
     def new_piece(self, var: str) -> str:
         pieces = self.pending.setdefault(var, [])
+        if pieces and _is_array(self.block._find_var_recursive(var)):
+            return pieces[0]  # gradients add into a tensor array's gradient in place
         name = self.gname(var) if not pieces else f"{self.gname(var)}@RENAME@{len(pieces)}"
         pieces.append(name)
         self._make_grad_var(var, name)
@@ -116,78 +130,94 @@ class _GradBuilder:
         return op
 
     # --- the sweep ------------------------------------------------------------------------------
-    def run(self, ops: list, needs: set) -> None:
-        for op in reversed(ops):
-            opdef = self.ops_reg.get(op.type)
-            out_grads: dict = {}
-            any_grad = False
-            for slot, names in op.outputs.items():
-                gs = []
+    def run(self, ops: list, needs: set, after_op: Callable | None = None) -> None:
+        """The reverse sweep over ``ops``; ``after_op(op)`` is called after each op's turn
+        (a grad block uses it to rename the gradient of a variable the op overwrote)."""
+        token = _CURRENT.set(self)
+        try:
+            for op in reversed(ops):
+                self._visit(op, needs)
+                if after_op is not None:
+                    after_op(op)
+        finally:
+            _CURRENT.reset(token)
+
+    def _visit(self, op: Any, needs: set) -> None:
+        opdef = self.ops_reg.get(op.type)
+        out_grads: dict = {}
+        any_grad = False
+        for slot, names in op.outputs.items():
+            gs = []
+            for n in names:
+                g = self.finalize(n) if n != EMPTY_VAR else None
+                if g is not None:
+                    any_grad = True
+                gs.append(g)
+            out_grads[slot] = gs
+        if not any_grad:
+            return
+        in_grads: dict = {}
+        wants = False
+        for slot, names in op.inputs.items():
+            gs = []
+            for n in names:
+                if n in needs and n not in self.no_grad:
+                    gs.append(self.new_piece(n))
+                    wants = True
+                else:
+                    gs.append(EMPTY_VAR)
+            in_grads[slot] = gs
+        if not wants:
+            return
+        if opdef.grad is None:
+            raise OarError(
+                f"op '{op.type}' has no gradient, but its inputs "
+                f"{[n for ns in op.inputs.values() for n in ns if n in needs]} need one for the loss; "
+                f"set stop_gradient=True on them or use an op with a gradient",
+                callsite=op.callsite,
+                created=True,
+            )
+        for slot, gs in out_grads.items():  # outputs off the loss path get zero gradients
+            for i, g in enumerate(gs):
+                if g is None:
+                    n = op.outputs[slot][i]
+                    var = self.block._find_var_recursive(n)
+                    if (
+                        n == EMPTY_VAR
+                        or var is None
+                        or var.dtype not in ("float16", "float32", "float64")
+                        or _is_array(var)
+                    ):
+                        gs[i] = EMPTY_VAR
+                        continue
+                    z = self.gname(n) + "@ZERO"
+                    self._make_grad_var(n, z)
+                    self._append("fill_zeros_like", {"X": [n]}, {"Out": [z]}, {})
+                    gs[i] = z
+        ctx = GradContext(op.type, op.inputs, op.outputs, op.attrs, in_grads, out_grads)
+        for desc in opdef.grad(ctx):
+            for names in desc.outputs.values():
                 for n in names:
-                    g = self.finalize(n) if n != EMPTY_VAR else None
-                    if g is not None:
-                        any_grad = True
-                    gs.append(g)
-                out_grads[slot] = gs
-            if not any_grad:
-                continue
-            in_grads: dict = {}
-            wants = False
-            for slot, names in op.inputs.items():
-                gs = []
-                for n in names:
-                    if n in needs and n not in self.no_grad:
-                        gs.append(self.new_piece(n))
-                        wants = True
-                    else:
-                        gs.append(EMPTY_VAR)
-                in_grads[slot] = gs
-            if not wants:
-                continue
-            if opdef.grad is None:
-                raise OarError(
-                    f"op '{op.type}' has no gradient, but its inputs "
-                    f"{[n for ns in op.inputs.values() for n in ns if n in needs]} need one for the loss; "
-                    f"set stop_gradient=True on them or use an op with a gradient",
-                    callsite=op.callsite,
-                    created=True,
-                )
-            for slot, gs in out_grads.items():  # outputs off the loss path get zero gradients
-                for i, g in enumerate(gs):
-                    if g is None:
-                        n = op.outputs[slot][i]
-                        var = self.block._find_var_recursive(n)
-                        if (
-                            n == EMPTY_VAR
-                            or var is None
-                            or var.dtype not in ("float16", "float32", "float64")
-                        ):
-                            gs[i] = EMPTY_VAR
-                            continue
-                        z = self.gname(n) + "@ZERO"
-                        self._make_grad_var(n, z)
-                        self._append("fill_zeros_like", {"X": [n]}, {"Out": [z]}, {})
-                        gs[i] = z
-            ctx = GradContext(op.type, op.inputs, op.outputs, op.attrs, in_grads, out_grads)
-            for desc in opdef.grad(ctx):
-                for names in desc.outputs.values():
-                    for n in names:
-                        if n != EMPTY_VAR and not self.block.has_var(n):
-                            self.block.create_var(name=n, stop_gradient=True)
-                gop = self._append(
-                    desc.type,
-                    dict(desc.inputs),
-                    dict(desc.outputs),
-                    dict(desc.attrs),
-                    callsite=op.callsite,
-                )
-                for n in gop.output_arg_names:
-                    self.piece_op[n] = gop
-            # pieces the maker chose not to write are dropped
-            for slot, gs in in_grads.items():
-                for n, g in zip(op.inputs[slot], gs):
-                    if g != EMPTY_VAR and g not in self.piece_op:
-                        self.pending[n].remove(g)
+                    if n != EMPTY_VAR and not self.block.has_var(n):
+                        self.block.create_var(name=n, stop_gradient=True)
+            gop = self._append(
+                desc.type,
+                dict(desc.inputs),
+                dict(desc.outputs),
+                dict(desc.attrs),
+                callsite=op.callsite,
+            )
+            for n in gop.output_arg_names:
+                self.piece_op[n] = gop
+        # pieces the maker chose not to write are dropped
+        for slot, gs in in_grads.items():
+            for n, g in zip(op.inputs[slot], gs):
+                if g != EMPTY_VAR and g not in self.piece_op:
+                    self.pending[n].remove(g)
+
+
+def _is_array(var: Any) -> bool:
+    return getattr(var, "type", None) == VarType.LOD_TENSOR_ARRAY
 
 
 def _needs_grad(block: Any, ops: list, no_grad: set, extra_leaves: set) -> set:

@@ -1,4 +1,9 @@
-"""The ``oar`` command line: ``oar plugins [--json]`` shows what is installed."""
+"""The ``oar`` command line: ``oar plugins [--json]`` shows what is installed.
+
+Plugins add sub-commands through the ``oar_register_cli_commands`` hook (a
+command object with ``help``, ``configure(parser)`` and ``run(args) -> int``):
+oar-deploy adds ``oar model show|run`` and ``oar export onnx``.
+"""
 
 from __future__ import annotations
 
@@ -50,6 +55,8 @@ def plugins_report() -> dict:
         "reader_decorators": reg.reader_decorators.names(),
         "collective_backends": reg.collective_backends.names(),
         "pserver_transports": reg.pserver_transports.names(),
+        "inference_passes": reg.inference_passes.names(),
+        "cli_commands": reg.cli_commands.names(),
     }
 
 
@@ -77,17 +84,31 @@ def _print_table(report: dict, out) -> None:
         print(
             f"numpy-only (not array-generic) kernels on {device}: {', '.join(op_types)}", file=out
         )
-    for key in ("formats", "reader_decorators", "collective_backends", "pserver_transports"):
+    for key in (
+        "formats",
+        "reader_decorators",
+        "collective_backends",
+        "pserver_transports",
+        "inference_passes",
+        "cli_commands",
+    ):
         if report[key]:
             print(f"{key.replace('_', ' ')}: {', '.join(report[key])}", file=out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from oar.plugins import registries
+
     parser = argparse.ArgumentParser(prog="oar", description="oar command line")
     sub = parser.add_subparsers(dest="command")
     p = sub.add_parser("plugins", help="list installed plugins, devices and kernel coverage")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    commands = dict(registries().cli_commands.items())
+    for name, cmd in sorted(commands.items()):
+        cmd.configure(sub.add_parser(name, help=getattr(cmd, "help", None)))
     args = parser.parse_args(argv)
+    if args.command in commands:
+        return int(commands[args.command].run(args) or 0)
     if args.command != "plugins":
         parser.print_help()
         return 2

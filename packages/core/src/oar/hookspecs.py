@@ -117,6 +117,30 @@ def oar_register_formats(registry: NamedRegistry) -> None:
     """
 
 
+@hookspec
+def oar_register_inference_passes(registry: NamedRegistry) -> None:
+    """Add inference passes (``name -> pass object``) that optimise a loaded inference program.
+
+    ``registry.register(name, pass_)``; a pass has ``order`` (an int: passes run in
+    ascending order, then by name), ``default`` (bool: in the predictor's default
+    pass list) and ``apply(ctx) -> int`` (rewrites ``ctx.program`` in place, may
+    read and write parameters in ``ctx.scope``, must not change ``ctx.feeds`` or
+    ``ctx.fetches``; returns how many rewrites it made). Called once at start-up;
+    used by ``AnalysisConfig.switch_ir_optim(True)`` (oar-deploy, ``docs/deployment.md``).
+    """
+
+
+@hookspec
+def oar_register_cli_commands(registry: NamedRegistry) -> None:
+    """Add ``oar`` sub-commands (``name -> command object``), e.g. ``model`` or ``export``.
+
+    ``registry.register(name, cmd)``; a command has ``help`` (str),
+    ``configure(parser)`` (adds its arguments to an ``argparse`` sub-parser) and
+    ``run(args) -> int`` (the exit status). Called once at start-up; ``oar
+    <name> ...`` dispatches to it.
+    """
+
+
 # --- stage 3: the public facade ------------------------------------------------------------
 
 

@@ -112,6 +112,17 @@ class LoDTensor:
 Tensor = LoDTensor
 
 
+class LoDTensorArray(list):
+    """Fluid's LoDTensorArray: a list of tensors (``create_array`` / ``array_write`` values).
+
+    Items are numpy arrays or :class:`LoDTensor` (when the written value had LoD); an
+    index written past the end leaves ``None`` in the skipped slots.
+    """
+
+    def __repr__(self) -> str:
+        return f"LoDTensorArray({len(self)} tensors)"
+
+
 class SelectedRows:
     """Sparse rows of a ``[height, ...]`` tensor: ``value[i]`` is row ``rows[i]``.
 

@@ -55,6 +55,8 @@ class Registries:
     collective_backends: NamedRegistry
     pserver_transports: NamedRegistry
     formats: NamedRegistry
+    inference_passes: NamedRegistry
+    cli_commands: NamedRegistry
     _fluid_api: dict | None = None
 
     @property
@@ -77,6 +79,8 @@ _named_hooks = {
     "oar_register_collective_backends": "collective_backends",
     "oar_register_pserver_transports": "pserver_transports",
     "oar_register_formats": "formats",
+    "oar_register_inference_passes": "inference_passes",
+    "oar_register_cli_commands": "cli_commands",
 }
 
 
@@ -243,6 +247,8 @@ def registries() -> Registries:
             collective_backends=NamedRegistry("collective backend"),
             pserver_transports=NamedRegistry("pserver transport"),
             formats=NamedRegistry("format"),
+            inference_passes=NamedRegistry("inference pass"),
+            cli_commands=NamedRegistry("cli command"),
         )
         _reg = reg
         _register_all(pm, reg)

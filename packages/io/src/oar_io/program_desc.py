@@ -289,6 +289,8 @@ def _attr_bytes(name: str, value: Any) -> bytes | None:
     head = w.f_string(1, name)
     if isinstance(value, bool):
         return head + w.f_varint(2, BOOLEAN) + w.f_varint(10, int(value))
+    if name == "sub_block" and isinstance(value, int):  # Fluid's BLOCK attr: a block index
+        return head + w.f_varint(2, BLOCK) + w.f_varint(12, value)
     if isinstance(value, int):
         if -(1 << 31) <= value < 1 << 31:
             return head + w.f_varint(2, INT) + w.f_varint(3, value)

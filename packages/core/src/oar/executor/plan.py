@@ -23,6 +23,7 @@ from oar.errors import (
     UninitializedVariableError,
     describe_var,
 )
+from oar.executor.block_ops import HOST_OPS
 from oar.executor.stepgen import (
     MIN_DONATED_BYTES,
     GenStep,
@@ -33,7 +34,7 @@ from oar.executor.stepgen import (
 )
 from oar.framework.dtypes import VarType
 from oar.kernel_entry import EMPTY_VAR, KernelCall
-from oar.lod_tensor import LoDTensor, SelectedRows
+from oar.lod_tensor import LoDTensor, LoDTensorArray, SelectedRows
 from oar.user_array import user_array
 
 
@@ -54,7 +55,14 @@ class Plan:
     profiled = False  # see executor/profiled_plan.py (fluid.profiler)
 
     def __init__(
-        self, program: Any, feed_names: tuple, fetch_names: tuple, device: Any, block_idx: int = 0
+        self,
+        program: Any,
+        feed_names: tuple,
+        fetch_names: tuple,
+        device: Any,
+        block_idx: int = 0,
+        keep_locals: bool = False,
+        keep_names: tuple = (),
     ) -> None:
         from oar.plugins import registries
 
@@ -95,6 +103,17 @@ class Plan:
         self.copy_feeds = tuple(n for n in feed_names if n in produced)
         persistable = {n for n, v in self._all_vars().items() if v.persistable}
         keep = set(fetch_names) | persistable
+        # a sub-block (block_idx > 0) runs inside its parent's run: values of the enclosing
+        # blocks live on after it, only its own variables die (or are kept for the backward)
+        self.outer_inputs = self.scope_inputs if block_idx else ()
+        self.local_names = (
+            tuple(sorted(n for n in produced if n in block.vars)) if block_idx else ()
+        )
+        if block_idx:
+            keep |= {n for n in produced | set(last_use) if n not in block.vars}
+            if keep_locals:
+                keep |= set(self.local_names)
+            keep |= set(keep_names)
         frees: dict = {}
         shrinks: dict = {}
         for n in set(last_use) | set(shape_use):
@@ -122,6 +141,24 @@ class Plan:
         # runs without LoD go through generated straight-line code (see stepgen)
         self.run_fns = make_run_fns([_gen_step(s, block) for s in self.steps])
 
+    def program_readers(self, name: str) -> list:
+        """The ops of any block of the program that read ``name``."""
+        return [op for b in self.program.blocks for op in b.ops if name in op.input_arg_names]
+
+    def run_block(self, env: dict, lods: dict) -> None:
+        """Run a sub-block's steps against its enclosing run's values (see ``block_ops``)."""
+        if self.has_lod_ops or lods:
+            self._run_generic(env, lods)
+            return
+        failed = None
+        try:
+            for run_fn in self.run_fns:
+                run_fn(env)
+        except StepFailed as exc:
+            failed = exc
+        if failed is not None:
+            self._raise_step_error(failed.__cause__, self.steps[failed.index], env)
+
     def _all_vars(self) -> dict:
         out: dict = {}
         for b in self.program.blocks:
@@ -142,6 +179,9 @@ class Plan:
         return op.attrs.get("dtype") if isinstance(op.attrs.get("dtype"), str) else "float32"
 
     def _compile_op(self, op, opdef, reg) -> Step:
+        host = HOST_OPS.get(op.type)
+        if host is not None:
+            return Step(host(self, op), op, ())
         dtype = self._kernel_dtype(op, opdef)
         entry = reg.kernels.lookup(op.type, self.device.name, dtype)
         if entry is None:
@@ -292,6 +332,9 @@ class Plan:
             if isinstance(value, SelectedRows):
                 results.append(value if not return_numpy else user_array(value.to_dense()))
                 continue
+            if isinstance(value, list):  # a tensor array: its items, as Fluid fetches them
+                results.append(_fetch_array(value, return_numpy))
+                continue
             value = self.device.to_host(value) if self.device.name != "cpu" else value
             if isinstance(value, np.ndarray) and (
                 name in self.persistable or value.base is not None
@@ -332,7 +375,10 @@ class Plan:
         op = step.op
 
         def shape(n: str) -> str:
-            return str(list(np.shape(env[n]))) if n in env else ""
+            v = env.get(n)
+            if isinstance(v, list):
+                return f"(array of {len(v)})"
+            return str(list(np.shape(v))) if v is not None and hasattr(v, "shape") else ""
 
         parts = [f"{s}={n}{shape(n)}" for s, n in step.call.singles]
         parts += [
@@ -344,6 +390,13 @@ class Plan:
             callsite=op.callsite,
             created=True,
         )
+
+
+def _fetch_array(value: list, return_numpy: bool) -> list:
+    items = [v if isinstance(v, LoDTensor) or v is None else LoDTensor(v) for v in value]
+    if not return_numpy:
+        return LoDTensorArray(items)
+    return [None if v is None else user_array(np.array(v._array)) for v in items]
 
 
 def _gen_step(s: Step, block: Any) -> GenStep:

@@ -51,7 +51,13 @@ from oar.framework.program import (
 )
 from oar.framework.variable import Parameter, Variable
 from oar.layers.io import fluid_data as data
-from oar.lod_tensor import LoDTensor, Tensor, create_lod_tensor, create_random_int_lodtensor
+from oar.lod_tensor import (
+    LoDTensor,
+    LoDTensorArray,
+    Tensor,
+    create_lod_tensor,
+    create_random_int_lodtensor,
+)
 from oar.memory import memory_optimize, release_memory
 from oar.places import (
     CPUPlace,
@@ -135,6 +141,7 @@ __all__ = [
     "Variable",
     "Parameter",
     "LoDTensor",
+    "LoDTensorArray",
     "Tensor",
     "create_lod_tensor",
     "create_random_int_lodtensor",

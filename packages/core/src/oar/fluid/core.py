@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from oar.errors import EOFException
 from oar.framework.dtypes import VarType
-from oar.lod_tensor import LoDTensor, SelectedRows
+from oar.lod_tensor import LoDTensor, LoDTensorArray, SelectedRows
 from oar.places import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
 from oar.scope import Scope
 from oar.scope import ScopeVariable as Variable
@@ -25,6 +25,7 @@ __all__ = [
     "EOFException",
     "VarDesc",
     "LoDTensor",
+    "LoDTensorArray",
     "SelectedRows",
     "CPUPlace",
     "CUDAPlace",
@@ -45,9 +46,10 @@ def __getattr__(name: str):
         from oar.dygraph.varbase import VarBase
 
         return VarBase
-    from oar._facade import missing_name_error
+    # AnalysisConfig, create_paddle_predictor, PaddleTensor... come from oar-deploy
+    from oar._facade import module_getattr
 
-    raise missing_name_error("core.", name)
+    return module_getattr("core.")(name)
 
 
 class _Globals:

@@ -15,6 +15,8 @@ from oar.layers.center_loss import *  # noqa: F403
 from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
 from oar.layers.compare import *  # noqa: F403
+from oar.layers.control_flow import *  # noqa: F403
+from oar.layers.control_flow_rnn import *  # noqa: F403
 from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
@@ -64,6 +66,9 @@ from oar.layers.rearrange import *  # noqa: F403
 from oar.layers.recurrent import *  # noqa: F403
 from oar.layers.reduce import *  # noqa: F403
 from oar.layers.reshape import *  # noqa: F403
+from oar.layers.rnn import *  # noqa: F403
+from oar.layers.rnn_decode import *  # noqa: F403
+from oar.layers.rnn_helpers import *  # noqa: F403
 from oar.layers.sample_logits import *  # noqa: F403
 from oar.layers.search import *  # noqa: F403
 from oar.layers.sequence_conv import *  # noqa: F403
@@ -72,6 +77,7 @@ from oar.layers.sequence_manip import *  # noqa: F403
 from oar.layers.sequence_pad import *  # noqa: F403
 from oar.layers.sequence_pool import *  # noqa: F403
 from oar.layers.tensor import *  # noqa: F403
+from oar.layers.tensor_array import *  # noqa: F403
 from oar.layers.tensor_extra import *  # noqa: F403
 from oar.layers.tensor_misc import *  # noqa: F403
 from oar.layers.vision_misc import *  # noqa: F403
@@ -84,3 +90,8 @@ _wrap(
         if n.startswith("oar.layers.") and isinstance(m, _types.ModuleType)
     ],
 )
+
+# `import paddle.fluid.layers.rnn` names a Fluid module path that is also a function here
+# (fluid.layers.rnn): registering the module under the facade's name up front keeps the
+# import system from rebinding the package attribute to the module
+_sys.modules.setdefault("oar.fluid.layers.rnn", _sys.modules["oar.layers.rnn"])

@@ -1,5 +1,6 @@
 """``fluid.contrib``: extras provided by plugins (e.g. ``contrib.reader`` from oar-data),
-core's contrib layers (``multiclass_nms2``, fused and partial layers) and statistics."""
+core's contrib layers (``multiclass_nms2``, the rnn_impl ``basic_lstm`` family, fused and
+partial layers) and statistics."""
 
 from typing import Any
 
@@ -30,7 +31,13 @@ __all__ = [
 ]
 
 _plugin_getattr = module_getattr("contrib.")
-_CORE = {"multiclass_nms2": "oar.layers.detection_nms"}
+_CORE = {
+    "multiclass_nms2": "oar.layers.detection_nms",
+    "basic_lstm": "oar.layers._rnn_impl",
+    "basic_gru": "oar.layers._rnn_impl",
+    "BasicLSTMUnit": "oar.dygraph.rnn_impl",
+    "BasicGRUUnit": "oar.dygraph.rnn_impl",
+}
 
 
 def __getattr__(name: str) -> Any:

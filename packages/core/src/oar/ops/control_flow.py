@@ -1,0 +1,75 @@
+"""Control flow over sub-blocks: ``while``, ``conditional_block``, and ``is_empty``.
+
+``while`` and ``conditional_block`` hold their body as a ``sub_block`` attr (the
+index of a block of the same program). The executor runs them itself (host
+ops, ``oar.executor.block_ops``): they have no device kernels. ``X`` /
+``Input`` list the enclosing blocks' variables the body reads, ``Out`` those it
+writes; ``StepScopes`` / ``Scope`` carry what a pass saved for the backward.
+Their grad makers live in ``oar.executor.control_flow_grad``.
+"""
+
+from __future__ import annotations
+
+from oar.ops._infer import meta
+from oar.registry import REQUIRED, Attr, OpDef
+
+
+def _infer_is_empty(ins, attrs):
+    return {"Out": meta([1], "bool")}
+
+
+def _while_grad(ctx):
+    from oar.executor.control_flow_grad import while_grad_maker
+
+    return while_grad_maker(ctx)
+
+
+def _cond_grad(ctx):
+    from oar.executor.control_flow_grad import conditional_block_grad_maker
+
+    return conditional_block_grad_maker(ctx)
+
+
+def register(registry) -> None:
+    registry.register_op(
+        OpDef(
+            "while",
+            ["X*?", "Condition"],
+            ["Out*?", "StepScopes?"],
+            {"sub_block": Attr(int, REQUIRED), "is_test": Attr(bool, False)},
+            grad=_while_grad,
+            doc="Run block `sub_block` while Condition (a one-element bool) holds.",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "conditional_block",
+            ["Cond*", "Input*?"],
+            ["Out*?", "Scope?"],
+            {
+                "sub_block": Attr(int, REQUIRED),
+                "is_scalar_condition": Attr(bool, False),
+                "is_test": Attr(bool, False),
+            },
+            grad=_cond_grad,
+            doc="Run block `sub_block` once if Cond holds (scalar) or all Cond are non-empty.",
+        )
+    )
+    grad_attrs = {
+        "sub_block": Attr(int, REQUIRED),
+        "carry": Attr(list, []),
+        "accumulate": Attr(list, []),
+        "arrays": Attr(list, []),
+        "keep": Attr(list, []),
+    }
+    for fwd in ("while", "conditional_block"):
+        registry.register_op(
+            OpDef(
+                fwd + "_grad",
+                ["X*?", "Out@GRAD*?", "StepScopes"],
+                ["X@GRAD*?"],
+                dict(grad_attrs),
+                doc=f"Run the grad block of a '{fwd}' once per saved pass, newest first.",
+            )
+        )
+    registry.register_op(OpDef("is_empty", ["X"], ["Out"], {}, infer_shape=_infer_is_empty))

@@ -1,0 +1,96 @@
+"""Pserver jobs on loopback: async mode, a parameter sliced over both pservers, failures."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("zmq")
+pytest.importorskip("oar_dist")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pserver_helpers import HERE, seed_job
+
+from oar import fluid
+
+SCRIPT = HERE / "scripts" / "pserver_train.py"
+
+
+def _run(tmp_path, timeout=90, **env):
+    job = seed_job(tmp_path, script=SCRIPT, harness=False, **env)
+    return job, job.wait(timeout)
+
+
+def _reference(recs, hidden, lr=0.05) -> dict:
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.layers.data(name="x", shape=[13], dtype="float32")
+        y = fluid.layers.data(name="y", shape=[1], dtype="float32")
+        h = fluid.layers.fc(input=x, size=hidden, act="tanh")
+        pred = fluid.layers.fc(input=h, size=1)
+        loss = fluid.layers.mean(fluid.layers.square_error_cost(input=pred, label=y))
+        fluid.optimizer.SGD(learning_rate=lr).minimize(loss)
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup, scope=scope)
+    names = [p.name for p in main.global_block().all_parameters()]
+    for n in names:
+        scope.find_var(n).get_tensor().set(recs[0]["init/" + n], fluid.CPUPlace())
+    steps = len(recs[0]["losses"])
+    for i in range(steps):
+        feed = {k: np.concatenate([r[f"feed/{i}/{k}"] for r in recs]) for k in ("x", "y")}
+        exe.run(main, feed=feed, scope=scope)
+    return {n: np.array(scope.find_var(n).get_tensor()) for n in names}
+
+
+def test_sliced_parameter_sync_equals_one_process(tmp_path):
+    job, rcs = _run(tmp_path, OAR_T_HIDDEN=1300, OAR_T_STEPS=8)
+    assert all(rc == 0 for rc in rcs.values()), job.logs()
+    recs = [np.load(tmp_path / f"trainer{t}.npz") for t in range(2)]
+    assert "split_byref" in list(recs[0]["ops"]) and list(recs[0]["ops"])[-1] == "concat"
+    ref = _reference(recs, 1300)
+    for n, v in ref.items():
+        np.testing.assert_array_equal(recs[0]["final/" + n], recs[1]["final/" + n])
+        np.testing.assert_allclose(recs[0]["final/" + n], v, rtol=1e-5, atol=1e-6)
+
+
+def test_async_two_trainers_learn_and_exit_cleanly(tmp_path):
+    job, rcs = _run(tmp_path, OAR_T_SYNC=0, OAR_T_STEPS=40)
+    assert all(rc == 0 for rc in rcs.values()), job.logs()
+    for t in range(2):
+        rec = np.load(tmp_path / f"trainer{t}.npz")
+        assert "send_barrier" not in list(rec["ops"])
+        assert rec["losses"][-5:].mean() < 0.5 * rec["losses"][:5].mean()
+
+
+def test_killed_trainer_stops_the_pservers_with_an_error(tmp_path):
+    start = time.monotonic()
+    job, rcs = _run(tmp_path, timeout=60, OAR_T_STEPS=200, OAR_T_KILL_AT=3, OAR_PSERVER_TIMEOUT=20)
+    assert time.monotonic() - start < 45
+    for ip in ("127.0.0.1", "127.0.0.2"):
+        assert rcs[f"pserver_{ip}"] != 0
+        assert "trainer 1 disconnected before calling exe.close()" in job.log(f"pserver_{ip}")
+    assert rcs["trainer1"] != 0 and rcs["trainer0"] != 0
+    assert "pserver 127.0.0." in job.log("trainer0"), (rcs, job.logs())
+
+
+def test_killed_pserver_fails_the_trainers_with_a_clear_error(tmp_path):
+    job = seed_job(tmp_path, script=SCRIPT, harness=False, OAR_T_STEPS=100000)
+    deadline = time.monotonic() + 60
+    while "step 3 " not in job.log("trainer0") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    job.procs["pserver_127.0.0.2"].kill()
+    start = time.monotonic()
+    rcs = job.wait(40, names=["trainer0", "trainer1"])
+    assert time.monotonic() - start < 30
+    for t in range(2):
+        assert rcs[f"trainer{t}"] != 0
+        log = job.log(f"trainer{t}")
+        assert "pserver 127.0.0.2:" in log and (
+            "closed the connection" in log or "did not answer" in log
+        )
+    job.kill()
