@@ -11,6 +11,7 @@ from oar.fluid.contrib.layers import (
     fused_embedding_seq_pool,
     partial_concat,
     partial_sum,
+    shuffle_batch,
 )
 from oar.fluid.contrib.memory_usage_calc import memory_usage
 from oar.fluid.contrib.op_frequence import op_freq_statistic
@@ -21,6 +22,7 @@ __all__ = [
     "fused_embedding_seq_pool",
     "partial_concat",
     "partial_sum",
+    "shuffle_batch",
     "memory_usage",
     "op_freq_statistic",
     "memory_usage_calc",

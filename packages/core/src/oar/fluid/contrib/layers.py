@@ -13,6 +13,7 @@ __all__ = [
     "fused_embedding_seq_pool",
     "partial_concat",
     "partial_sum",
+    "shuffle_batch",
 ]
 
 _BINARY = {"elementwise_add", "elementwise_mul"}
@@ -126,3 +127,36 @@ def partial_sum(input: Sequence, start_index: int = 0, length: int = -1) -> Any:
     from oar import layers
 
     return layers.sums(_columns("partial_sum", input, start_index, length))
+
+
+def shuffle_batch(x: Any, seed: int | None = None) -> Any:
+    """The rows of ``x`` (all axes but the last flattened) in a new random order each run.
+
+    A persistable seed variable carries the generator's state from run to run
+    (``seed`` starts it; None: a random start).
+    """
+    from oar import layers
+    from oar.framework import unique_name
+    from oar.layer_helper import LayerHelper
+
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ArgumentError("shuffle_batch", f"seed must be an int or None, given {seed!r}")
+    helper = LayerHelper("shuffle_batch")
+    out = helper.create_variable_for_type_inference(x.dtype)
+    index = helper.create_variable_for_type_inference("int64")
+    index.stop_gradient = True
+    seed_var = layers.create_global_var(
+        [1],
+        int(seed or 0),
+        "int64",
+        persistable=True,
+        name=unique_name.generate("shuffle_batch_seed"),
+    )
+    seed_var.stop_gradient = True
+    helper.append_op(
+        "shuffle_batch",
+        {"X": [x], "Seed": [seed_var]},
+        {"Out": [out], "ShuffleIdx": [index], "SeedOut": [seed_var]},
+        {"startup_seed": int(seed or 0)},
+    )
+    return out
