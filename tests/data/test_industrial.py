@@ -164,3 +164,40 @@ def test_py_reader_feeds_read_file_variables():
         assert fluid.layers.read_file(r2) is a
     with pytest.raises(ValueError, match="capacity"):
         fluid.layers.py_reader(0, [(-1, 1)], ["float32"])
+
+
+PROTO = """name: "MultiSlotDataFeed"
+batch_size: 2
+multi_slot_desc {
+    slots {
+        name: "words"
+        type: "uint64"
+        is_dense: false
+        is_used: true
+    }
+    slots {
+        name: "label"
+        type: "uint64"
+        is_dense: false
+        is_used: true
+    }
+}
+"""
+
+
+def test_data_feed_desc_round_trips_as_fluid(tmp_path):
+    """Fluid 1.8.5 prints this after set_batch_size(128), set_dense_slots(['words'])."""
+    path = tmp_path / "feed.proto"
+    path.write_text(PROTO)
+    desc = fluid.DataFeedDesc(str(path))
+    desc.set_batch_size(128)
+    desc.set_dense_slots(["words"])
+    desc.set_use_slots(["label"])
+    assert desc.desc() == (
+        'name: "MultiSlotDataFeed"\nbatch_size: 128\nmulti_slot_desc {\n  slots {\n'
+        '    name: "words"\n    type: "uint64"\n    is_dense: true\n    is_used: true\n  }\n'
+        '  slots {\n    name: "label"\n    type: "uint64"\n    is_dense: false\n'
+        '    is_used: true\n  }\n}\npipe_command: "cat"\n'
+    )
+    with pytest.raises(ValueError, match="no slot named"):
+        desc.set_dense_slots(["nope"])

@@ -30,6 +30,7 @@ OWNERS = {
     "io.BatchSampler": "oar-data",
     "io.default_collate_fn": "oar-data",
     "DatasetFactory": "oar-data",
+    "DataFeedDesc": "oar-data",
     "dataset": "oar-data",
     "incubate.data_generator": "oar-data",
     "io.PyReader": "oar-data",

@@ -21,6 +21,7 @@ def oar_fluid_api() -> dict:
     from oar_data import (
         batching,
         contrib_reader,
+        data_feed_desc,
         data_generator,
         dataset,
         decorators,
@@ -42,6 +43,7 @@ def oar_fluid_api() -> dict:
         "io.BatchSampler": map_loader.BatchSampler,
         "io.default_collate_fn": map_loader.default_collate_fn,
         "DatasetFactory": industrial.DatasetFactory,
+        "DataFeedDesc": data_feed_desc.DataFeedDesc,
         "dataset": industrial,
         "incubate.data_generator": data_generator,
         "io.batch": batching.batch,
