@@ -72,3 +72,25 @@ def test_statistics(capsys):
     params, flops = C.model_stat.summary(main)
     assert params == 4 * 3 and flops == 2 * 4 * 3 + 3 + 3
     assert "Total PARAMs: 12" in capsys.readouterr().out
+
+
+def test_ctr_metric_bundle_accumulates_as_fluid():
+    """Fluid 1.8.5, p=[.2, .6, .9], label=[0, 1, 1], two runs."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        p = fluid.data("p", [None, 1])
+        label = fluid.data("l", [None, 1])
+        outs = C.ctr_metric_bundle(p, label)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    feed = {
+        "p": np.array([[0.2], [0.6], [0.9]], "float32"),
+        "l": np.array([[0.0], [1.0], [1.0]], "float32"),
+    }
+    with fluid.scope_guard(scope):
+        exe.run(start)
+        first = [float(v[0]) for v in exe.run(main, feed=feed, fetch_list=list(outs))]
+        second = [float(v[0]) for v in exe.run(main, feed=feed, fetch_list=list(outs))]
+    expected = [0.21, 0.7, 1.7, 1.9064398, 2.0, 3.0]
+    np.testing.assert_allclose(first, expected, rtol=1e-5)
+    np.testing.assert_allclose(second, [2 * v for v in expected], rtol=1e-5)

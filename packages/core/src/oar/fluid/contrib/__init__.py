@@ -7,6 +7,7 @@ from typing import Any
 from oar._facade import module_getattr
 from oar.fluid.contrib import memory_usage_calc, mixed_precision, model_stat, op_frequence
 from oar.fluid.contrib.layers import (
+    ctr_metric_bundle,
     fused_elemwise_activation,
     fused_embedding_seq_pool,
     partial_concat,
@@ -23,6 +24,7 @@ __all__ = [
     "partial_concat",
     "partial_sum",
     "shuffle_batch",
+    "ctr_metric_bundle",
     "memory_usage",
     "op_freq_statistic",
     "memory_usage_calc",

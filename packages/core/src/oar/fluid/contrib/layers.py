@@ -14,6 +14,7 @@ __all__ = [
     "partial_concat",
     "partial_sum",
     "shuffle_batch",
+    "ctr_metric_bundle",
 ]
 
 _BINARY = {"elementwise_add", "elementwise_mul"}
@@ -160,3 +161,34 @@ def shuffle_batch(x: Any, seed: int | None = None) -> Any:
         {"startup_seed": int(seed or 0)},
     )
     return out
+
+
+def ctr_metric_bundle(input: Any, label: Any) -> tuple:
+    """Running CTR statistics, as Fluid 1.8.5: persistable ``[1]`` float32 sums of the squared
+    error, the absolute error, the predictions, their sigmoids (q), the positive labels and
+    the instances, each increased by every run."""
+    from oar import layers
+    from oar.framework import unique_name
+
+    def acc(key: str) -> Any:
+        v = layers.create_global_var(
+            [1], 0.0, "float32", persistable=True, name=unique_name.generate(f"ctr_{key}")
+        )
+        v.stop_gradient = True
+        return v
+
+    diff = layers.elementwise_sub(input, label)
+    batch = {
+        "sqrerr": layers.reduce_sum(layers.square(diff)),
+        "abserr": layers.reduce_sum(layers.abs(diff)),
+        "prob": layers.reduce_sum(input),
+        "q": layers.reduce_sum(layers.sigmoid(input)),
+        "pos_num": layers.reduce_sum(label),
+        "ins_num": layers.reduce_sum(layers.ones_like(label)),
+    }
+    out = []
+    for key, value in batch.items():
+        total = acc(key)
+        layers.assign(layers.elementwise_add(total, layers.reshape(value, [1])), output=total)
+        out.append(total)
+    return tuple(out)
