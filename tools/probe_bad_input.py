@@ -756,6 +756,30 @@ case("autoincreased_step_counter-step-str", "autoincreased_step_counter", "step"
 )
 
 
+# ---- detection (issue 14)
+# fmt: off
+def _F():
+    return d("feat", [1, 8, 4, 4])
+
+
+def _I():
+    return d("img", [1, 3, 32, 32])
+
+
+case("prior_box-max<min", "prior_box", "max_sizes")(lambda: L.prior_box(_F(), _I(), [8.0], [4.0]))
+case("box_coder-var3", "box_coder", "prior_box_var")(lambda: L.box_coder(d("p", [3, 4]), [0.1] * 3, d("t", [2, 4])))
+case("iou_similarity-5", "iou_similarity", "x")(lambda: L.iou_similarity(d("a", [3, 5]), d("b", [2, 4])))
+case("yolo_box-channels", "yolo_box", "x")(lambda: L.yolo_box(_F(), d("s", [1, 2], "int32"), [10, 13], 3, 0.1, 32))
+case("multiclass_nms-boxes", "multiclass_nms", "bboxes")(lambda: L.multiclass_nms(d("b", [2, 9, 4]), d("s", [2, 3, 10]), 0.1, 5, 5))
+case("roi_align-rois5", "roi_align", "rois")(lambda: L.roi_align(_F(), d("r", [-1, 5], lod_level=1), 2, 2))
+case("psroi_pool-channels", "psroi_pool", "input")(lambda: L.psroi_pool(_F(), d("r", [-1, 4], lod_level=1), 3, 1.0, 2, 2))
+case("yolov3_loss-mask", "yolov3_loss", "anchor_mask")(lambda: L.yolov3_loss(d("x", [2, 14, 4, 4]), d("g", [2, 5, 4]), d("l", [2, 5], "int32"), [10, 13, 16, 30], [1, 3], 2, 0.5, 32))
+case("target_assign-int64", "target_assign", "matched_indices")(lambda: L.target_assign(d("x", [-1, 4, 2], lod_level=1), d("m", [2, 4], "int64")))
+case("generate_proposals-deltas", "generate_proposals", "bbox_deltas")(lambda: L.generate_proposals(d("s", [1, 3, 4, 4]), d("dl", [1, 10, 4, 4]), d("i", [1, 3]), d("a", [4, 4, 3, 4]), d("v", [4, 4, 3, 4])))
+case("affine_channel-scale", "affine_channel", "scale")(lambda: L.affine_channel(_F(), d("s", [3]), d("b", [3])))
+# fmt: on
+
+
 # ---- dygraph
 def dy(fn):
     def run():

@@ -158,6 +158,21 @@ CASES = [
         },
     ),
     OpCase(
+        "box_decoder_and_assign",
+        {
+            "PriorBox": np.array([[0, 0, 9, 19]], "float32"),
+            "PriorBoxVar": np.ones((1, 4), "float32"),
+            "TargetBox": np.array([[0, 0, 0, 0, 0.1, 0.0, 0.0, 0.0, 0, 0.2, 0, 0]], "float32"),
+            "BoxScore": np.array([[0.9, 0.3, 0.6]], "float32"),  # class 0 (background) ignored
+        },
+        {"box_clip": 4.135},
+        # a 10 x 20 pixel prior centred at (5, 10): class 2 shifts it down by 0.2 * 20
+        ref=lambda **_: {
+            "DecodeBox": np.array([[0, 0, 9, 19, 1, 0, 10, 19, 0, 4, 9, 23]], "float32"),
+            "OutputAssignBox": np.array([[0, 4, 9, 23]], "float32"),
+        },
+    ),
+    OpCase(
         "box_clip",
         {
             "Input": np.array([[[-3, 5, 170, 80]]], "float32"),

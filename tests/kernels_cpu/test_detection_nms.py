@@ -68,6 +68,20 @@ CASES = [
 ]  # fmt: skip
 
 
+# locality-aware: boxes 0 and 1 (IoU 0.82) merge, weighted by score; box 2 stays apart
+CASES.append(
+    OpCase(
+        "locality_aware_nms",
+        {"BBoxes": BOXES[None], "Scores": np.array([[[0.9, 0.7, 0.6]]], "float32")},
+        {"score_threshold": 0.1, "nms_top_k": -1, "keep_top_k": -1, "nms_threshold": 0.3,
+         "background_label": -1},
+        ref=lambda **_: {
+            "Out": np.array([[0, 1.6, *((BOXES[0] * 0.9 + BOXES[1] * 0.7) / 1.6)], _row(0, 0.6, 2)], "float32")
+        },
+    )
+)  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_detection_nms(case):
     check_case(case)

@@ -13,30 +13,16 @@ _spec = importlib.util.spec_from_file_location(
 )
 golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(golden)
-NAMES = [n for n in golden.NAMES if n != "locality_aware_nms"]  # not implemented yet
+NAMES = golden.NAMES
 
 
 @pytest.fixture(scope="module")
 def results():
     with fluid.unique_name.guard():
-        main, startup, feed, outs = _build_without_last(fluid)
+        main, startup, feed, outs = golden.build(fluid)
     exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
     got = exe.run(main, feed=feed, fetch_list=outs, scope=scope, return_numpy=False)
     return got, np.load(DATA / "fluid18_detection_nms.npz")
-
-
-def _build_without_last(fl):
-    """The golden program minus its last output (locality_aware_nms, not in oar yet)."""
-    layers = fl.layers
-    real = getattr(layers, "locality_aware_nms", None)
-    if real is None:
-        layers.locality_aware_nms = lambda *a, **k: None
-    try:
-        main, startup, feed, outs = golden.build(fl)
-    finally:
-        if real is None:
-            del layers.locality_aware_nms
-    return main, startup, feed, outs[: len(NAMES)]
 
 
 @pytest.mark.parametrize("name", NAMES)

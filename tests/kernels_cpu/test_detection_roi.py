@@ -64,6 +64,19 @@ CASES = [
 ]
 
 
+CASES.append(
+    OpCase(
+        "roi_perspective_transform",
+        {"X": X, "ROIs": np.array([[0.3, 0.4, 3.6, 0.9, 4.1, 3.8, 0.6, 3.3], [1.2, 0.5, 3.9, 1.1, 3.4, 4.2, 0.8, 3.6],
+                                   [0.5, 0.5, 2.5, 0.6, 2.9, 2.7, 0.2, 2.4]])},
+        {"transformed_height": 3, "transformed_width": 3, "spatial_scale": 1.0},
+        grad=["X"],
+        grad_outputs=["Out"],
+        lod=LOD,
+    )
+)  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_detection_roi(case):
     check_case(case)
@@ -110,6 +123,16 @@ BAD = [
     ("roi_pool", lambda L: L.roi_pool(_x(), _r(), 2, 2, -1.0), "spatial_scale"),
     ("psroi_pool", lambda L: L.psroi_pool(_x(), _r(), 3, 1.0, 2, 2), "channels"),
     ("prroi_pool", lambda L: L.prroi_pool(_x(), _r(), 1.0, 2.5, 2), "pooled_height"),
+    (
+        "roi_perspective_transform",
+        lambda L: L.roi_perspective_transform(_x(), _r(4), 2, 2),
+        "ROIs must be",
+    ),
+    (
+        "roi_perspective_transform",
+        lambda L: L.roi_perspective_transform(_x(), _r(8), 0, 2),
+        "transformed_height",
+    ),
 ]
 
 
@@ -119,3 +142,19 @@ def test_bad_input_names_layer_and_line(layer, fn, match):
         _build(fn)
     text = str(info.value)
     assert layer in text and __file__.split("/")[-1] in text, text
+
+
+def test_dygraph_roi_align_runs_and_backpropagates_like_static():
+    x_np = RNG.rand(1, 2, 6, 6).astype("float32")
+    rois_np = np.array([[0.5, 1.0, 4.2, 4.6], [2.0, 0.3, 5.5, 3.7]], "float32")
+    with fluid.dygraph.guard():
+        x = fluid.dygraph.to_variable(x_np)
+        x.stop_gradient = False
+        out = fluid.layers.roi_align(x, fluid.dygraph.to_variable(rois_np), 2, 3, 1.0, 2)
+        fluid.layers.reduce_sum(out).backward()
+        eager, grad = out.numpy(), x.gradient()
+    case = OpCase("roi_align", {"X": x_np, "ROIs": rois_np}, {**ATTRS, "sampling_ratio": 2})
+    np.testing.assert_allclose(eager, run_forward(case)["Out"][0], rtol=1e-6)
+    assert grad.shape == x_np.shape and np.isclose(
+        grad.sum(), eager.size
+    )  # each bin averages weights summing to 1

@@ -31,7 +31,21 @@ def inputs():
         "conf": (rng.randn(n, m, c) * 2).astype("float32"),
         "prior": boxes[0],
         "prior_var": np.tile(np.array([[0.1, 0.1, 0.2, 0.2]], "float32"), (m, 1)),
+        "tilted": _tilted(rng),
+        "tscore": rng.rand(1, 1, 10).astype("float32"),
     }
+
+
+def _tilted(rng):
+    """[1, 10, 8]: rotated rectangles in 3 clusters (consecutive boxes overlap)."""
+    quads = []
+    for k in range(10):
+        cx, cy = 20 + 15 * (k // 4) + rng.randn() * 1.5, 20 + rng.randn() * 1.5
+        w, h, t = 12 + rng.rand() * 4, 6 + rng.rand() * 3, 0.3 + rng.randn() * 0.1
+        c, s = np.cos(t), np.sin(t)
+        corners = [(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)]
+        quads.append([v for x, y in corners for v in (cx + c * x - s * y, cy + s * x + c * y)])
+    return np.array(quads, "float32")[None]
 
 
 def build(fluid):
@@ -63,6 +77,7 @@ def build(fluid):
                 nms_threshold=0.45,
             ),
             L.locality_aware_nms(v["quad"], v["qscore"], 0.1, 6, 4, 0.3),
+            L.locality_aware_nms(v["tilted"], v["tscore"], 0.2, 10, 6, 0.2, False),
         ]
     return main, startup, feed, outs
 
@@ -78,6 +93,7 @@ NAMES = [
     "multiclass_nms_empty",
     "detection_output",
     "locality_aware_nms",
+    "locality_aware_nms_tilted",
 ]
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import types as _types
 from oar.layers import distributions  # noqa: F401
 from oar.layers._user_line import wrap_module_functions as _wrap
 from oar.layers.activation import *  # noqa: F403
+from oar.layers.affine_channel import *  # noqa: F403
 from oar.layers.beam_search import *  # noqa: F403
 from oar.layers.center_loss import *  # noqa: F403
 from oar.layers.chunk_eval import *  # noqa: F403
@@ -22,9 +23,14 @@ from oar.layers.conv3d import *  # noqa: F403
 from oar.layers.crf import *  # noqa: F403
 from oar.layers.ctc import *  # noqa: F403
 from oar.layers.debug import *  # noqa: F403
+from oar.layers.deformable_conv import *  # noqa: F403
+from oar.layers.deformable_roi_pooling import *  # noqa: F403
 from oar.layers.detection_boxes import *  # noqa: F403
 from oar.layers.detection_nms import *  # noqa: F403
 from oar.layers.detection_roi import *  # noqa: F403
+from oar.layers.detection_rpn import *  # noqa: F403
+from oar.layers.detection_targets import *  # noqa: F403
+from oar.layers.detection_yolo import *  # noqa: F403
 from oar.layers.distributions import (  # noqa: F401
     Categorical,
     Distribution,

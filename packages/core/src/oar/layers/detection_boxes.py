@@ -17,6 +17,7 @@ __all__ = [
     "box_clip",
     "yolo_box",
     "polygon_box_transform",
+    "box_decoder_and_assign",
 ]
 
 
@@ -254,3 +255,25 @@ def polygon_box_transform(input: Any, name: str | None = None) -> Any:
     return _one(
         "polygon_box_transform", "polygon_box_transform", ins, {}, "Output", input.dtype, name
     )
+
+
+def box_decoder_and_assign(
+    prior_box: Any,
+    prior_box_var: Any,
+    target_box: Any,
+    box_score: Any,
+    box_clip: float,
+    name: str | None = None,
+) -> tuple:
+    """Decode ``target_box`` [N, classes * 4] against pixel priors [N, 4] (the width/height
+    deltas clipped at ``box_clip``): (decoded boxes [N, classes * 4], each prior's box of its
+    best non-background class by ``box_score`` [N, classes])."""
+    layer = "box_decoder_and_assign"
+    for arg, v in (("prior_box", prior_box), ("target_box", target_box), ("box_score", box_score)):
+        check_variable(layer, arg, v)
+    ins = {"PriorBox": [prior_box], "TargetBox": [target_box], "BoxScore": [box_score]}
+    if prior_box_var is not None:
+        check_variable(layer, "prior_box_var", prior_box_var)
+        ins["PriorBoxVar"] = [prior_box_var]
+    attrs = {"box_clip": floats(layer, "box_clip", box_clip, 1)[0]}
+    return _two(layer, ins, attrs, ("DecodeBox", "OutputAssignBox"), target_box.dtype, name)

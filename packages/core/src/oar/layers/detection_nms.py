@@ -9,7 +9,7 @@ from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable
 from oar.layers._user_line import with_user_line
 
-__all__ = ["multiclass_nms", "matrix_nms", "detection_output"]
+__all__ = ["multiclass_nms", "matrix_nms", "locality_aware_nms", "detection_output"]
 
 
 def _int(layer: str, name: str, v: Any) -> int:
@@ -161,6 +161,35 @@ def matrix_nms(
     }
     out, index = _nms(layer, layer, bboxes, scores, attrs, ("Out", "Index"), name)
     return (out, index) if return_index else out
+
+
+def locality_aware_nms(
+    bboxes: Any,
+    scores: Any,
+    score_threshold: float,
+    nms_top_k: int,
+    keep_top_k: int,
+    nms_threshold: float = 0.3,
+    normalized: bool = True,
+    nms_eta: float = 1.0,
+    background_label: int = -1,
+    name: str | None = None,
+) -> Any:
+    """EAST's locality-aware NMS: per class, consecutive boxes overlapping by more than
+    ``nms_threshold`` are merged (coordinates weighted by score, scores summed), then greedy
+    NMS. ``bboxes`` [N, M, 4 or 8 (quadrilaterals)], ``scores`` [N, C, M]."""
+    layer = "locality_aware_nms"
+    attrs = nms_attrs(
+        layer,
+        score_threshold,
+        nms_top_k,
+        keep_top_k,
+        nms_threshold,
+        normalized,
+        nms_eta,
+        background_label,
+    )
+    return _nms(layer, layer, bboxes, scores, attrs, name=name)[0]
 
 
 def detection_output(

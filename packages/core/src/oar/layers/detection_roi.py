@@ -7,7 +7,7 @@ from typing import Any
 from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_variable
 
-__all__ = ["roi_align", "roi_pool", "psroi_pool", "prroi_pool"]
+__all__ = ["roi_align", "roi_pool", "psroi_pool", "prroi_pool", "roi_perspective_transform"]
 
 
 def _pos_int(layer: str, name: str, v: Any) -> int:
@@ -123,3 +123,37 @@ def prroi_pool(
         "pooled_width": _pos_int(layer, "pooled_width", pooled_width),
     }
     return _pool(layer, input, rois, attrs, {"BatchRoINums": batch_roi_nums}, name=name)
+
+
+def roi_perspective_transform(
+    input: Any,
+    rois: Any,
+    transformed_height: int,
+    transformed_width: int,
+    spatial_scale: float = 1.0,
+    name: str | None = None,
+) -> tuple:
+    """Warp each quadrilateral ROI [R, 8] (corners clockwise from the top left; LoD per
+    image) to a ``transformed_height`` x ``transformed_width`` rectangle by a perspective
+    transform and bilinear sampling: (out [R, C, th, tw], mask [R, 1, th, tw] int32 of the
+    pixels inside the ROI, transform matrices [R, 9])."""
+    layer = "roi_perspective_transform"
+    check_variable(layer, "input", input)
+    check_variable(layer, "rois", rois)
+    attrs = {
+        "transformed_height": _pos_int(layer, "transformed_height", transformed_height),
+        "transformed_width": _pos_int(layer, "transformed_width", transformed_width),
+        "spatial_scale": _scale(layer, spatial_scale),
+    }
+    helper = LayerHelper(layer, name=name)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    mask = helper.create_variable_for_type_inference("int32")
+    matrix = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(
+        layer,
+        {"X": [input], "ROIs": [rois]},
+        {"Out": [out], "Mask": [mask], "TransformMatrix": [matrix]},
+        attrs,
+    )
+    mask.stop_gradient = matrix.stop_gradient = True
+    return out, mask, matrix

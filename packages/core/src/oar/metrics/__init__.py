@@ -17,6 +17,7 @@ from oar.metrics.base import (
     Precision,
     Recall,
 )
+from oar.metrics.detection_map import DetectionMAP
 
 __all__ = [
     "MetricBase",
@@ -27,4 +28,5 @@ __all__ = [
     "ChunkEvaluator",
     "EditDistance",
     "Auc",
+    "DetectionMAP",
 ]

@@ -183,6 +183,22 @@ def _infer_polygon(ins, attrs):
     return {"Output": ins["Input"]}
 
 
+def _infer_decode_assign(ins, attrs):
+    prior, target, score = _boxes(ins, "PriorBox"), ins["TargetBox"], ins["BoxScore"]
+    if len(prior.shape) != 2 or len(target.shape) != 2 or len(score.shape) != 2:
+        raise ValueError(
+            f"PriorBox [N, 4], TargetBox [N, classes * 4] and BoxScore [N, classes] must be 2-D, "
+            f"given {list(prior.shape)}, {list(target.shape)} and {list(score.shape)}"
+        )
+    cls = score.shape[1]
+    if cls >= 0 and target.shape[1] >= 0 and target.shape[1] != 4 * cls:
+        raise ValueError(
+            f"TargetBox must hold 4 deltas per class ({4 * cls}), given {target.shape[1]}"
+        )
+    return {"DecodeBox": VarMeta(tuple(target.shape), target.dtype, target.lod_level),
+            "OutputAssignBox": VarMeta(tuple(prior.shape), target.dtype, target.lod_level)}  # fmt: skip
+
+
 def _positive(v):
     return None if v > 0 else "must be positive"
 
@@ -310,6 +326,17 @@ def register(registry) -> None:
             },
             infer_shape=_infer_yolo_box,
             doc="YOLOv3 head output to boxes and scores",
+        )
+    )
+    r(
+        OpDef(
+            "box_decoder_and_assign",
+            ["PriorBox", "PriorBoxVar?", "TargetBox", "BoxScore"],
+            ["DecodeBox", "OutputAssignBox"],
+            {"box_clip": Attr(float, 4.135)},
+            infer_shape=_infer_decode_assign,
+            kernel_dtype="TargetBox",
+            doc="decode per-class deltas (pixel boxes), then each prior's best class's box",
         )
     )
     r(

@@ -1,5 +1,6 @@
 """Non-maximum suppression for detection: multiclass_nms (and multiclass_nms2 with the kept
-boxes' indices) and matrix_nms (SOLOv2's parallel soft suppression).
+boxes' indices), matrix_nms (SOLOv2's parallel soft suppression) and locality_aware_nms
+(EAST: consecutive overlapping boxes merged first; quadrilateral boxes).
 
 Outputs are LoD tensors with one sequence of kept detections per image, rows
 ``[label, score, x1, y1, x2, y2]`` (or the polygon's corners). No gradients.
@@ -76,6 +77,9 @@ def register(registry) -> None:
             doc="per-class greedy NMS, then the best keep_top_k per image"))  # fmt: skip
     r(OpDef("multiclass_nms2", ["BBoxes", "Scores"], ["Out", "Index"], _nms_attrs(),
             infer_shape=_infer, doc="multiclass_nms with the kept boxes' indices"))  # fmt: skip
+    r(OpDef("locality_aware_nms", ["BBoxes", "Scores"], ["Out"], _nms_attrs(),
+            infer_shape=lambda i, a: {"Out": _infer(i, a, polygons=True)["Out"]},
+            doc="EAST's NMS: consecutive overlapping boxes merged (score-weighted), then NMS"))  # fmt: skip
     r(OpDef("matrix_nms", ["BBoxes", "Scores"], ["Out", "Index"],
             {**_common(), "post_threshold": Attr(float, 0.0),
              "use_gaussian": Attr(bool, False), "gaussian_sigma": Attr(float, 2.0)},

@@ -1,5 +1,6 @@
 """Region-of-interest pooling: roi_align, roi_pool, psroi_pool (position-sensitive) and
-prroi_pool (precise: the exact integral of the bilinear interpolation over each bin).
+prroi_pool (precise: the exact integral of the bilinear interpolation over each bin), and
+roi_perspective_transform (quadrilateral ROIs warped to rectangles).
 
 ROIs are [R, 4] boxes (x1, y1, x2, y2) in input-image coordinates; their LoD (or the
 optional ``RoisLod`` offsets / ``BatchRoINums`` counts input) says which image each belongs
@@ -47,6 +48,23 @@ def _infer_psroi(ins, attrs):
     return _infer(ins, attrs, channels=oc)
 
 
+def _infer_perspective(ins, attrs):
+    x, rois = ins["X"], ins["ROIs"]
+    check_float(ins, "X")
+    if len(x.shape) != 4:
+        raise ValueError(f"X must be a 4-D NCHW feature map, given {list(x.shape)}")
+    if len(rois.shape) != 2 or (rois.shape[1] >= 0 and rois.shape[1] != 8):
+        raise ValueError(
+            f"ROIs must be [num_rois, 8] (4 corners, clockwise from top left), given {list(rois.shape)}"
+        )
+    r, th, tw = rois.shape[0], attrs["transformed_height"], attrs["transformed_width"]
+    return {
+        "Out": VarMeta((r, x.shape[1], th, tw), x.dtype),
+        "Mask": VarMeta((r, 1, th, tw), "int32"),
+        "TransformMatrix": VarMeta((r, 9), x.dtype),
+    }
+
+
 def _pooled() -> dict:
     return {
         "pooled_height": Attr(int, 1, _positive),
@@ -69,6 +87,11 @@ def register(registry) -> None:
             {**_pooled(), "output_channels": Attr(int, check=_positive)},
             infer_shape=_infer_psroi, grad=GradSpec(("X", "ROIs", "Out@GRAD"), ("X@GRAD",)),
             doc="position-sensitive average pooling (R-FCN)"))  # fmt: skip
+    r(OpDef("roi_perspective_transform", ["X", "ROIs"], ["Out", "Mask", "TransformMatrix"],
+            {"transformed_height": Attr(int, 1, _positive), "transformed_width": Attr(int, 1, _positive),
+             "spatial_scale": Attr(float, 1.0, _positive)},
+            infer_shape=_infer_perspective, grad=GradSpec(("X", "ROIs", "Out@GRAD"), ("X@GRAD",)),
+            doc="each quadrilateral ROI warped to a rectangle (perspective transform, bilinear)"))  # fmt: skip
     r(OpDef("prroi_pool", ["X", "ROIs", "BatchRoINums?"], ["Out"], _pooled(),
             infer_shape=_infer,
             grad=GradSpec(("X", "ROIs", "BatchRoINums", "Out@GRAD"), ("X@GRAD",)),

@@ -290,3 +290,27 @@ def polygon_box_transform(inputs, attrs):
     grid_h = xp.broadcast_to(xp.arange(h, dtype=x.dtype)[:, None] * 4, (h, w))
     base = xp.stack([grid_w if k % 2 == 0 else grid_h for k in range(c)])
     return {"Output": (base[None] - x).astype(x.dtype, copy=False)}
+
+
+@kernel("box_decoder_and_assign", FLOATS)
+def box_decoder_and_assign(inputs, attrs):
+    target, score = inputs["TargetBox"], inputs["BoxScore"]
+    prior = inputs["PriorBox"].astype(target.dtype, copy=False)
+    n, cls = score.shape
+    var = inputs.get("PriorBoxVar")
+    var = xp.ones(4, dtype=target.dtype) if var is None else var.reshape(-1, 4).astype(target.dtype)
+    pcx, pcy, pw, ph = (v[:, None] for v in center_size(prior, False))
+    d = target.reshape(n, cls, 4)
+    var = var[:, None, :] if var.shape[0] == n else var.reshape(1, 1, 4)
+    clip = attrs["box_clip"]
+    cx = var[..., 0] * d[..., 0] * pw + pcx
+    cy = var[..., 1] * d[..., 1] * ph + pcy
+    w = xp.exp(xp.minimum(var[..., 2] * d[..., 2], clip)) * pw
+    h = xp.exp(xp.minimum(var[..., 3] * d[..., 3], clip)) * ph
+    boxes = xp.stack([cx - w / 2, cy - h / 2, cx + w / 2 - 1, cy + h / 2 - 1], axis=-1).astype(
+        target.dtype
+    )
+    # the best class other than the background (class 0) decides each prior's box
+    best = xp.argmax(score[:, 1:], axis=1) + 1 if cls > 1 else xp.zeros(n, dtype="int64")
+    assigned = xp.take_along_axis(boxes, best[:, None, None], axis=1)[:, 0]
+    return {"DecodeBox": boxes.reshape(n, cls * 4), "OutputAssignBox": assigned}

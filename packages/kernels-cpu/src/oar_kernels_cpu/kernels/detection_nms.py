@@ -34,14 +34,25 @@ def candidates(scores, threshold: float, top_k: int):
 
 def greedy_nms(boxes, scores, attrs, iou=iou_one) -> list:
     """Greedy NMS of one class: indices kept, best first; the threshold decays by nms_eta."""
-    thr = attrs["nms_threshold"]
-    eta = attrs["nms_eta"]
+    order = candidates(scores, attrs["score_threshold"], attrs["nms_top_k"])
+    thr, eta, norm = attrs["nms_threshold"], attrs["nms_eta"], attrs["normalized"]
+    cand = boxes[order]
     keep: list = []
-    for i in candidates(scores, attrs["score_threshold"], attrs["nms_top_k"]):
-        if keep and np.any(iou(boxes[i], boxes[keep], attrs["normalized"]) > thr):
+    if eta >= 1.0:
+        # a fixed threshold: each kept box suppresses the later candidates it overlaps, at once
+        alive = np.ones(len(order), dtype=bool)
+        for i in range(len(order)):
+            if alive[i]:
+                keep.append(int(order[i]))
+                alive[i + 1 :] &= iou(cand[i], cand[i + 1 :], norm) <= thr
+        return keep
+    kept_rows: list = []
+    for i in range(len(order)):
+        if kept_rows and np.any(iou(cand[i], cand[kept_rows], norm) > thr):
             continue
-        keep.append(int(i))
-        if eta < 1.0 and thr > 0.5:
+        kept_rows.append(i)
+        keep.append(int(order[i]))
+        if thr > 0.5:
             thr *= eta
     return keep
 
@@ -70,11 +81,16 @@ def _per_image(inputs, op: str):
 
 def _rows(picked, boxes_of, scores, base):
     """[label, score, corners] rows and global indices of (class, index, score) picks."""
-    rows, index = [], []
-    for c, i, sc in picked:
-        rows.append(np.concatenate([[c, sc], boxes_of(c)[i]]))
-        index.append(base + i)
-    return rows, index
+    if not picked:
+        return [], []
+    labels = np.array([p[0] for p in picked])
+    idx = np.array([p[1] for p in picked], dtype=np.int64)
+    sc = np.array([p[2] for p in picked])
+    corners = np.empty((len(picked), boxes_of(int(labels[0])).shape[-1]))
+    for c in np.unique(labels):
+        sel = labels == c
+        corners[sel] = boxes_of(int(c))[idx[sel]]
+    return list(np.column_stack([labels, sc, corners])), list(base + idx)
 
 
 def _emit(per_image, width: int, dtype, with_index: bool) -> dict:
@@ -164,3 +180,95 @@ def matrix_nms(inputs, attrs):
             order = order[: attrs["keep_top_k"]]
         per_image.append(_rows([picked[j] for j in order], boxes_of, scores, base))
     return _emit(per_image, 6, b.dtype, True)
+
+
+def _area(poly) -> float:
+    x, y = poly[:, 0], poly[:, 1]
+    return 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+
+
+def _ccw(poly):
+    x, y = poly[:, 0], poly[:, 1]
+    return poly if np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)) >= 0 else poly[::-1]
+
+
+def _clip(subject, clipper):
+    """Sutherland-Hodgman: the part of polygon ``subject`` inside convex ``clipper`` (ccw)."""
+    out = list(subject)
+    for k in range(len(clipper)):
+        a, b = clipper[k], clipper[(k + 1) % len(clipper)]
+        inp, out = out, []
+        if not inp:
+            break
+
+        def side(p, a=a, b=b):
+            return (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+
+        for j in range(len(inp)):
+            p, q = inp[j], inp[(j + 1) % len(inp)]
+            sp, sq = side(p), side(q)
+            if sp >= 0:
+                out.append(p)
+            if (sp >= 0) != (sq >= 0):
+                t = sp / (sp - sq)
+                out.append(p + t * (q - p))
+    return np.array(out).reshape(-1, 2)
+
+
+def poly_iou_one(box, boxes, normalized: bool = True):
+    """IoU of convex polygon ``box`` [2k] (x, y pairs) with each of ``boxes`` [K, 2k]."""
+    if box.shape[-1] == 4:
+        return iou_one(box, boxes, normalized)
+    a = _ccw(box.reshape(-1, 2).astype(np.float64))
+    res = np.zeros(len(boxes))
+    for i, other in enumerate(boxes):
+        b = _ccw(other.reshape(-1, 2).astype(np.float64))
+        inter = _area(_clip(a, b)) if len(a) else 0.0
+        union = _area(a) + _area(b) - inter
+        res[i] = inter / union if union > 0 else 0.0
+    return res
+
+
+def locality_merge(boxes, scores, thr: float, normalized: bool) -> tuple:
+    """EAST's pass over boxes in order: each one overlapping the previous (merged) box by more
+    than ``thr`` is folded into it (coordinates weighted by score, scores summed)."""
+    merged, merged_scores = [], []
+    last, last_s = None, 0.0
+    for b, s in zip(boxes.astype(np.float64), scores.astype(np.float64)):
+        if last is not None and poly_iou_one(last, b[None], normalized)[0] > thr:
+            last = (last * last_s + b * s) / (last_s + s)
+            last_s += s
+            continue
+        if last is not None:
+            merged.append(last)
+            merged_scores.append(last_s)
+        last, last_s = b, s
+    if last is not None:
+        merged.append(last)
+        merged_scores.append(last_s)
+    return np.array(merged).reshape(-1, boxes.shape[-1]), np.array(merged_scores)
+
+
+@kernel("locality_aware_nms", FLOATS, lod=True, generic=False)
+def locality_aware_nms(inputs, attrs):
+    b = array_of(inputs["BBoxes"])
+    width = 2 + b.shape[-1]
+    per_image = []
+    for boxes_of, scores, _ in _per_image(inputs, "locality_aware_nms"):
+        picked = []  # (class, merged box, score)
+        for c in range(scores.shape[0]):
+            if c == attrs["background_label"]:
+                continue
+            mb, ms = locality_merge(
+                boxes_of(c), scores[c], attrs["nms_threshold"], attrs["normalized"]
+            )
+            keep = greedy_nms(mb, ms, attrs, iou=poly_iou_one)
+            picked += [(c, mb[i], ms[i]) for i in keep]
+        k = attrs["keep_top_k"]
+        if 0 <= k < len(picked):
+            order = np.argsort(-np.asarray([p[2] for p in picked]), kind="stable")[:k]
+            picked = [
+                picked[j] for j in sorted(order, key=lambda j: (picked[j][0], -picked[j][2], j))
+            ]
+        per_image.append(([np.concatenate([[c, s], box]) for c, box, s in picked], []))
+    return _emit(per_image, width, b.dtype, False)

@@ -262,3 +262,103 @@ def prroi_pool(inputs, attrs):
 @kernel("prroi_pool_grad", FLOATS, lod=True, generic=False)
 def prroi_pool_grad(inputs, attrs):
     return {"X@GRAD": _prroi(inputs, attrs, array_of(inputs["Out@GRAD"]))}
+
+
+def perspective_matrix(quad, th: int, tw: int):
+    """[9] row-major homography from output (col, row) to input (x, y) of one quadrilateral.
+
+    The output width used is the quad's aspect (mean top/bottom over mean left/right edge
+    lengths) times th - 1, rounded, plus 1, at most ``tw``; columns past it fall outside."""
+    p = quad.reshape(4, 2).astype(np.float64)
+
+    def edge(a, b):
+        return float(np.hypot(*(p[a] - p[b])))
+
+    est_w, est_h = (edge(0, 1) + edge(3, 2)) / 2, (edge(0, 3) + edge(1, 2)) / 2
+    nw = min(int(math.floor(est_w * (th - 1) / max(est_h, 1e-12) + 0.5)) + 1, tw)
+    src = [(0, 0), (nw - 1, 0), (nw - 1, th - 1), (0, th - 1)]
+    a, b = [], []
+    for (u, v), (x, y) in zip(src, p):
+        a += [[u, v, 1, 0, 0, 0, -u * x, -v * x], [0, 0, 0, u, v, 1, -u * y, -v * y]]
+        b += [x, y]
+    try:
+        m = np.linalg.solve(np.array(a, dtype=np.float64), np.array(b, dtype=np.float64))
+    except np.linalg.LinAlgError:
+        m = np.linalg.lstsq(
+            np.array(a, dtype=np.float64), np.array(b, dtype=np.float64), rcond=None
+        )[0]
+    return np.append(m, 1.0)
+
+
+def _in_quad(x, y, p):
+    """Points (x, y) inside or on the convex quadrilateral p [4, 2]."""
+    side = []
+    for k in range(4):
+        a, b = p[k], p[(k + 1) % 4]
+        side.append((b[0] - a[0]) * (y - a[1]) - (b[1] - a[1]) * (x - a[0]))
+    s = np.stack(side)
+    return (s >= -1e-6).all(axis=0) | (s <= 1e-6).all(axis=0)
+
+
+def _perspective_samples(inputs, attrs):
+    """Per ROI: image, matrix, mask [th, tw] and the 4 bilinear (index, weight) terms."""
+    x = array_of(inputs["X"])
+    n, _, h, w = x.shape
+    rois = array_of(inputs["ROIs"]).astype(np.float64) * attrs["spatial_scale"]
+    img = roi_images(inputs, n, "roi_perspective_transform")
+    th, tw = attrs["transformed_height"], attrs["transformed_width"]
+    oh, ow = np.meshgrid(np.arange(th), np.arange(tw), indexing="ij")
+    for r, quad in enumerate(rois):
+        m = perspective_matrix(quad, th, tw)
+        den = m[6] * ow + m[7] * oh + m[8]
+        px, py = (m[0] * ow + m[1] * oh + m[2]) / den, (m[3] * ow + m[4] * oh + m[5]) / den
+        mask = _in_quad(px, py, quad.reshape(4, 2))
+        ok = mask & (px >= -0.5) & (px <= w - 0.5) & (py >= -0.5) & (py <= h - 0.5)
+        cx, cy = np.clip(px, 0, w - 1), np.clip(py, 0, h - 1)
+        x0, y0 = np.floor(cx).astype(np.int64), np.floor(cy).astype(np.int64)
+        x1, y1 = np.minimum(x0 + 1, w - 1), np.minimum(y0 + 1, h - 1)
+        lx, ly = cx - x0, cy - y0
+        terms = [(y0 * w + x0, (1 - lx) * (1 - ly)), (y0 * w + x1, lx * (1 - ly)),
+                 (y1 * w + x0, (1 - lx) * ly), (y1 * w + x1, lx * ly)]  # fmt: skip
+        yield (
+            r,
+            img[r],
+            m,
+            mask,
+            [(i.reshape(-1), np.where(ok, wt, 0.0).reshape(-1)) for i, wt in terms],
+        )
+
+
+@kernel("roi_perspective_transform", FLOATS, lod=True, generic=False)
+def roi_perspective_transform(inputs, attrs):
+    x = array_of(inputs["X"])
+    n, c, h, w = x.shape
+    r_count = array_of(inputs["ROIs"]).shape[0]
+    th, tw = attrs["transformed_height"], attrs["transformed_width"]
+    out = np.zeros((r_count, c, th * tw), dtype=np.float64)
+    masks = np.zeros((r_count, 1, th, tw), dtype=np.int32)
+    mats = np.zeros((r_count, 9), dtype=x.dtype)
+    for r, im, m, mask, terms in _perspective_samples(inputs, attrs):
+        fm = x[im].reshape(c, h * w).astype(np.float64)
+        for idx, wt in terms:
+            out[r] += fm[:, idx] * wt
+        masks[r, 0] = mask
+        mats[r] = m
+    return {
+        "Out": out.reshape(r_count, c, th, tw).astype(x.dtype),
+        "Mask": masks,
+        "TransformMatrix": mats,
+    }
+
+
+@kernel("roi_perspective_transform_grad", FLOATS, lod=True, generic=False)
+def roi_perspective_transform_grad(inputs, attrs):
+    x = array_of(inputs["X"])
+    n, c, h, w = x.shape
+    dout = array_of(inputs["Out@GRAD"]).astype(np.float64)
+    dx = np.zeros((n, c, h * w))
+    for r, im, _, _, terms in _perspective_samples(inputs, attrs):
+        g = dout[r].reshape(c, -1)
+        for idx, wt in terms:
+            np.add.at(dx[im], (slice(None), idx), g * wt)
+    return {"X@GRAD": dx.reshape(x.shape).astype(x.dtype)}

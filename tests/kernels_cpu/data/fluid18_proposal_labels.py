@@ -1,0 +1,88 @@
+"""generate_proposal_labels (use_random=False) from the real Fluid 1.8.5: two images (image
+scales 1 and 2, a crowd box), class-specific and class-agnostic targets.
+
+Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_proposal_labels.py``
+(writes ``fluid18_proposal_labels.npz``: arrays and LoD offsets).
+"""
+
+import os
+
+import numpy as np
+
+ROIS_PER_IMAGE, GT_PER_IMAGE = [12, 10], [3, 2]
+
+
+def inputs():
+    rng = np.random.RandomState(91)
+    gts = []
+    for k in GT_PER_IMAGE:
+        xy = rng.rand(k, 2) * 40
+        gts.append(np.concatenate([xy, xy + rng.rand(k, 2) * 20 + 8], 1))
+    rois = []
+    for k, g, scale in zip(ROIS_PER_IMAGE, gts, (1.0, 2.0)):
+        near = g[rng.randint(0, len(g), k)] + rng.randn(k, 4) * 3
+        rois.append(np.maximum(near, 0) * scale)
+    return {
+        "rois": np.concatenate(rois).astype("float32"),
+        "gt_classes": rng.randint(1, 4, (sum(GT_PER_IMAGE), 1)).astype("int32"),
+        "is_crowd": np.array([[0], [0], [1], [0], [0]], "int32"),
+        "gt_boxes": np.concatenate(gts).astype("float32"),
+        "im_info": np.array([[80, 80, 1.0], [160, 160, 2.0]], "float32"),
+    }
+
+
+LOD = {
+    "rois": ROIS_PER_IMAGE,
+    "gt_classes": GT_PER_IMAGE,
+    "is_crowd": GT_PER_IMAGE,
+    "gt_boxes": GT_PER_IMAGE,
+}
+
+
+def build(fluid):
+    feed = inputs()
+    L = fluid.layers
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        v = {}
+        for k, a in feed.items():
+            lod = 1 if k in LOD else 0
+            v[k] = fluid.data(
+                k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
+            )
+            if lod:
+                feed[k] = fluid.create_lod_tensor(a, [LOD[k]], fluid.CPUPlace())
+        args = (v["rois"], v["gt_classes"], v["is_crowd"], v["gt_boxes"], v["im_info"])
+        outs = list(
+            L.generate_proposal_labels(
+                *args,
+                batch_size_per_im=8,
+                fg_fraction=0.25,
+                fg_thresh=0.5,
+                bg_thresh_hi=0.5,
+                bg_thresh_lo=0.0,
+                class_nums=4,
+                use_random=False,
+            )
+        )
+        outs += list(L.generate_proposal_labels(*args, batch_size_per_im=6, fg_fraction=0.5, fg_thresh=0.4,
+                                                bg_thresh_hi=0.4, bg_thresh_lo=0.1, bbox_reg_weights=[1.0, 1.0, 1.0, 1.0],
+                                                class_nums=4, use_random=False, is_cls_agnostic=True))  # fmt: skip
+    return main, startup, feed, outs
+
+
+PARTS = ["rois", "labels", "targets", "inside", "outside"]
+NAMES = PARTS + [p + "_agnostic" for p in PARTS]
+
+if __name__ == "__main__":
+    import paddle.fluid as fluid
+
+    main, startup, feed, outs = build(fluid)
+    exe = fluid.Executor(fluid.CPUPlace())
+    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
+    data = {}
+    for name, t in zip(NAMES, res):
+        data[name] = np.array(t)
+        data[name + "_lod"] = np.array(t.lod()[-1] if t.lod() else [], "int64")
+    here = os.path.dirname(os.path.abspath(__file__))
+    np.savez(os.path.join(here, "fluid18_proposal_labels.npz"), **data)
