@@ -19,6 +19,7 @@ LAYER_ONLY = {
     "io": "data layers declare feed variables; no op",
     "tensor": "create_tensor / fill_constant / assign ... span the creation and math families",
     "learning_rate_scheduler": "schedules compose arithmetic ops on the step counter",
+    "control_flow_ifelse": "IfElse builds conditional blocks around split/merge_lod_tensor",
     "control_flow_rnn": "StaticRNN builds a While loop (gather, tensor arrays) over its step block",
     "clip_ops": "clip / clip_by_norm: a submodule named `clip` would shadow fluid.layers.clip",
     "rnn": "the 1.8 cell API (RNNCell, GRUCell, LSTMCell, rnn) composes existing ops",

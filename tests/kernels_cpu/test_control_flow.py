@@ -10,6 +10,15 @@ from oar.testing import OpCase, check_case
 
 layers = fluid.layers
 
+
+@pytest.fixture(autouse=True)
+def _own_names():
+    """Fresh unique-name counters per test: the names (and so the initial values) of other
+    modules' parameters do not depend on whether these tests ran first."""
+    with fluid.unique_name.guard():
+        yield
+
+
 CASES = [
     OpCase("is_empty", {"X": np.zeros([0, 3], "float32")}, ref=lambda X: {"Out": np.array([True])}),
     OpCase(
@@ -17,6 +26,26 @@ CASES = [
         {"X": np.ones([2, 3], "float32")},
         ref=lambda X: {"Out": np.array([False])},
         name="full",
+    ),
+]
+
+
+_MASK = np.array([[True], [False], [True]])
+_X = np.arange(6, dtype="float64").reshape(3, 2)
+CASES += [
+    OpCase(
+        "split_lod_tensor",
+        {"X": _X, "Mask": _MASK},
+        ref=lambda X, Mask, **kw: {"OutTrue": X[Mask[:, 0]], "OutFalse": X[~Mask[:, 0]]},
+        grad=["X"],
+    ),
+    OpCase(
+        "merge_lod_tensor",
+        {"X": _X, "Mask": _MASK, "InTrue": _X[[0, 2]] + 1, "InFalse": _X[[1]] - 1},
+        ref=lambda X, Mask, InTrue, InFalse, **kw: {
+            "Out": np.stack([InTrue[0], InFalse[0], InTrue[1]])
+        },
+        grad=["InTrue", "InFalse"],
     ),
 ]
 
@@ -456,3 +485,41 @@ def test_static_rnn_misuse_is_a_clear_error():
         rnn2 = layers.StaticRNN()
         with pytest.raises(ValueError, match="inside"):
             rnn2.step_output(x)
+
+
+def test_ifelse_rows_and_gradients():
+    x = np.array([[-1.0, 2.0], [3.0, 4.0], [-5.0, 6.0], [7.0, -8.0]], "float32")
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        xv = fluid.data("x", [4, 2], "float32")
+        xv.stop_gradient = False
+        zero = layers.fill_constant([4, 1], "float32", 0.0)
+        cond = layers.less_than(layers.slice(xv, [1], [0], [1]), zero)
+        ie = layers.IfElse(cond)
+        with ie.true_block():
+            ie.output(ie.input(xv) * 2.0)
+        with ie.false_block():
+            ie.output(ie.input(xv) - 1.0)
+        (out,) = ie()
+        (g,) = fluid.gradients([layers.reduce_sum(out * out)], [xv])
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    o, gv = exe.run(main, {"x": x}, fetch_list=[out, g])
+    neg = x[:, :1] < 0
+    want = np.where(neg, x * 2, x - 1)
+    np.testing.assert_allclose(o, want)
+    np.testing.assert_allclose(gv, np.where(neg, 2 * want * 2, 2 * want), rtol=1e-6)
+
+
+def test_ifelse_misuse():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [4, 2], "float32")
+        with pytest.raises(TypeError, match="IfElse.*bool"):
+            layers.IfElse(x)
+        ie = layers.IfElse(layers.less_than(x, x))
+        with pytest.raises(ValueError, match="inside true_block"):
+            ie.input(x)
+        with ie.true_block():
+            ie.output(ie.input(x))
+        with pytest.raises(ValueError, match="same number"):
+            ie()

@@ -101,6 +101,27 @@ CASES.append(
 )  # fmt: skip
 
 
+# one image, one object: a square polygon filling ROI 0 (class 2); ROI 1 is background
+_SQUARE = np.array([[1, 1], [9, 1], [9, 9], [1, 9]], "float32")
+CASES.append(
+    OpCase(
+        "generate_mask_labels",
+        {"ImInfo": np.array([[20, 20, 1.0]], "float32"), "GtClasses": np.array([[2]], "int32"),
+         "IsCrowd": np.zeros((1, 1), "int32"), "GtSegms": _SQUARE,
+         "Rois": np.array([[1, 1, 9, 9], [10, 10, 19, 19]], "float32"),
+         "LabelsInt32": np.array([[2], [0]], "int32")},
+        {"num_classes": 3, "resolution": 4},
+        ref=lambda Rois, **_: {
+            "MaskRois": Rois[:1],
+            "RoiHasMaskInt32": np.array([[0]], "int32"),
+            # slots of classes 0 and 1 ignored (-1), class 2's the full square
+            "MaskInt32": np.concatenate([np.full(32, -1), np.ones(16)]).astype("int32")[None],
+        },
+        lod={"gtsegms_0": [[1], [1], [4]], "rois_0": [[2]]},
+    )
+)  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_detection_targets(case):
     check_case(case)

@@ -33,7 +33,10 @@ NUMPY_METADATA = {
 
 
 # helper modules used only by numpy-only (generic=False) kernel modules
-NUMPY_ONLY_HELPERS = {"_sequence.py": "LoD segment helpers of the sequence kernels"}
+NUMPY_ONLY_HELPERS = {
+    "_sequence.py": "LoD segment helpers of the sequence kernels",
+    "_poly_mask.py": "COCO polygon rasterisation of generate_mask_labels (numpy-only family)",
+}
 
 
 def _numpy_only(path: Path) -> bool:

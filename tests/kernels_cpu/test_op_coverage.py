@@ -56,6 +56,12 @@ PROGRAM_TESTED = {
     "read_from_array": "test_tensor_array.py",
     "lod_array_length": "test_tensor_array.py",
     "tensor_array_to_tensor": "test_tensor_array.py",
+    "lod_rank_table": "test_lod_rank.py",
+    "max_sequence_len": "test_lod_rank.py",
+    "lod_tensor_to_array": "test_lod_rank.py",
+    "array_to_lod_tensor": "test_lod_rank.py",
+    "shrink_rnn_memory": "test_lod_rank.py",
+    "reorder_lod_tensor_by_rank": "test_lod_rank.py",
 }
 
 

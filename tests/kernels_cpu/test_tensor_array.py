@@ -8,6 +8,14 @@ from oar import fluid
 from oar.errors import OarError
 
 
+@pytest.fixture(autouse=True)
+def _own_names():
+    """Fresh unique-name counters per test: the names (and so the initial values) of other
+    modules' parameters do not depend on whether these tests ran first."""
+    with fluid.unique_name.guard():
+        yield
+
+
 def _run(build, feed=None):
     main, start = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, start):

@@ -27,6 +27,7 @@ from oar_kernels_numba.plugin import PRIORITY
 
 rng = np.random.default_rng(17)
 BIG = _jit.PARALLEL_MIN + 37  # odd size: the parallel loop's chunks are uneven
+MID = _jit.SMALL + 5  # compiled, serial (smaller arrays go to the numpy kernels: dispatch cost)
 
 
 def _pair(op_type, dtype="float32"):
@@ -53,7 +54,7 @@ def _same(a: dict, b: dict):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("size", [33, BIG])
+@pytest.mark.parametrize("size", [33, MID, BIG])
 def test_adam_dense_bit_for_bit(dtype, size):
     mine, numpy_k = _pair("adam", dtype)
     inputs = {
@@ -74,9 +75,9 @@ def test_adam_dense_bit_for_bit(dtype, size):
 
 def test_adam_lazy_selected_rows():
     mine, numpy_k = _pair("adam")
-    p = rng.standard_normal((20, 6)).astype("float32")
+    p = rng.standard_normal((20, 600)).astype("float32")
     rows = [3, 7, 3, 19, 0]
-    g = SelectedRows(rows, 20, rng.standard_normal((5, 6)).astype("float32"))
+    g = SelectedRows(rows, 20, rng.standard_normal((5, 600)).astype("float32"))
     inputs = {
         "Param": p,
         "Grad": g,
@@ -94,7 +95,7 @@ def test_adam_lazy_selected_rows():
     np.testing.assert_array_equal(got["ParamOut"][untouched], p[untouched])
 
 
-@pytest.mark.parametrize("size", [10, BIG])
+@pytest.mark.parametrize("size", [10, MID, BIG])
 def test_sgd_and_momentum_bit_for_bit(size):
     mine, numpy_k = _pair("sgd")
     inputs = {
@@ -122,7 +123,7 @@ def test_sgd_selected_rows_repeated_rows():
     np.testing.assert_allclose(got["ParamOut"], want["ParamOut"], rtol=1e-6)
 
 
-@pytest.mark.parametrize("size", [(7, 5), (BIG,)])
+@pytest.mark.parametrize("size", [(7, 5), (MID,), (BIG,)])
 def test_relu_and_grad_bit_for_bit(size):
     mine, numpy_k = _pair("relu")
     x = rng.standard_normal(size).astype("float32")
@@ -139,7 +140,7 @@ def test_relu_and_grad_bit_for_bit(size):
 
 def test_non_contiguous_input_goes_to_the_numpy_kernel():
     mine, numpy_k = _pair("relu")
-    x = rng.standard_normal((6, 8)).astype("float32")[:, ::2]
+    x = rng.standard_normal((MID, 8)).astype("float32")[:, ::2]
     _same(mine({"X": x}, {}), numpy_k({"X": x}, {}))
 
 
@@ -170,3 +171,54 @@ def test_sequence_pool(kind):
     got, want = gmine(ins, attrs), gnumpy(ins, attrs)
     np.testing.assert_allclose(np.asarray(got["X@GRAD"]), np.asarray(want["X@GRAD"]), rtol=1e-6)
     assert got["X@GRAD"].lod() == want["X@GRAD"].lod()
+
+
+@pytest.mark.parametrize("op_type", ["lookup_table_grad", "lookup_table_v2_grad"])
+@pytest.mark.parametrize("padding_idx", [-1, 3])
+def test_dense_embedding_grad_bit_for_bit(op_type, padding_idx):
+    mine, numpy_k = _pair(op_type)
+    w = rng.standard_normal((12, 5)).astype("float32")
+    ids = rng.integers(0, 12, (40, 1) if op_type == "lookup_table_grad" else (8, 5))
+    d = rng.standard_normal((40, 5)).astype("float32").reshape(ids.shape[:1] + (-1, 5)[-2:])
+    d = d.reshape((40, 5) if op_type == "lookup_table_grad" else (8, 5, 5))
+    attrs = {"is_sparse": False, "padding_idx": padding_idx, "is_distributed": False}
+    ins = {"W": w, "Ids": ids, "Out@GRAD": d}
+    _same(mine(ins, attrs), numpy_k(ins, attrs))
+    bad = dict(ins, Ids=np.full_like(ids, 12))
+    with pytest.raises(ValueError, match="outside the table"):
+        mine(bad, attrs)
+    sparse = mine(ins, dict(attrs, is_sparse=True))["W@GRAD"]
+    assert isinstance(sparse, SelectedRows)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,axis", [((64, 96), 1), ((8, 12, 64), 2), ((4, 40, 300), 1)])
+def test_layer_norm_and_grad(affine, shape, axis):
+    mine, numpy_k = _pair("layer_norm", "float64")
+    gmine, gnumpy = _pair("layer_norm_grad", "float64")
+    x = rng.standard_normal(shape) * 3 + 1
+    d = int(np.prod(shape[axis:]))
+    ins = {"X": x}
+    if affine:
+        ins.update(Scale=rng.standard_normal(d), Bias=rng.standard_normal(d))
+    attrs = {"begin_norm_axis": axis, "epsilon": 1e-5, "is_test": False}
+    got, want = mine(dict(ins), attrs), numpy_k(dict(ins), attrs)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-10, atol=1e-12, err_msg=k)
+    gins = dict(ins, Mean=want["Mean"], Variance=want["Variance"])
+    gins["Y@GRAD"] = rng.standard_normal(shape)
+    wanted = frozenset({"X@GRAD", "Scale@GRAD", "Bias@GRAD"} if affine else {"X@GRAD"})
+    got, want = gmine(dict(gins), attrs, wanted), gnumpy(dict(gins), attrs, wanted)
+    assert got.keys() == want.keys()
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-9, atol=1e-11, err_msg=k)
+
+
+def test_layer_norm_float32_within_tolerance():
+    mine, numpy_k = _pair("layer_norm", "float32")
+    x = rng.standard_normal((64, 128)).astype("float32")
+    attrs = {"begin_norm_axis": 1, "epsilon": 1e-5, "is_test": False}
+    got, want = mine({"X": x}, attrs), numpy_k({"X": x}, attrs)
+    for k in want:
+        assert got[k].dtype == want[k].dtype
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-5, err_msg=k)

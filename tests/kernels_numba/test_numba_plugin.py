@@ -105,7 +105,7 @@ SCENARIO = """
     from oar import fluid
 
     rng = np.random.default_rng(0)
-    data = rng.standard_normal((64, 20)).astype("float32")
+    data = rng.standard_normal((64, 80)).astype("float32")  # above the numba kernels' SMALL
     label = rng.integers(0, 5, (64, 1)).astype("int64")
     words = rng.integers(0, 30, (40, 1)).astype("int64")
     losses = {}
@@ -117,13 +117,13 @@ SCENARIO = """
         main, start = fluid.Program(), fluid.Program()
         main.random_seed = start.random_seed = 1
         with fluid.program_guard(main, start):
-            x = fluid.data("x", [None, 20], "float32")
+            x = fluid.data("x", [None, 80], "float32")
             y = fluid.data("y", [None, 1], "int64")
             w = fluid.data("w", [None, 1], "int64", lod_level=1)
-            emb = fluid.layers.embedding(w, size=[30, 8], is_sparse=True)
+            emb = fluid.layers.embedding(w, size=[30, 8], is_sparse=name != "sgd")
             pooled = fluid.layers.sequence_pool(emb, "sum")
-            h = fluid.layers.fc(x, 32, act="relu")
-            h = fluid.layers.fc(h, 16, act="relu")
+            h = fluid.layers.fc(x, 128, act="relu")
+            h = fluid.layers.fc(h, 64, act="relu")
             pred = fluid.layers.fc(h, 5, act="softmax")
             loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, y))
             loss = loss + fluid.layers.reduce_mean(pooled)

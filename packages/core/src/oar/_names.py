@@ -17,11 +17,6 @@ from __future__ import annotations
 
 PENDING: dict[str, list[str]] = {
     "issue 12 (control flow over sub-blocks, in progress)": [
-        "layers.DynamicRNN",
-        "layers.IfElse",
-        "layers.control_flow.DynamicRNN",
-        "layers.control_flow.IfElse",
-        "layers.control_flow.reorder_lod_tensor_by_rank",
         "layers.Switch",
         "layers.While",
         "layers.array_length",
@@ -31,7 +26,6 @@ PENDING: dict[str, list[str]] = {
         "layers.cond",
         "layers.create_array",
         "layers.is_empty",
-        "layers.reorder_lod_tensor_by_rank",
         "layers.switch_case",
         "layers.tensor_array_to_tensor",
         "layers.while_loop",
@@ -56,9 +50,7 @@ PENDING: dict[str, list[str]] = {
         "incubate.fleet.base.role_maker.GeneralRoleMaker",
         "incubate.fleet.base.role_maker.MPISymetricRoleMaker",
     ],
-    "issue 14 (detection ops, in progress)": [
-        "layers.generate_mask_labels",
-    ],
+    "issue 14 (detection ops, in progress)": [],
     "issue 14 (vision and nn ops, dygraph layers, metrics, optimizers, in progress)": [
         "layers.data_norm",
         "layers.filter_by_instag",

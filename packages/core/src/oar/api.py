@@ -106,6 +106,14 @@ _EXPORTS: dict[str, str] = {
     "CPUPlace": "oar.places",
     "CUDAPlace": "oar.places",
     "user_array": "oar.user_array",
+    # fusing chains of ops in a plan
+    "FusionRegistry": "oar.fusion",
+    "Fusion": "oar.fusion",
+    "shape_stand_in": "oar.executor.stepgen",
+    # CPU math threads (BLAS, compiled kernels)
+    "cpu_math_library_num_threads": "oar.cpu_threads",
+    "set_cpu_math_library_num_threads": "oar.cpu_threads",
+    "limit_cpu_math_threads": "oar.cpu_threads",
     # dygraph
     "to_variable": "oar.dygraph",
     "Layer": "oar.dygraph.layers",
@@ -128,6 +136,8 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ExecutionStrategy",
     "Executor",
+    "Fusion",
+    "FusionRegistry",
     "GRAD_SUFFIX",
     "GradContext",
     "GradOpDesc",
@@ -161,6 +171,7 @@ __all__ = [
     "conv3d_geometry",
     "conv3d_transpose_geometry",
     "convert_dtype",
+    "cpu_math_library_num_threads",
     "cpu_places",
     "create_lod_tensor",
     "cuda_places",
@@ -174,6 +185,7 @@ __all__ = [
     "is_float",
     "kernel",
     "lengths_to_offsets",
+    "limit_cpu_math_threads",
     "merge_feeds",
     "offsets_to_lengths",
     "pool3d_geometry",
@@ -188,6 +200,8 @@ __all__ = [
     "registries",
     "resolve_paddings",
     "resolve_shape",
+    "set_cpu_math_library_num_threads",
+    "shape_stand_in",
     "slice_bounds",
     "split_sizes",
     "squeeze_shape",
@@ -216,6 +230,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them lazily)
+    from oar.cpu_threads import (
+        cpu_math_library_num_threads,
+        limit_cpu_math_threads,
+        set_cpu_math_library_num_threads,
+    )
     from oar.dygraph import to_variable
     from oar.dygraph.layers import Layer
     from oar.executor.compiler import (
@@ -225,6 +244,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         merge_feeds,
     )
     from oar.executor.executor import Executor
+    from oar.executor.stepgen import shape_stand_in
     from oar.framework.block import Block
     from oar.framework.construct import ProgramBuilder, build_program, program_from_dict
     from oar.framework.dtypes import VarType, convert_dtype, is_float
@@ -233,6 +253,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
     from oar.framework.program import Program, default_main_program, default_startup_program
     from oar.framework.pruning import prune_to_targets
     from oar.framework.variable import Parameter, Variable
+    from oar.fusion import Fusion, FusionRegistry
     from oar.hookspecs import PROJECT, hookimpl
     from oar.kernel_entry import EMPTY_VAR, KernelEntry
     from oar.kernel_family import (

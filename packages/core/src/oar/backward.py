@@ -96,6 +96,9 @@ class _GradBuilder:
         if not pieces:
             return None
         target = self.gname(var)
+        if len(pieces) == 1 and pieces[0] != target:  # the first piece was dropped by its maker
+            self.final[var] = pieces[0]
+            return pieces[0]
         if len(pieces) > 1:
             first = f"{target}@RENAME@0"
             op = self.piece_op.get(target)

@@ -51,6 +51,10 @@ def plugins_report() -> dict:
             t: {"defined_by": reg.ops.owner(t), "kernels": coverage[t]} for t in reg.ops.types()
         },
         "numpy_only_kernels": {d: sorted(ts) for d, ts in sorted(numpy_only.items())},
+        "fusions": [
+            {"name": f.name, "ops": list(f.ops), "device": f.device, "plugin": f.plugin}
+            for f in reg.fusions.for_all()
+        ],
         "formats": reg.formats.names(),
         "reader_decorators": reg.reader_decorators.names(),
         "collective_backends": reg.collective_backends.names(),
@@ -83,6 +87,10 @@ def _print_table(report: dict, out) -> None:
     for device, op_types in report["numpy_only_kernels"].items():
         print(
             f"numpy-only (not array-generic) kernels on {device}: {', '.join(op_types)}", file=out
+        )
+    for f in report.get("fusions", ()):
+        print(
+            f"fusion {f['name']} on {f['device']} ({f['plugin']}): {' + '.join(f['ops'])}", file=out
         )
     for key in (
         "formats",

@@ -170,14 +170,12 @@ def _apply(name: str, value: Any) -> None:
 
 
 def _set_threads(n: int) -> None:
-    """FLAGS_paddle_num_threads: the BLAS thread count, through threadpoolctl when installed."""
+    """FLAGS_paddle_num_threads: the CPU math (BLAS) thread count (oar.cpu_threads)."""
     if n <= 0:
         return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # documented: without threadpoolctl use OMP_NUM_THREADS at start-up
-        return
-    threadpool_limits(limits=n, user_api="blas")
+    from oar.cpu_threads import set_cpu_math_library_num_threads
+
+    set_cpu_math_library_num_threads(n)
 
 
 def _from_env() -> None:

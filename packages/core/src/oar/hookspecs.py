@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:  # annotations only: at run time this module imports nothing of oar
+    from oar.fusion import FusionRegistry
     from oar.registry import DeviceRegistry, KernelRegistry, NamedRegistry, OpRegistry
 
 PROJECT = "oar"
@@ -56,6 +57,18 @@ def oar_register_kernels(registry: KernelRegistry) -> None:
     ``registry.register_kernel(op_type, device, dtypes, kernel, priority=0)``;
     a kernel is ``kernel(inputs, attrs) -> {output slot: array}``. The highest
     priority wins, so a third-party plugin can override a built-in kernel.
+    """
+
+
+@hookspec
+def oar_register_fusions(registry: FusionRegistry) -> None:
+    """Offer fused kernels for chains of ops (an :class:`oar.fusion.FusionRegistry`).
+
+    Called once at start-up, after kernels.
+    ``registry.register_fusion(name, op_types, device, make, priority=0)``: when a static
+    plan is compiled, adjacent ops of those types whose intermediates nothing else reads
+    may run as one call of ``make(ops, block)``'s kernel (None declines). See
+    :mod:`oar.fusion` for the fused kernel's slots and results.
     """
 
 

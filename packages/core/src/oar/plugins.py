@@ -20,6 +20,7 @@ import pluggy
 
 from oar import hookspecs
 from oar.errors import RegistryError
+from oar.fusion import FusionRegistry
 from oar.registry import DeviceRegistry, KernelRegistry, NamedRegistry, OpRegistry
 
 log = logging.getLogger("oar.plugins")
@@ -51,6 +52,7 @@ class Registries:
     ops: OpRegistry
     devices: DeviceRegistry
     kernels: KernelRegistry
+    fusions: FusionRegistry
     reader_decorators: NamedRegistry
     collective_backends: NamedRegistry
     pserver_transports: NamedRegistry
@@ -165,6 +167,7 @@ _REGISTRATION_HOOKS = (
     ("oar_register_ops", "ops"),
     ("oar_register_devices", "devices"),
     ("oar_register_kernels", "kernels"),
+    ("oar_register_fusions", "fusions"),
 ) + tuple(_named_hooks.items())
 
 
@@ -173,6 +176,7 @@ def _rollback(reg: Registries, plugin_name: str) -> None:
     reg.ops.remove_owned_by(plugin_name)
     reg.devices.remove_owned_by(plugin_name)
     reg.kernels.remove_owned_by(plugin_name)
+    reg.fusions.remove_owned_by(plugin_name)
     for attr in _named_hooks.values():
         getattr(reg, attr).remove_owned_by(plugin_name)
 
@@ -243,6 +247,7 @@ def registries() -> Registries:
             ops=ops,
             devices=DeviceRegistry(),
             kernels=KernelRegistry(ops),
+            fusions=FusionRegistry(),
             reader_decorators=NamedRegistry("reader decorator"),
             collective_backends=NamedRegistry("collective backend"),
             pserver_transports=NamedRegistry("pserver transport"),
@@ -271,10 +276,12 @@ def register(plugin: Any, name: str | None = None) -> None:
 
 
 def _copy_state(obj: Any) -> dict:
-    state = {}
+    state: dict[str, Any] = {}
     for key, value in vars(obj).items():
         if isinstance(value, dict):
             state[key] = {k: list(v) if isinstance(v, list) else v for k, v in value.items()}
+        elif isinstance(value, list):
+            state[key] = list(value)
         elif not callable(value) and not hasattr(value, "acquire"):  # plain fields, not locks
             state[key] = value
     return state
@@ -285,7 +292,7 @@ def snapshot() -> Any:
     reg = registries()
     return {
         attr: _copy_state(getattr(reg, attr))
-        for attr in ("ops", "devices", "kernels", *_named_hooks.values())
+        for attr in ("ops", "devices", "kernels", "fusions", *_named_hooks.values())
     }
 
 

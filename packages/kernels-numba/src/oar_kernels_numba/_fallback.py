@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from oar.api import registries
 
 
@@ -12,11 +13,13 @@ class Fallback:
         self.op_type, self.device, self.priority = op_type, device, priority
         self._cache: dict = {}
 
-    def __call__(self, dtype: str, inputs: dict, attrs: dict, *extra, donated=frozenset()):
+    def __call__(self, dtype, inputs: dict, attrs: dict, *extra, donated=frozenset()):
+        """``dtype``: a numpy dtype or its name (the dtype that selected the kernel)."""
         entry = self._cache.get(dtype)
         if entry is None:
+            name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
             entry = registries().kernels.lookup_below(
-                self.op_type, self.device, dtype, self.priority
+                self.op_type, self.device, name, self.priority
             )
             if entry is None:
                 raise RuntimeError(f"{self.op_type}: no kernel below oar-kernels-numba's")

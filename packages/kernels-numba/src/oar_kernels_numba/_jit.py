@@ -15,6 +15,11 @@ import os
 import threading
 
 import numba
+from oar.api import cpu_math_library_num_threads
+
+from oar_kernels_numba._limits import PARALLEL_MIN, SMALL
+
+__all__ = ["PARALLEL_MIN", "SMALL", "Loop", "jit", "loop", "prange"]
 
 # on-disk cache (next to this package, or NUMBA_CACHE_DIR); nogil so other Python threads
 # (readers, the data-parallel executor's places) run meanwhile
@@ -24,10 +29,9 @@ _OPTS = {
     "error_model": "numpy",
 }  # numpy: no zero-division checks (they stop vectorisation)
 
-#: elements below which a loop stays on one thread (a parallel launch costs ~10-20 µs)
-PARALLEL_MIN = int(os.environ.get("OAR_NUMBA_PARALLEL_MIN", 1 << 16))
 
 _MAIN = threading.main_thread()
+_MAX_THREADS = numba.config.NUMBA_NUM_THREADS
 
 # numba's own thread pool, not OpenMP: numba's omp layer shares libgomp with PyTorch and
 # OpenBLAS builds that use it, and its spinning workers slowed a torch model in the same
@@ -37,37 +41,30 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 
 
-def _configure_threads() -> None:
-    """numba's threads follow the CPU math library setting (OMP_NUM_THREADS / CPU_NUM)."""
-    for var in ("OAR_NUM_THREADS", "OMP_NUM_THREADS"):
-        raw = os.environ.get(var)
-        if raw and raw.isdigit() and int(raw) > 0:
-            numba.set_num_threads(min(int(raw), numba.config.NUMBA_NUM_THREADS))
-            return
-
-
-_configure_threads()
-
-
 class Loop:
     """A loop function compiled serially and in parallel, each on first use."""
 
-    def __init__(self, fn) -> None:
-        self.serial = numba.njit(**_OPTS)(fn)
-        self.parallel = numba.njit(parallel=True, **_OPTS)(fn)
+    def __init__(self, fn, **opts) -> None:
+        self.serial = numba.njit(**_OPTS, **opts)(fn)
+        self.parallel = numba.njit(parallel=True, **_OPTS, **opts)(fn)
 
     def __call__(self, size: int, *args):
-        if (
-            size >= PARALLEL_MIN
-            and threading.current_thread() is _MAIN
-            and numba.get_num_threads() > 1
-        ):
-            return self.parallel(*args)
+        if size >= PARALLEL_MIN and threading.current_thread() is _MAIN:
+            # as many threads as CPU math may use now (oar.api.cpu_math_library_num_threads:
+            # OMP_NUM_THREADS, set_cpu_math_library_num_threads, the data-parallel limit)
+            n = min(cpu_math_library_num_threads(), _MAX_THREADS)
+            if n > 1:
+                if numba.get_num_threads() != n:
+                    numba.set_num_threads(n)
+                return self.parallel(*args)
         return self.serial(*args)
 
 
-def loop(fn) -> Loop:
-    return Loop(fn)
+def loop(fn=None, **opts):
+    """``@loop`` or ``@loop(fastmath={"reassoc"})``: a :class:`Loop` of ``fn``."""
+    if fn is None:
+        return lambda f: Loop(f, **opts)
+    return Loop(fn, **opts)
 
 
 jit = numba.njit(**_OPTS)

@@ -25,6 +25,8 @@ FAMILIES = {
     "optimizer_updates": "oar_kernels_numba.optimizer",
     "activation": "oar_kernels_numba.activation",
     "sequence_pool": "oar_kernels_numba.sequence_pool",
+    "embedding": "oar_kernels_numba.embedding",
+    "norm": "oar_kernels_numba.norm",
 }
 
 
@@ -41,3 +43,10 @@ def oar_register_kernels(registry) -> None:
         module.register(registry, family, DEVICE, PRIORITY)
 
     registry.register_lazy(sorted(FAMILIES), load)
+
+
+@hookimpl
+def oar_register_fusions(registry) -> None:
+    from oar_kernels_numba import fusions  # no numba import here: the loops load on first use
+
+    fusions.register(registry, DEVICE, PRIORITY)

@@ -15,6 +15,7 @@ from oar_kernels_numba._fallback import Fallback
 from oar_kernels_numba._jit import jit
 
 DTYPES = ("float32", "float64")
+FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
 _KINDS = {"SUM": 0, "AVERAGE": 1, "SQRT": 2, "MAX": 3}
 
 
@@ -75,7 +76,7 @@ def _lod_input(t):
         return None
     lod = t.lod()
     x = np.asarray(t)
-    if not lod or x.ndim < 1 or x.dtype.name not in DTYPES or not x.flags.c_contiguous:
+    if not lod or x.ndim < 1 or x.dtype not in FLOAT_DTYPES or not x.flags.c_contiguous:
         return None
     off = np.asarray(lod[-1], dtype=np.int64)
     if off.size == 0 or off[0] != 0 or off[-1] != x.shape[0] or np.any(np.diff(off) < 0):

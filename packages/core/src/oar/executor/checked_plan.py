@@ -44,6 +44,7 @@ class CheckedPlan(Plan):
     """A plan that checks every op's outputs for NaN/Inf (``FLAGS_check_nan_inf``)."""
 
     checks_nan_inf = True
+    fuses = False  # the op that first produces NaN/Inf is named, not a fused chain
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

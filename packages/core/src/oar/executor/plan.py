@@ -33,7 +33,8 @@ from oar.executor.stepgen import (
     shape_stand_in,
 )
 from oar.framework.dtypes import VarType
-from oar.kernel_entry import EMPTY_VAR, KernelCall
+from oar.fusion import fuse_steps
+from oar.kernel_entry import EMPTY_VAR, KernelCall, KernelEntry
 from oar.lod_tensor import LoDTensor, LoDTensorArray, SelectedRows
 from oar.user_array import user_array
 
@@ -53,6 +54,7 @@ class Plan:
 
     checks_nan_inf = False  # see executor/checked_plan.py (FLAGS_check_nan_inf)
     profiled = False  # see executor/profiled_plan.py (fluid.profiler)
+    fuses = True  # chains of ops may run as one fused kernel (oar.fusion)
 
     def __init__(
         self,
@@ -80,10 +82,14 @@ class Plan:
         last_use: dict = {}
         shape_use: dict = {}  # reads by no_need_buffer slots: they need the shape, not the data
         steps: list = []
-        ops = block.ops
-        for i, op in enumerate(ops):
-            opdef = reg.ops.get(op.type)
-            step = self._compile_op(op, opdef, reg)
+        persistable = {n for n, v in self._all_vars().items() if v.persistable}
+        pairs = [(op, self._compile_op(op, reg.ops.get(op.type), reg)) for op in block.ops]
+        if self.fuses and not block_idx:  # a sub-block's values may be kept for its parent
+            keep = set(fetch_names) | set(feed_names) | persistable
+            fusions = reg.fusions.for_device(device.name)
+            pairs = fuse_steps(pairs, fusions, block, keep, self._fused_step)
+        ops = [op for op, _ in pairs]
+        for i, (op, step) in enumerate(pairs):
             shape_only = step.call.shape_only_names()
             for n in op.input_arg_names:
                 if n not in produced and n not in feed_names and n not in seen_scope:
@@ -101,7 +107,6 @@ class Plan:
         # a fed array that an op writes (in place, like sgd's ParamOut) is copied first:
         # feeding never changes the caller's array, as in Fluid
         self.copy_feeds = tuple(n for n in feed_names if n in produced)
-        persistable = {n for n, v in self._all_vars().items() if v.persistable}
         keep = set(fetch_names) | persistable
         # a sub-block (block_idx > 0) runs inside its parent's run: values of the enclosing
         # blocks live on after it, only its own variables die (or are kept for the backward)
@@ -227,6 +232,15 @@ class Plan:
         )
         call = entry.compile_call(dict(op.attrs), tuple(singles), tuple(dups), tuple(outs), sparse)
         return Step(call, op, tuple(lod_pairs))
+
+    def _fused_step(self, fop, kernel, steps: list) -> Step:
+        """The step of a fused chain (``fop``: an :class:`oar.fusion.FusedOp`)."""
+        entry = KernelEntry(fop.type, self.device.name, None, kernel, plugin=fop.fusion.plugin)
+        singles = tuple((slot, names[0]) for slot, names in fop.inputs.items())
+        outs = tuple((slot, names[0], False) for slot, names in fop.outputs.items())
+        call = entry.compile_call(fop.attrs, singles, (), outs)
+        # LoD passes through the chain in order (x -> sum -> activation)
+        return Step(call, fop, tuple(p for s in steps for p in s.lod_pairs))
 
     # --- running ---------------------------------------------------------------------------------
     def run(self, feeds: dict, feed_lods: dict, scope: Any, return_numpy: bool) -> list:

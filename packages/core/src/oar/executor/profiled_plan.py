@@ -37,6 +37,7 @@ class _TimedCall:
 
 class _Profiled:
     profiled = True
+    fuses = False  # every op timed on its own, not a fused chain
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -17,6 +17,7 @@ from oar.layers.chunk_eval import *  # noqa: F403
 from oar.layers.clip_ops import *  # noqa: F403
 from oar.layers.compare import *  # noqa: F403
 from oar.layers.control_flow import *  # noqa: F403
+from oar.layers.control_flow_ifelse import *  # noqa: F403
 from oar.layers.control_flow_rnn import *  # noqa: F403
 from oar.layers.conv import *  # noqa: F403
 from oar.layers.conv3d import *  # noqa: F403
@@ -52,6 +53,7 @@ from oar.layers.interp3d import *  # noqa: F403
 from oar.layers.io import *  # noqa: F403
 from oar.layers.learning_rate_scheduler import *  # noqa: F403
 from oar.layers.linalg import *  # noqa: F403
+from oar.layers.lod_rank import *  # noqa: F403
 from oar.layers.lod_reset import *  # noqa: F403
 from oar.layers.losses import *  # noqa: F403
 from oar.layers.lstm_unit import *  # noqa: F403

@@ -25,9 +25,14 @@ from oar.layer_helper import LayerHelper, check_variable, is_variable
 
 # Fluid's layers/control_flow.py also holds these (``fluid.layers.control_flow.less_than``)
 _FLUID_ALSO = frozenset(
-    "Print StaticRNN array_length array_read array_write create_array equal greater_equal "
+    "DynamicRNN IfElse Print StaticRNN reorder_lod_tensor_by_rank array_length array_read array_write create_array equal greater_equal "
     "greater_than "
     "increment less_equal less_than not_equal".split()
+)
+
+
+_RANK = frozenset(
+    "lod_rank_table max_sequence_len lod_tensor_to_array array_to_lod_tensor shrink_memory".split()
 )
 
 
@@ -36,6 +41,10 @@ def __getattr__(name: str) -> Any:
         import oar.layers
 
         return getattr(oar.layers, name)
+    if name in _RANK:
+        import oar.layers.lod_rank
+
+        return getattr(oar.layers.lod_rank, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

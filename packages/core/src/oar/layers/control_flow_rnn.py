@@ -19,7 +19,7 @@ from oar.framework.program import default_main_program
 from oar.layer_helper import check_variable
 from oar.layers.control_flow import _append_block_op, in_parent_block
 
-__all__ = ["StaticRNN"]
+__all__ = ["StaticRNN", "DynamicRNN"]
 
 
 class StaticRNN:
@@ -201,4 +201,194 @@ class StaticRNN:
             )
         if not self.results:
             raise ArgumentError("StaticRNN", "the step block has no step_output")
+        return self.results[0] if len(self.results) == 1 else list(self.results)
+
+
+class DynamicRNN:
+    """Fluid's DynamicRNN: a recurrence over LoD sequences of different lengths.
+
+    ``step_input(x)`` gives, at step ``t``, the rows of the sequences longer than ``t``
+    (longest first); memories shrink with them; ``rnn()`` gives the step outputs as a LoD
+    tensor in the input's order. Built as a ``While`` loop over a rank table
+    (``lod_rank_table``, ``lod_tensor_to_array``, ``shrink_memory``, ``array_to_lod_tensor``).
+    """
+
+    BEFORE_RNN, IN_RNN, AFTER_RNN = 0, 1, 2
+
+    def __init__(self, name: str | None = None) -> None:
+        from oar.framework.mode import current_builder
+
+        if current_builder().eager:
+            raise ArgumentError(
+                "DynamicRNN", "DynamicRNN builds a static loop; use a Python loop in dygraph mode"
+            )
+        self.name = name
+        self.status = DynamicRNN.BEFORE_RNN
+        self.table = None
+        self.memories: dict = {}
+        self.outputs: list = []
+        self.results: list = []
+
+    def _inside(self, what: str) -> None:
+        if self.status != DynamicRNN.IN_RNN:
+            raise ArgumentError(
+                "DynamicRNN",
+                f"{what} must be called inside `with rnn.block():`",
+                callsite=user_site(),
+            )
+
+    @contextlib.contextmanager
+    def block(self) -> Iterator[None]:
+        from oar.layers.compare import less_than
+        from oar.layers.lod_rank import array_to_lod_tensor
+        from oar.layers.ranges import increment
+        from oar.layers.tensor import assign, fill_constant
+
+        if self.status != DynamicRNN.BEFORE_RNN:
+            raise ArgumentError(
+                "DynamicRNN", "block() can be entered only once", callsite=user_site()
+            )
+        program = default_main_program()
+        self.program = program
+        self.i = fill_constant([1], "int64", 0)
+        self.i.stop_gradient = True
+        self.status = DynamicRNN.IN_RNN
+        blk = program._create_block()
+        try:
+            yield
+            if self.table is None:
+                raise ArgumentError(
+                    "DynamicRNN", "the block has no step_input: nothing to iterate over",
+                    callsite=user_site(),
+                )  # fmt: skip
+            for mem, new in self.memories.items():
+                if new is None:
+                    raise ArgumentError(
+                        "DynamicRNN",
+                        f"memory '{mem}' is never updated: call rnn.update_memory(mem, new)",
+                        callsite=user_site(),
+                    )
+                assign(new, blk._var_recursive(mem))
+            increment(self.i, in_place=True)
+            less_than(self.i, self.max_len, cond=self.cond)
+        finally:
+            program._rollback()
+            self.status = DynamicRNN.AFTER_RNN
+        _append_block_op(
+            program, blk, "while", {"Condition": [self.cond]}, "StepScopes", {"is_test": False}
+        )
+        for _o, arr in self.outputs:
+            self.results.append(array_to_lod_tensor(arr, self.table))
+
+    def step_input(self, x: Any, level: int = 0) -> Any:
+        """At step ``t``, the rows ``t`` of the sequences longer than ``t`` (longest first)."""
+        from oar.layers.compare import less_than
+        from oar.layers.lod_rank import lod_rank_table, lod_tensor_to_array, max_sequence_len
+        from oar.layers.tensor_array import array_read
+
+        self._inside("step_input")
+        check_variable("DynamicRNN.step_input", "x", x)
+        if not x.lod_level:
+            raise ArgumentTypeError(
+                "DynamicRNN",
+                f"step_input needs a sequence (LoD) input, given '{x.name}' with lod_level 0",
+                variable=x.name,
+                callsite=user_site(),
+            )
+        with in_parent_block(self.program):
+            if self.table is None:
+                self.table = lod_rank_table(x, level)
+                self.max_len = max_sequence_len(self.table)
+                self.cond = less_than(self.i, self.max_len)
+            arr = lod_tensor_to_array(x, self.table)
+        self.first_array = getattr(self, "first_array", arr)
+        return array_read(arr, self.i)
+
+    def static_input(self, x: Any) -> Any:
+        """``x`` (one row per sequence) in rank order, shrunk with the running sequences."""
+        from oar.layers.lod_rank import reorder_lod_tensor_by_rank, shrink_memory
+
+        self._inside("static_input")
+        if self.table is None:
+            raise ArgumentError(
+                "DynamicRNN", "static_input must follow a step_input", callsite=user_site()
+            )
+        with in_parent_block(self.program):
+            ordered = reorder_lod_tensor_by_rank(x, self.table)
+        return shrink_memory(ordered, self.i, self.table)
+
+    def memory(
+        self,
+        init: Any = None,
+        shape: Any = None,
+        value: float = 0.0,
+        need_reorder: bool = False,
+        dtype: Any = "float32",
+    ) -> Any:
+        """A state per running sequence: ``init`` (one row per sequence), or ``shape`` filled
+        with ``value``; shrinks as sequences end."""
+        from oar.layers.lod_rank import reorder_lod_tensor_by_rank, shrink_memory
+        from oar.layers.tensor import assign, fill_constant_batch_size_like
+        from oar.layers.tensor_array import array_read
+
+        self._inside("memory")
+        if self.table is None:
+            raise ArgumentError(
+                "DynamicRNN", "memory must follow a step_input", callsite=user_site()
+            )
+        with in_parent_block(self.program):
+            if init is not None:
+                check_variable("DynamicRNN.memory", "init", init)
+                mem = assign(reorder_lod_tensor_by_rank(init, self.table) if need_reorder else init)
+            else:
+                if shape is None:
+                    raise ArgumentError(
+                        "DynamicRNN", "memory needs init or shape", callsite=user_site()
+                    )
+                first = array_read(self.first_array, self._zero())  # step 0's rows
+                mem = fill_constant_batch_size_like(
+                    first, [-1] + [int(d) for d in shape], dtype, value
+                )
+                mem.stop_gradient = True
+        pre = shrink_memory(mem, self.i, self.table)
+        self.memories[mem.name] = None
+        self._pre = getattr(self, "_pre", {})
+        self._pre[pre.name] = mem.name
+        return pre
+
+    def _zero(self) -> Any:
+        from oar.layers.tensor import fill_constant
+
+        z = fill_constant([1], "int64", 0)
+        z.stop_gradient = True
+        return z
+
+    def update_memory(self, ex_mem: Any, new_mem: Any) -> None:
+        self._inside("update_memory")
+        mem = getattr(self, "_pre", {}).get(getattr(ex_mem, "name", None))
+        if mem is None:
+            raise ArgumentError(
+                "DynamicRNN",
+                "update_memory: ex_mem must come from rnn.memory()",
+                callsite=user_site(),
+            )
+        check_variable("DynamicRNN.update_memory", "new_mem", new_mem)
+        self.memories[mem] = new_mem
+
+    def output(self, *outputs: Any) -> None:
+        from oar.layers.tensor_array import array_write, create_array
+
+        self._inside("output")
+        for o in outputs:
+            check_variable("DynamicRNN.output", "o", o)
+            with in_parent_block(self.program):
+                arr = create_array(o.dtype)
+            array_write(o, self.i, array=arr)
+            self.outputs.append((o, arr))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.status != DynamicRNN.AFTER_RNN:
+            raise ArgumentError("DynamicRNN", "rnn() gives the outputs after `with rnn.block():`")
+        if not self.results:
+            raise ArgumentError("DynamicRNN", "the block has no output()")
         return self.results[0] if len(self.results) == 1 else list(self.results)

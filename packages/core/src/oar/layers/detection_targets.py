@@ -15,6 +15,7 @@ __all__ = [
     "ssd_loss",
     "multi_box_head",
     "generate_proposal_labels",
+    "generate_mask_labels",
 ]
 
 
@@ -308,3 +309,40 @@ def generate_proposal_labels(
     for v in outs.values():
         v.stop_gradient = True
     return tuple(outs.values())
+
+
+def generate_mask_labels(
+    im_info: Any,
+    gt_classes: Any,
+    is_crowd: Any,
+    gt_segms: Any,
+    rois: Any,
+    labels_int32: Any,
+    num_classes: int,
+    resolution: int,
+) -> tuple:
+    """Mask R-CNN targets: for each foreground ROI (``labels_int32`` > 0) the polygons of its
+    best-overlapping ground truth (``gt_segms``: points with LoD objects / polygons / points),
+    rasterised at ``resolution`` x ``resolution`` inside the ROI, in its class's slot (others
+    -1): (mask rois, their indices in the image's ROIs, masks [F, num_classes * res^2])."""
+    layer = "generate_mask_labels"
+    for arg, v in (("im_info", im_info), ("gt_classes", gt_classes), ("is_crowd", is_crowd),
+                   ("gt_segms", gt_segms), ("rois", rois), ("labels_int32", labels_int32)):  # fmt: skip
+        check_variable(layer, arg, v)
+    for arg, v in (("num_classes", num_classes), ("resolution", resolution)):
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise ArgumentTypeError(layer, f"{arg} must be a positive int, given {v!r}")
+    helper = LayerHelper(layer)
+    outs = {"MaskRois": rois.dtype, "RoiHasMaskInt32": "int32", "MaskInt32": "int32"}
+    made = {k: helper.create_variable_for_type_inference(t) for k, t in outs.items()}
+    ins = {"ImInfo": [im_info], "GtClasses": [gt_classes], "IsCrowd": [is_crowd], "GtSegms": [gt_segms],
+           "Rois": [rois], "LabelsInt32": [labels_int32]}  # fmt: skip
+    helper.append_op(
+        layer,
+        ins,
+        {k: [v] for k, v in made.items()},
+        {"num_classes": num_classes, "resolution": resolution},
+    )
+    for v in made.values():
+        v.stop_gradient = True
+    return made["MaskRois"], made["RoiHasMaskInt32"], made["MaskInt32"]

@@ -1,4 +1,5 @@
-"""Control flow over sub-blocks: ``while``, ``conditional_block``, and ``is_empty``.
+"""Control flow over sub-blocks: ``while``, ``conditional_block``, ``is_empty``, and the
+``split_lod_tensor`` / ``merge_lod_tensor`` pair behind ``IfElse``.
 
 ``while`` and ``conditional_block`` hold their body as a ``sub_block`` attr (the
 index of a block of the same program). The executor runs them itself (host
@@ -11,7 +12,7 @@ Their grad makers live in ``oar.executor.control_flow_grad``.
 from __future__ import annotations
 
 from oar.ops._infer import meta
-from oar.registry import REQUIRED, Attr, OpDef
+from oar.registry import REQUIRED, Attr, GradOpDesc, OpDef
 
 
 def _infer_is_empty(ins, attrs):
@@ -30,7 +31,71 @@ def _cond_grad(ctx):
     return conditional_block_grad_maker(ctx)
 
 
+def _infer_split(ins, attrs):
+    x = ins["X"]
+    shape = [-1] + list(x.shape[1:])
+    return {"OutTrue": meta(shape, x.dtype), "OutFalse": meta(shape, x.dtype)}
+
+
+def _infer_merge(ins, attrs):
+    t = ins["InTrue"]
+    return {"Out": meta([-1] + list(t.shape[1:]), t.dtype)}
+
+
+def _split_grad(ctx):
+    return [
+        GradOpDesc(
+            "merge_lod_tensor",
+            {
+                "X": ctx.input("X"),
+                "Mask": ctx.input("Mask"),
+                "InTrue": ctx.output_grad("OutTrue"),
+                "InFalse": ctx.output_grad("OutFalse"),
+            },
+            {"Out": ctx.input_grad("X")},
+            {"level": ctx.attrs.get("level", 0)},
+        )
+    ]
+
+
+def _merge_grad(ctx):
+    return [
+        GradOpDesc(
+            "split_lod_tensor",
+            {"X": ctx.output_grad("Out"), "Mask": ctx.input("Mask")},
+            {"OutTrue": ctx.input_grad("InTrue"), "OutFalse": ctx.input_grad("InFalse")},
+            {"level": ctx.attrs.get("level", 0)},
+        )
+    ]
+
+
+def register_ifelse(registry) -> None:
+    registry.register_op(
+        OpDef(
+            "split_lod_tensor",
+            ["X", "Mask"],
+            ["OutTrue", "OutFalse"],
+            {"level": Attr(int, 0)},
+            infer_shape=_infer_split,
+            grad=_split_grad,
+            kernel_dtype="X",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "merge_lod_tensor",
+            ["X", "Mask", "InTrue", "InFalse"],
+            ["Out"],
+            {"level": Attr(int, 0)},
+            infer_shape=_infer_merge,
+            grad=_merge_grad,
+            kernel_dtype="InTrue",
+        )
+    )
+
+
 def register(registry) -> None:
+    register_ifelse(registry)
     registry.register_op(
         OpDef(
             "while",

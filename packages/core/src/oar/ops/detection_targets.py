@@ -1,6 +1,6 @@
 """Training targets of SSD-style detectors: bipartite_match (ground truth to priors),
 target_assign (per-prior targets and weights) and mine_hard_examples (the negatives the
-loss keeps), used by the ``ssd_loss`` layer; and Fast R-CNN's generate_proposal_labels.
+loss keeps), used by the ``ssd_loss`` layer; and Fast R-CNN's generate_proposal_labels and Mask R-CNN's generate_mask_labels.
 None has a gradient.
 """
 
@@ -71,6 +71,21 @@ def _infer_labels(ins, attrs):
     }
 
 
+def _infer_masks(ins, attrs):
+    r = ins["Rois"]
+    if len(r.shape) != 2 or (r.shape[1] >= 0 and r.shape[1] != 4):
+        raise ValueError(f"Rois must be [R, 4] (LoD per image), given {list(r.shape)}")
+    s = ins["GtSegms"]
+    if len(s.shape) != 2 or (s.shape[1] >= 0 and s.shape[1] != 2):
+        raise ValueError(f"GtSegms must be [points, 2] with 3 LoD levels, given {list(s.shape)}")
+    width = attrs["num_classes"] * attrs["resolution"] ** 2
+    return {
+        "MaskRois": VarMeta((-1, 4), r.dtype, 1),
+        "RoiHasMaskInt32": VarMeta((-1, 1), "int32", 1),
+        "MaskInt32": VarMeta((-1, width), "int32", 1),
+    }
+
+
 def register(registry) -> None:
     r = registry.register_op
     r(OpDef("bipartite_match", ["DistMat"], ["ColToRowMatchIndices", "ColToRowMatchDist"],
@@ -91,6 +106,12 @@ def register(registry) -> None:
              "use_random": Attr(bool, True), "is_cls_agnostic": Attr(bool, False),
              "is_cascade_rcnn": Attr(bool, False)},
             infer_shape=_infer_labels, doc="Fast R-CNN training samples and box targets per image"))  # fmt: skip
+    r(OpDef("generate_mask_labels", ["ImInfo", "GtClasses", "IsCrowd", "GtSegms", "Rois", "LabelsInt32"],
+            ["MaskRois", "RoiHasMaskInt32", "MaskInt32"],
+            {"num_classes": Attr(int, check=lambda v: None if v > 0 else "must be positive"),
+             "resolution": Attr(int, check=lambda v: None if v > 0 else "must be positive")},
+            infer_shape=_infer_masks, kernel_dtype="Rois",
+            doc="Mask R-CNN mask targets: each foreground ROI's polygons rasterised"))  # fmt: skip
     r(OpDef("mine_hard_examples", ["ClsLoss", "LocLoss?", "MatchIndices", "MatchDist"],
             ["NegIndices", "UpdatedMatchIndices"],
             {"neg_pos_ratio": Attr(float, 1.0), "neg_dist_threshold": Attr(float, 0.5),

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from oar.api import LoDTensor, Scope, global_scope
+from oar.api import LoDTensor, Scope, global_scope, limit_cpu_math_threads
 from oar.errors import FeedError
 
 from oar_dist.collective import CollectiveError, ThreadGroup, get_ring, thread_rings
@@ -272,18 +272,21 @@ class DataParallelRunner:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.n - 1, thread_name_prefix="oar-place")
             weakref.finalize(self, self._pool.shutdown, wait=False)
-        futures = [self._pool.submit(work, k) for k in range(1, self.n)]
         results: list = [None] * self.n
         errors: list = []
-        try:
-            results[0] = work(0)
-        except Exception as exc:
-            errors.append((0, exc))
-        for k, fut in enumerate(futures, 1):
+        # one thread per place: CPU math (BLAS, compiled kernels) gets cores // places threads
+        # per place while they run, so places x threads never exceed the cores
+        with limit_cpu_math_threads(max(1, (os.cpu_count() or 1) // self.n)):
+            futures = [self._pool.submit(work, k) for k in range(1, self.n)]
             try:
-                results[k] = fut.result()
+                results[0] = work(0)
             except Exception as exc:
-                errors.append((k, exc))
+                errors.append((0, exc))
+            for k, fut in enumerate(futures, 1):
+                try:
+                    results[k] = fut.result()
+                except Exception as exc:
+                    errors.append((k, exc))
         if errors:
             self._group = None
             # the root cause, not the places that gave up waiting for the failed one

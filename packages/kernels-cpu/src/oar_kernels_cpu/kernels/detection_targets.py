@@ -9,6 +9,7 @@ from oar.api import LoDTensor
 from oar.errors import ShapeError
 
 from oar_kernels_cpu.kernels import FLOATS, NUMERIC, kernel
+from oar_kernels_cpu.kernels._poly_mask import poly_to_mask
 from oar_kernels_cpu.kernels._sequence import array_of, with_lod
 
 _EPS = 1e-6
@@ -205,3 +206,71 @@ def generate_proposal_labels(inputs, attrs):
         out[slot] = with_lod(arr.reshape(len(arr), -1), [offsets])
     out["BboxOutsideWeights"] = with_lod(array_of(out["BboxInsideWeights"]).copy(), [offsets])
     return out
+
+
+def _objects(segms_t, image: int) -> list:
+    """The polygons ([K, 2] point arrays) of each object of ``image``."""
+    pts = array_of(segms_t)
+    lod = [[int(o) for o in level] for level in segms_t.lod()]
+    objs = []
+    for ob in range(lod[0][image], lod[0][image + 1]):
+        objs.append([pts[lod[2][p] : lod[2][p + 1]] for p in range(lod[1][ob], lod[1][ob + 1])])
+    return objs
+
+
+def _mask_image(rois, labels, objs, classes, crowd, scale, attrs) -> tuple:
+    m, n_cls = attrs["resolution"], attrs["num_classes"]
+    keep = [k for k in range(len(objs)) if not crowd[k] and classes[k] > 0]
+    fg = np.flatnonzero(labels > 0)
+    if not len(fg) or not keep:  # no target: the first ROI, every class ignored (-1)
+        return (
+            rois[:1],
+            np.zeros(1, dtype=np.int32),
+            np.full((1, n_cls * m * m), -1, dtype=np.int32),
+        )
+    boxes = np.array([np.concatenate([np.min(np.concatenate(objs[k]), 0), np.max(np.concatenate(objs[k]), 0)])
+                      for k in keep], dtype=np.float64)  # fmt: skip
+    orig = rois[fg].astype(np.float64) / scale
+    match = _pixel_iou(orig, boxes).argmax(axis=1)
+    masks = np.full((len(fg), n_cls, m, m), -1, dtype=np.int32)
+    for i, (box, k) in enumerate(zip(orig, match)):
+        w, h = max(box[2] - box[0], 1.0), max(box[3] - box[1], 1.0)
+        mask = np.zeros((m, m), dtype=np.uint8)
+        for poly in objs[keep[k]]:
+            xy = np.stack([(poly[:, 0] - box[0]) * m / w, (poly[:, 1] - box[1]) * m / h], axis=1)
+            mask |= poly_to_mask(xy.reshape(-1).tolist(), m, m)
+        masks[i, labels[fg[i]]] = mask
+    return rois[fg], fg.astype(np.int32), masks.reshape(len(fg), -1)
+
+
+@kernel("generate_mask_labels", FLOATS, lod=True, generic=False)
+def generate_mask_labels(inputs, attrs):
+    rois_t, segms_t = inputs["Rois"], inputs["GtSegms"]
+    if not (isinstance(segms_t, LoDTensor) and len(segms_t.lod()) == 3):
+        raise ShapeError(
+            "generate_mask_labels: GtSegms must carry 3 LoD levels (objects, polygons, points)"
+        )
+    rois, labels = array_of(rois_t), array_of(inputs["LabelsInt32"]).reshape(-1)
+    classes, crowd = (
+        array_of(inputs["GtClasses"]).reshape(-1),
+        array_of(inputs["IsCrowd"]).reshape(-1),
+    )
+    info = array_of(inputs["ImInfo"])
+    roff = _offsets(rois_t, len(rois))
+    goff = [int(o) for o in segms_t.lod()[0]]
+    parts = []
+    for i in range(len(info)):
+        a, b = roff[i], roff[i + 1]
+        objs = _objects(segms_t, i)
+        parts.append(_mask_image(rois[a:b], labels[a:b], objs, classes[goff[i] : goff[i + 1]],
+                                 crowd[goff[i] : goff[i + 1]], float(info[i, 2]), attrs))  # fmt: skip
+    offsets = np.concatenate([[0], np.cumsum([len(p[1]) for p in parts])]).tolist()
+    return {
+        "MaskRois": with_lod(
+            np.concatenate([p[0] for p in parts]).astype(rois.dtype).reshape(-1, 4), [offsets]
+        ),
+        "RoiHasMaskInt32": with_lod(
+            np.concatenate([p[1] for p in parts]).reshape(-1, 1), [offsets]
+        ),
+        "MaskInt32": with_lod(np.concatenate([p[2] for p in parts]), [offsets]),
+    }

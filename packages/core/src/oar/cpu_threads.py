@@ -1,0 +1,123 @@
+"""CPU math threads: how many threads the BLAS library (and compiled kernels) may use.
+
+By default oar leaves OpenBLAS at its own default (one thread per core, or
+``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` from the environment), like
+PyTorch. :func:`set_cpu_math_library_num_threads` changes it at run time (Fluid's
+``AnalysisConfig.set_cpu_math_library_num_threads``; ``FLAGS_paddle_num_threads``
+calls it too), through threadpoolctl when installed, else by calling the
+``*_set_num_threads`` function of the OpenBLAS library numpy loaded.
+:func:`limit_cpu_math_threads` lowers it for a block: the data-parallel executor,
+which runs one thread per place, gives each place ``cores // places`` threads so
+places x BLAS threads never exceed the cores. Kernel plugins with their own
+thread pools read :func:`cpu_math_library_num_threads` (oar-kernels-numba does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import threading
+from collections.abc import Iterator
+
+_lock = threading.Lock()
+_setting: int | None = None  # what the user set; None = the library's default
+_limit: int | None = None  # a temporary lower limit (limit_cpu_math_threads)
+_funcs: tuple | None = None
+
+_NAMES = (  # (set, get) in the OpenBLAS builds numpy and scipy wheels ship
+    ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+    ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
+    ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+    ("openblas_set_num_threads", "openblas_get_num_threads"),
+)
+
+
+def _openblas() -> tuple:
+    """(set, get) of the OpenBLAS loaded in this process, or () when there is none."""
+    global _funcs
+    if _funcs is None:
+        import numpy  # noqa: F401  (loads numpy's BLAS)
+
+        found: tuple = ()
+        try:
+            with open("/proc/self/maps") as f:
+                paths = {ln.split()[-1] for ln in f if "openblas" in ln.lower() and "/" in ln}
+        except OSError:
+            paths = set()
+        for path in sorted(paths):
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for set_name, get_name in _NAMES:
+                if hasattr(lib, set_name) and hasattr(lib, get_name):
+                    found = (getattr(lib, set_name), getattr(lib, get_name))
+                    break
+            if found:
+                break
+        _funcs = found
+    return _funcs
+
+
+def _apply(n: int) -> None:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        fns = _openblas()
+        if fns:
+            fns[0](ctypes.c_int(n))
+        return
+    threadpool_limits(limits=n, user_api="blas")
+
+
+def blas_num_threads() -> int | None:
+    """The thread count the BLAS library uses now (None when it cannot be read)."""
+    fns = _openblas()
+    return int(fns[1]()) if fns else None
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def cpu_math_library_num_threads() -> int:
+    """The threads CPU math may use now: a limit in force, the user's setting, the
+    environment's ``OMP_NUM_THREADS``, else one per core."""
+    if _limit is not None:
+        return _limit
+    if _setting is not None:
+        return _setting
+    raw = os.environ.get("OMP_NUM_THREADS", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else cpu_count()
+
+
+def set_cpu_math_library_num_threads(n: int) -> None:
+    """Use ``n`` threads for CPU math (BLAS, compiled kernels) from now on."""
+    global _setting
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"set_cpu_math_library_num_threads: expected a positive int, given {n!r}")
+    with _lock:
+        _setting = n
+        if _limit is None:
+            _apply(n)
+
+
+@contextlib.contextmanager
+def limit_cpu_math_threads(n: int) -> Iterator[int]:
+    """At most ``n`` CPU math threads inside the block (then what was in force before)."""
+    global _limit
+    n = max(1, int(n))
+    with _lock:
+        before, blas_before = _limit, blas_num_threads()
+        _limit = min(n, cpu_math_library_num_threads())
+        _apply(_limit)
+    try:
+        yield _limit
+    finally:
+        with _lock:
+            _limit = before
+            _apply(blas_before or cpu_math_library_num_threads())

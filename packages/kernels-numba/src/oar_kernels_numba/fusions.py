@@ -1,0 +1,74 @@
+"""Fused kernels this plugin offers to the plan (``oar_register_fusions``): bias add + relu.
+
+An fc or conv with ``act="relu"`` appends ``elementwise_add`` (the bias, broadcast
+along ``axis``) and ``relu``; fused, the sum is never written to memory: one pass
+computes ``max(x + b, 0)`` (the same float operations as the two numpy kernels, so
+bit for bit their result). The intermediate sum is returned as a shape stand-in,
+which is all ``elementwise_add_grad`` reads of it. Shapes the loop does not cover go
+through the two ops' registered kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from oar.api import registries, shape_stand_in
+
+from oar_kernels_numba._limits import SMALL
+from oar_kernels_numba.compat import load_numba
+
+DTYPES = ("float32", "float64")
+FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
+
+
+def _unfused(inputs, attrs, device):
+    x = inputs["0.X"]
+    kernels = registries().kernels  # lookups are cached by the registry
+    add = kernels.lookup("elementwise_add", device, x.dtype.name)
+    relu = kernels.lookup("relu", device, x.dtype.name)
+    t = add.kernel({"X": x, "Y": inputs["0.Y"]}, attrs["0"])["Out"]
+    if relu.inplace:
+        out = relu.kernel({"X": t}, attrs["1"], donated=frozenset({"X"}))["Out"]
+    else:
+        out = relu.kernel({"X": t}, attrs["1"])["Out"]
+    return {"0.Out": shape_stand_in(t), "1.Out": out}
+
+
+def _make_bias_relu(device: str):
+    def make(ops, block):
+        if ops[0].attrs.get("act") or load_numba() is None:
+            return None
+        from oar_kernels_numba._fused_loops import bias_relu as _bias_relu
+
+        def bias_relu(inputs, attrs):
+            x, b = inputs["0.X"], inputs["0.Y"]
+            axis = attrs["0"].get("axis", -1)
+            axis = x.ndim - b.ndim if axis == -1 else axis
+            if (
+                type(x) is not np.ndarray
+                or x.size < SMALL
+                or type(b) is not np.ndarray
+                or x.dtype not in FLOAT_DTYPES
+                or b.dtype != x.dtype
+                or b.ndim != 1
+                or not 0 <= axis < x.ndim
+                or x.shape[axis] != b.shape[0]
+                or not x.flags.c_contiguous
+                or not b.flags.c_contiguous
+            ):
+                return _unfused(inputs, attrs, device)
+            outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+            inner = int(np.prod(x.shape[axis + 1 :], dtype=np.int64))
+            out = np.empty_like(x)
+            shape3 = (outer, b.shape[0], inner)
+            _bias_relu(x.size, x.reshape(shape3), b, out.reshape(shape3))
+            return {"0.Out": shape_stand_in(x), "1.Out": out}
+
+        return bias_relu
+
+    return make
+
+
+def register(registry, device: str, priority: int) -> None:
+    registry.register_fusion(
+        "bias_add_relu", ("elementwise_add", "relu"), device, _make_bias_relu(device), priority
+    )

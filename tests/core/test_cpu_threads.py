@@ -1,0 +1,96 @@
+"""CPU math threads: set, limited per data-parallel place, and results independent of them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from oar import cpu_threads
+from oar.api import (
+    cpu_math_library_num_threads,
+    limit_cpu_math_threads,
+    set_cpu_math_library_num_threads,
+)
+
+
+@pytest.fixture
+def restore_threads():
+    setting = cpu_threads._setting
+    blas = cpu_threads.blas_num_threads()
+    yield
+    cpu_threads._setting = setting
+    if blas:
+        cpu_threads._apply(blas)
+
+
+def test_set_and_limit(restore_threads):
+    set_cpu_math_library_num_threads(2)
+    assert cpu_math_library_num_threads() == 2
+    with limit_cpu_math_threads(1) as n:
+        assert n == 1 and cpu_math_library_num_threads() == 1
+        if cpu_threads.blas_num_threads() is not None:  # numpy's OpenBLAS was found
+            assert cpu_threads.blas_num_threads() == 1
+        with limit_cpu_math_threads(8) as inner:
+            assert inner == 1  # a limit never raises the one in force
+    assert cpu_math_library_num_threads() == 2
+    if cpu_threads.blas_num_threads() is not None:
+        assert cpu_threads.blas_num_threads() == 2
+    with pytest.raises(ValueError, match="positive int"):
+        set_cpu_math_library_num_threads(0)
+
+
+def test_environment_default(monkeypatch):
+    monkeypatch.setattr(cpu_threads, "_setting", None)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert cpu_math_library_num_threads() == 3
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert cpu_math_library_num_threads() == cpu_threads.cpu_count()
+
+
+SCRIPT = """
+    import json, sys
+    import numpy as np
+    from oar import fluid
+    from oar.api import set_cpu_math_library_num_threads
+
+    set_cpu_math_library_num_threads(int(sys.argv[1]))
+    main, start = fluid.Program(), fluid.Program()
+    main.random_seed = start.random_seed = 7
+    with fluid.program_guard(main, start):
+        img = fluid.data("img", [None, 1, 12, 12], "float32")
+        y = fluid.data("y", [None, 1], "int64")
+        c = fluid.layers.conv2d(img, 8, 5, act="relu")
+        p = fluid.layers.pool2d(c, 2, "max", 2)
+        h = fluid.layers.fc(p, 300, act="relu")
+        pred = fluid.layers.fc(h, 10, act="softmax")
+        loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, y))
+        fluid.optimizer.Adam(0.01).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    rng = np.random.default_rng(0)
+    feed = {"img": rng.standard_normal((64, 1, 12, 12)).astype("float32"),
+            "y": rng.integers(0, 10, (64, 1))}
+    out = [exe.run(main, feed=feed, fetch_list=[loss])[0].tolist() for _ in range(3)]
+    print(json.dumps(out))
+"""
+
+
+def test_same_results_with_one_and_two_threads():
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS",)}
+    runs = []
+    for n in ("1", "2"):
+        res = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(SCRIPT), n],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert res.returncode == 0, res.stderr
+        runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    np.testing.assert_array_equal(runs[0], runs[1])  # bit for bit
