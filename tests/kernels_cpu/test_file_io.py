@@ -1,5 +1,6 @@
 """``load`` (fluid.layers.load): a variable filled from a Fluid or oar tensor file at run time."""
 
+import atexit
 import os
 import tempfile
 
@@ -10,6 +11,18 @@ from oar.testing import OpCase, check_case
 
 SAVED = np.arange(6, dtype="float32").reshape(2, 3)
 CASE_FILE = os.path.join(tempfile.gettempdir(), f"oar_load_case_{os.getpid()}.tensor")
+
+
+def _write_case_file() -> None:
+    """The file the CASES read (other suites run every OpCase too, e.g. eager vs static)."""
+    from oar.plugins import registries
+
+    with open(CASE_FILE, "wb") as f:  # a Fluid LoDTensor file, written by oar-io's format
+        registries().formats.get("fluid").write(f, "x", SAVED)
+    atexit.register(lambda: os.path.exists(CASE_FILE) and os.remove(CASE_FILE))
+
+
+_write_case_file()
 
 CASES = [
     OpCase("load", {}, {"file_path": CASE_FILE}, ref=lambda **_: {"Out": SAVED}),
@@ -25,14 +38,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_load_op(case):
-    from oar.plugins import registries
-
-    with open(CASE_FILE, "wb") as f:  # a Fluid LoDTensor file, written by oar-io's format
-        registries().formats.get("fluid").write(f, "x", SAVED)
-    try:
-        check_case(case)
-    finally:
-        os.remove(CASE_FILE)
+    check_case(case)
 
 
 @pytest.mark.parametrize("fp16", [False, True])

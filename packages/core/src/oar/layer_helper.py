@@ -110,10 +110,11 @@ class LayerHelper:
         if attr.name is None:
             attr.name = unique_name.generate(f"{self.name}.{'b' if is_bias else 'w'}")
         init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else Xavier())
-        if isinstance(attr, WeightNormParamAttr) and not in_dygraph_mode():
-            from oar.framework.weight_norm import weight_normalized
+        builder = current_builder()
+        if isinstance(attr, WeightNormParamAttr) and not builder.eager:
+            from oar.weight_norm import weight_normalized
 
-            return weight_normalized(self.layer_type, attr, shape, dtype, init, current_builder())
+            return weight_normalized(self.layer_type, attr, shape, dtype, init, builder)
         return current_builder().create_parameter(
             self.layer_type, attr, shape, dtype, is_bias, init, stop_gradient
         )

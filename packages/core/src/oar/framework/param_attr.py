@@ -78,7 +78,7 @@ class ParamAttr:
 @attrs.define(init=False)
 class WeightNormParamAttr(ParamAttr):
     """Weight normalisation (``w = g * v / ||v||``) along ``dim``, Fluid 1.8's argument order
-    (static graphs: see ``oar.framework.weight_norm``; in dygraph a plain parameter)."""
+    (static graphs: see ``oar.weight_norm``; in dygraph a plain parameter)."""
 
     dim: int | None = None
 
