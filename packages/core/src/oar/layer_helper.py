@@ -15,7 +15,7 @@ from typing import Any
 
 from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
 from oar.framework import unique_name
-from oar.framework.mode import current_builder, in_dygraph_mode
+from oar.framework.mode import current_builder
 from oar.framework.param_attr import ParamAttr, WeightNormParamAttr
 from oar.framework.program import default_main_program, default_startup_program
 from oar.framework.variable import Variable
