@@ -89,6 +89,7 @@ class PserverLoop:
             wire.GET: self._get,
             wire.FETCH_BARRIER: self._ack,
             wire.COMPLETE: self._complete,
+            wire.SAVE: self._save,
         }
         while len(self.done) < self.fanin and not self.stopped:
             ev = self.server.poll(0.5)
@@ -179,6 +180,24 @@ class PserverLoop:
         self._ack(peer, msg)
         if self.mode == SYNC:
             self._maybe_round()
+
+    def _save(self, peer, msg) -> None:
+        """Write the variables this pserver holds into the directory named by the trainer
+        (``fleet.save_persistables`` on the first trainer: one complete checkpoint)."""
+        from oar import fluid
+
+        raw = dict(msg.tensors).get("dirname")
+        if raw is None:
+            raise _Refused("save without a directory")
+        dirname = bytes(np.asarray(raw, dtype=np.uint8)).decode()
+        prog = fluid.Program()
+        block = prog.global_block()
+        for n in self.names:
+            a = _array(self.scope.find_var(n).value)
+            block.create_var(name=n, shape=list(a.shape), dtype=str(a.dtype), persistable=True)
+        with fluid.scope_guard(self.scope):
+            fluid.io.save_vars(self.exe, dirname, prog, vars=list(block.vars.values()))
+        self._ack(peer, msg)
 
     # --- updates -------------------------------------------------------------------------
     def _maybe_round(self) -> None:

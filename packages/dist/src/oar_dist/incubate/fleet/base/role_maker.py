@@ -2,8 +2,12 @@
 
 A role maker answers ``worker_index()``, ``worker_num()``, ``is_first_worker()``
 and the trainer endpoints. ``PaddleCloudRoleMaker(is_collective=True)`` reads
-the variables ``python -m oar.distributed.launch`` sets; the parameter-server
-roles (``is_collective=False``, ``UserDefinedRoleMaker``) belong to issue 13.
+the variables ``python -m oar.distributed.launch`` sets. The parameter-server
+roles: ``PaddleCloudRoleMaker()`` (``is_collective=False``) reads
+``TRAINING_ROLE`` (``TRAINER`` / ``PSERVER``), ``PADDLE_PSERVERS_IP_PORT_LIST``,
+``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, ``POD_IP`` and ``PADDLE_PORT``;
+``UserDefinedRoleMaker(current_id, role, worker_num, server_endpoints)`` gives
+them in code.
 """
 
 from __future__ import annotations
@@ -13,10 +17,6 @@ import os
 
 import numpy as np
 
-PSERVER_HINT = (
-    "parameter-server roles are not implemented yet (issue 13, oar-dist II); for collective "
-    "training use PaddleCloudRoleMaker(is_collective=True) or UserDefinedCollectiveRoleMaker"
-)
 
 
 class Role(enum.IntEnum):
@@ -33,6 +33,7 @@ class RoleMakerBase:
         self._current_id = 0
         self._role = Role.WORKER
         self._role_is_generated = False
+        self._worker_num = 0
 
     def generate_role(self) -> None:
         raise NotImplementedError(f"{type(self).__name__}.generate_role")
@@ -54,14 +55,21 @@ class RoleMakerBase:
 
     def worker_num(self) -> int:
         self._check("worker_num")
-        return len(self._worker_endpoints)
+        return self._worker_num if self._worker_num else len(self._worker_endpoints)
 
     def worker_index(self) -> int:
         self._check("worker_index")
         return self._current_id
 
     def server_index(self) -> int:
-        raise NotImplementedError(f"{type(self).__name__}.server_index: {PSERVER_HINT}")
+        self._check("server_index")
+        if self._role != Role.SERVER:
+            raise ValueError(f"{type(self).__name__}.server_index: this process is not a server")
+        return self._current_id
+
+    def server_num(self) -> int:
+        self._check("server_num")
+        return len(self._server_endpoints)
 
     def get_trainer_endpoints(self) -> list:
         self._check("get_trainer_endpoints")
@@ -119,7 +127,8 @@ class PaddleCloudRoleMaker(RoleMakerBase):
         if self._role_is_generated:
             return
         if not self._is_collective:
-            raise NotImplementedError(f"PaddleCloudRoleMaker(is_collective=False): {PSERVER_HINT}")
+            self._generate_ps_role()
+            return
         env = os.environ
         raw_id = env.get("PADDLE_TRAINER_ID", "0")
         eps = [e for e in env.get("PADDLE_TRAINER_ENDPOINTS", "").split(",") if e]
@@ -146,6 +155,46 @@ class PaddleCloudRoleMaker(RoleMakerBase):
         self._current_id = current_id
         self._worker_endpoints = eps
         self._role = Role.WORKER
+        self._role_is_generated = True
+
+
+    def _generate_ps_role(self) -> None:
+        env = os.environ
+        role = env.get("TRAINING_ROLE", "TRAINER")
+        if role not in ("TRAINER", "PSERVER"):
+            raise ValueError(
+                f"PaddleCloudRoleMaker: TRAINING_ROLE must be TRAINER or PSERVER, given {role!r}"
+            )
+        servers = [e for e in env.get("PADDLE_PSERVERS_IP_PORT_LIST", "").split(",") if e]
+        if not servers:
+            raise ValueError(
+                "PaddleCloudRoleMaker: PADDLE_PSERVERS_IP_PORT_LIST must list the parameter "
+                "servers ('ip:port,ip:port')"
+            )
+        try:
+            workers = int(env.get("PADDLE_TRAINERS_NUM", "1"))
+        except ValueError:
+            raise ValueError("PaddleCloudRoleMaker: PADDLE_TRAINERS_NUM must be an integer") from None
+        self._server_endpoints = servers
+        self._worker_num = workers
+        self._worker_endpoints = [f"trainer{i}" for i in range(workers)]
+        if role == "TRAINER":
+            self._role = Role.WORKER
+            self._current_id = int(env.get("PADDLE_TRAINER_ID", "0"))
+            if not 0 <= self._current_id < workers:
+                raise ValueError(
+                    f"PaddleCloudRoleMaker: PADDLE_TRAINER_ID={self._current_id} is out of range "
+                    f"for PADDLE_TRAINERS_NUM={workers}"
+                )
+        else:
+            current = f"{env.get('POD_IP', '')}:{env.get('PADDLE_PORT', '')}"
+            if current not in servers:
+                raise ValueError(
+                    f"PaddleCloudRoleMaker: this pserver's POD_IP:PADDLE_PORT {current!r} is not in "
+                    f"PADDLE_PSERVERS_IP_PORT_LIST {servers}"
+                )
+            self._role = Role.SERVER
+            self._current_id = servers.index(current)
         self._role_is_generated = True
 
 
@@ -178,10 +227,38 @@ class UserDefinedCollectiveRoleMaker(RoleMakerBase):
 
 
 class UserDefinedRoleMaker(RoleMakerBase):
-    """Fluid's parameter-server role maker: not implemented yet (issue 13)."""
+    """A parameter-server role given in code (Fluid's signature)."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        raise NotImplementedError(f"UserDefinedRoleMaker: {PSERVER_HINT}")
+    def __init__(
+        self,
+        current_id: int = 0,
+        role: Role = Role.WORKER,
+        worker_num: int = 0,
+        server_endpoints: list | None = None,
+    ) -> None:
+        super().__init__()
+        if role not in (Role.WORKER, Role.SERVER):
+            raise ValueError(f"UserDefinedRoleMaker: role must be Role.WORKER or Role.SERVER, given {role!r}")
+        if not isinstance(server_endpoints, list) or not server_endpoints:
+            raise ValueError(
+                f"UserDefinedRoleMaker: server_endpoints must be a non-empty list of 'ip:port', "
+                f"given {server_endpoints!r}"
+            )
+        if not isinstance(worker_num, int) or worker_num < 1:
+            raise ValueError(f"UserDefinedRoleMaker: worker_num must be >= 1, given {worker_num!r}")
+        limit = worker_num if role == Role.WORKER else len(server_endpoints)
+        if not isinstance(current_id, int) or not 0 <= current_id < limit:
+            raise ValueError(
+                f"UserDefinedRoleMaker: current_id {current_id!r} is out of range (0..{limit - 1})"
+            )
+        self._current_id = current_id
+        self._role = Role(role)
+        self._worker_num = worker_num
+        self._worker_endpoints = [f"trainer{i}" for i in range(worker_num)]
+        self._server_endpoints = list(server_endpoints)
+
+    def generate_role(self) -> None:
+        self._role_is_generated = True
 
 
 __all__ = [

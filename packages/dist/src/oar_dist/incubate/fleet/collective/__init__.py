@@ -23,7 +23,12 @@ from typing import Any
 import attrs
 from oar.api import BuildStrategy, CompiledProgram, CPUPlace, ExecutionStrategy, Executor
 
-from oar_dist.incubate.fleet.base.role_maker import PSERVER_HINT, RoleMakerBase
+from oar_dist.incubate.fleet.base.role_maker import RoleMakerBase
+
+PSERVER_HINT = (
+    "the collective fleet has no servers; parameter-server training uses "
+    "fluid.incubate.fleet.parameter_server.distribute_transpiler.fleet"
+)
 
 _REFUSED = {
     "use_local_sgd": "local SGD",
@@ -73,6 +78,12 @@ class Collective:
             raise TypeError(
                 f"fleet.init: role_maker must be a role maker of "
                 f"fluid.incubate.fleet.base.role_maker, given {type(role_maker).__name__}"
+            )
+        if getattr(role_maker, "_is_collective", True) is False or role_maker.get_pserver_endpoints():
+            raise NotImplementedError(
+                f"fleet.init (collective): {type(role_maker).__name__} describes a "
+                f"parameter-server job: use {PSERVER_HINT.rsplit(' uses ', 1)[1]}, or "
+                f"PaddleCloudRoleMaker(is_collective=True) for collective training"
             )
         role_maker.generate_role()
         self._role_maker = role_maker
