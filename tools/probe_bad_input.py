@@ -769,7 +769,7 @@ def _I():
 case("prior_box-max<min", "prior_box", "max_sizes")(lambda: L.prior_box(_F(), _I(), [8.0], [4.0]))
 case("box_coder-var3", "box_coder", "prior_box_var")(lambda: L.box_coder(d("p", [3, 4]), [0.1] * 3, d("t", [2, 4])))
 case("iou_similarity-5", "iou_similarity", "x")(lambda: L.iou_similarity(d("a", [3, 5]), d("b", [2, 4])))
-case("yolo_box-channels", "yolo_box", "x")(lambda: L.yolo_box(_F(), d("s", [1, 2], "int32"), [10, 13], 3, 0.1, 32))
+case("yolo_box-channels", "yolo_box", "x")(lambda: L.yolo_box(_F(), d("s", [1, 2], "int32"), [10, 13], 4, 0.1, 32))
 case("multiclass_nms-boxes", "multiclass_nms", "bboxes")(lambda: L.multiclass_nms(d("b", [2, 9, 4]), d("s", [2, 3, 10]), 0.1, 5, 5))
 case("roi_align-rois5", "roi_align", "rois")(lambda: L.roi_align(_F(), d("r", [-1, 5], lod_level=1), 2, 2))
 case("psroi_pool-channels", "psroi_pool", "input")(lambda: L.psroi_pool(_F(), d("r", [-1, 4], lod_level=1), 3, 1.0, 2, 2))

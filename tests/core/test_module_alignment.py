@@ -25,6 +25,7 @@ LAYER_ONLY = {
     "rnn": "the 1.8 cell API (RNNCell, GRUCell, LSTMCell, rnn) composes existing ops",
     "rnn_decode": "Decoder, BeamSearchDecoder, dynamic_decode compose existing ops",
     "rnn_helpers": "decoding helpers and BasicDecoder compose existing ops",
+    "rnn_padded": "fluid.layers.lstm (Fluid's cudnn_lstm) composes existing ops",
     "distributions": "fluid.layers.distributions: Normal, Uniform... compose existing ops",
 }
 

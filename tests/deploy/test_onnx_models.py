@@ -47,6 +47,25 @@ def test_scenario_model_round_trip(scenario_models, tmp_path, name, optimized):
     assert _ort(tmp_path / "m.onnx", feed5)[0].shape[0] == 5
 
 
+def test_model_trained_by_fluid_1_8_exports(tmp_path):
+    """The Fluid 1.8.5-saved CNN (conv, bn, lrn, bilinear_interp, adaptive pool, conv2d_transpose,
+    layer_norm, dropout, fc) exports; onnxruntime gives Fluid's own outputs."""
+    from pathlib import Path
+
+    import oar.onnx
+
+    data = Path(__file__).parents[1] / "scenarios" / "data"
+    io = np.load(data / "fluid18_cnn_io.npz")
+    scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        prog, feeds, fetches = fluid.io.load_inference_model(
+            str(data / "fluid18_cnn_model"), exe, params_filename="params"
+        )
+    oar.onnx.export(prog, feeds, fetches, scope, str(tmp_path / "m.onnx"))
+    (got,) = _ort(tmp_path / "m.onnx", {feeds[0]: io["x"]})
+    np.testing.assert_allclose(got, io["out"], rtol=1e-4, atol=1e-6)
+
+
 def test_unsupported_ops_are_named(tmp_path):
     import oar.onnx
 

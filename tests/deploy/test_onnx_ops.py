@@ -228,6 +228,23 @@ CASES = [
     _case("arg_max", lambda v: L.argmax(v["x"], axis=1), _x([4])),
     _case("expand", lambda v: L.expand(v["x"], [1, 2]), _x([3])),
     _case("clip", lambda v: L.clip(v["x"], -0.5, 0.5), _x([4])),
+    _case("adaptive_pool2d-5to2", lambda v: L.adaptive_pool2d(v["x"], 2, "avg"), _x([2, 5, 5])),
+    _case("lrn", lambda v: L.lrn(v["x"], n=3, k=1.0, alpha=1e-2, beta=0.75), _x([4, 3, 3])),
+    _case("bilinear-align", lambda v: L.resize_bilinear(v["x"], [5, 7]), _x([2, 3, 4])),
+    _case(
+        "bilinear-half-pixel",
+        lambda v: L.resize_bilinear(v["x"], [5, 7], align_corners=False, align_mode=0),
+        _x([2, 3, 4]),
+    ),
+    _case(
+        "bilinear-asymmetric-scale",
+        lambda v: L.resize_bilinear(v["x"], scale=2.0, align_corners=False, align_mode=1),
+        _x([2, 3, 4]),
+    ),
+    _case("nearest-align", lambda v: L.resize_nearest(v["x"], [5, 7]), _x([2, 3, 4])),
+    _case(
+        "nearest", lambda v: L.resize_nearest(v["x"], [6, 8], align_corners=False), _x([2, 3, 4])
+    ),
     _case("sum", lambda v: L.sums([v["x"], v["x"], v["x"]]), _x([4])),
 ]
 

@@ -178,3 +178,43 @@ def test_model_saved_by_fluid_1_8_with_passes():
         got = pred.get_output_tensor(pred.get_output_names()[0]).copy_to_cpu()
         np.testing.assert_allclose(got, io["out"], rtol=1e-4, atol=1e-5)
     assert pred.pass_stats["conv_bn_fuse_pass"] >= 1
+
+
+def test_paddle3_layout_pdmodel_pdiparams(tmp_path):
+    """A ``.pdmodel`` + ``.pdiparams`` pair (Paddle 2.x/3.x layout): by directory or by files."""
+    from models import mlp
+
+    dirname, feeds = mlp(
+        str(tmp_path / "p3"),
+        model_filename="inference.pdmodel",
+        params_filename="inference.pdiparams",
+    )
+    feed = feeds(np.random.default_rng(3), 2)
+    (want,), _ = reference(
+        dirname, feed, model_filename="inference.pdmodel", params_filename="inference.pdiparams"
+    )
+    for config in (
+        core.AnalysisConfig(dirname),
+        core.AnalysisConfig(f"{dirname}/inference.pdmodel", f"{dirname}/inference.pdiparams"),
+    ):
+        pred = core.create_paddle_predictor(config)
+        (out,) = pred.run([core.PaddleTensor(feed["img"])])
+        np.testing.assert_allclose(out.as_ndarray(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_without_oar_deploy_the_names_say_what_to_install():
+    import subprocess
+    import sys
+
+    code = (
+        "from oar import fluid\n"
+        "from oar.errors import MissingPluginError\n"
+        "try:\n    fluid.core.AnalysisConfig\n"
+        "except MissingPluginError as exc:\n    print('pip install oar-deploy' in str(exc))\n"
+    )
+    env = {**__import__("os").environ, "OAR_DISABLE_PLUGINS": "oar-deploy"}
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "True"

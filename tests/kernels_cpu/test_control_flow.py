@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+
 import numpy as np
 import pytest
 from oar import fluid
@@ -523,3 +527,41 @@ def test_ifelse_misuse():
             ie.output(ie.input(x))
         with pytest.raises(ValueError, match="same number"):
             ie()
+
+
+FLUID18 = "/work/fluid18/bin/python"
+_FLUID_LOADER = r"""
+import json, numpy as np, paddle.fluid as fluid
+exe = fluid.Executor(fluid.CPUPlace())
+prog, feeds, fetches = fluid.io.load_inference_model("m", exe)
+out = exe.run(prog, {feeds[0]: np.array([[1.0, 2.0]], "float32")}, fetch_list=fetches)[0]
+json.dump(out.tolist(), open("out.json", "w"))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(FLUID18), reason="Fluid 1.8.5 oracle not installed")
+def test_a_loop_model_written_by_oar_runs_in_fluid(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [1, 2], "float32")
+        i = layers.fill_constant([1], "int64", 0)
+        three = layers.fill_constant([1], "int64", 3)
+        _, y = layers.while_loop(
+            lambda i, y: i < three, lambda i, y: [i + 1, y * 2.0], [i, layers.scale(x, 1.0)]
+        )
+        out = layers.fc(y, 3)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(start)
+        want = exe.run(main, {"x": np.array([[1.0, 2.0]], "float32")}, fetch_list=[out])[0]
+        fluid.io.save_inference_model(
+            "m", ["x"], [out], exe, main, format="fluid", program_format="fluid_program"
+        )
+    r = subprocess.run(
+        [FLUID18, "-c", _FLUID_LOADER], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.load(open(tmp_path / "out.json"))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)

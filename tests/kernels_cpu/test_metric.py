@@ -100,3 +100,20 @@ def test_top_k_larger_than_dim_is_refused():
         x = fluid.layers.data("x", shape=[3], dtype="float32")
         with pytest.raises(ValueError, match="k=4 is larger than X's last dim 3"):
             fluid.layers.topk(x, k=4)
+
+
+def test_top_k_partial_path_keeps_the_stable_order():
+    """k much smaller than the row goes through argpartition; ties (inside the top k or
+    straddling its edge) must still come lower index first, as the full stable sort gives."""
+    from oar_kernels_cpu.kernels.metric import top_k
+
+    gen = np.random.default_rng(4)
+    for trial in range(60):
+        n = int(gen.integers(20, 80))
+        k = int(gen.integers(1, n // 4))
+        if trial % 2:
+            x = gen.integers(0, 5, (3, n)).astype("float32")
+        else:
+            x = gen.standard_normal((3, n)).astype("float32")
+        got = top_k({"X": x}, {"k": k})["Indices"]
+        np.testing.assert_array_equal(got, np.argsort(-x, axis=-1, kind="stable")[..., :k])

@@ -151,3 +151,26 @@ def test_same_losses_with_and_without_the_plugin():
         runs[label] = json.loads(res.stdout.strip().splitlines()[-1])
     for opt, losses in runs["with"].items():
         np.testing.assert_allclose(losses, runs["without"][opt], rtol=1e-5, err_msg=opt)
+
+
+def test_import_oar_does_not_import_numba():
+    """numba (0.3-0.4 s to import) loads only when a program first uses a covered op family."""
+    code = """
+        import sys
+        from oar.api import registries
+        from oar.cli import plugins_report
+        reg = registries()
+        plugins_report()  # lists every kernel: loads every family, the numba ones too
+        print("after report:", "numba" in sys.modules)
+    """
+    first = _run(
+        "import sys\nfrom oar.api import registries\nregistries()\n"
+        "print('after import:', 'numba' in sys.modules)",
+        {},
+    )
+    assert first.returncode == 0, first.stderr
+    assert "after import: False" in first.stdout
+    res = _run(code, {})
+    assert res.returncode == 0, res.stderr
+    if unavailable_reason() is None:
+        assert "after report: True" in res.stdout

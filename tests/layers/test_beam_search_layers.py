@@ -27,7 +27,8 @@ def test_signatures_are_fluid_1_8_5s():
     assert _plain(fluid.layers.beam_search_decode) == "(ids, scores, beam_size, end_id, name=None)"
 
 
-def test_unrolled_decode_of_a_fixed_table():
+@pytest.mark.parametrize("use_array", [False, True], ids=["list", "tensor-array"])
+def test_unrolled_decode_of_a_fixed_table(use_array):
     """Two sources, beam 2; the next-word log-probabilities depend only on the last word, so
     the best sentences are known: 0 -> 2 -> 1(end) beats 0 -> 3 -> 1."""
     table = np.log(
@@ -58,6 +59,13 @@ def test_unrolled_decode_of_a_fixed_table():
             )
             all_ids.append(pre_ids)
             all_scores.append(pre_scores)
+        if use_array:  # Fluid's form: the steps written to two tensor arrays
+            arrays = [fluid.layers.create_array(d) for d in ("int64", "float32")]
+            for k, (i, sc) in enumerate(zip(all_ids, all_scores)):
+                pos = fluid.layers.fill_constant([1], "int64", k)
+                fluid.layers.array_write(i, pos, arrays[0])
+                fluid.layers.array_write(sc, pos, arrays[1])
+            all_ids, all_scores = arrays
         sent, score = fluid.layers.beam_search_decode(all_ids, all_scores, beam_size=2, end_id=1)
     exe = fluid.Executor(fluid.CPUPlace())
     place = fluid.CPUPlace()

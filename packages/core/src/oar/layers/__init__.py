@@ -45,6 +45,8 @@ from oar.layers.elementwise import *  # noqa: F403
 from oar.layers.embedding import *  # noqa: F403
 from oar.layers.fc import *  # noqa: F403
 from oar.layers.grid_sample import *  # noqa: F403
+from oar.layers.gru_unit import *  # noqa: F403
+from oar.layers.hash import *  # noqa: F403
 from oar.layers.hsigmoid import *  # noqa: F403
 from oar.layers.im2sequence import *  # noqa: F403
 from oar.layers.indexing import *  # noqa: F403
@@ -77,6 +79,7 @@ from oar.layers.reshape import *  # noqa: F403
 from oar.layers.rnn import *  # noqa: F403
 from oar.layers.rnn_decode import *  # noqa: F403
 from oar.layers.rnn_helpers import *  # noqa: F403
+from oar.layers.rnn_padded import *  # noqa: F403
 from oar.layers.sample_logits import *  # noqa: F403
 from oar.layers.search import *  # noqa: F403
 from oar.layers.sequence_conv import *  # noqa: F403

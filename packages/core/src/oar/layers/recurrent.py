@@ -1,4 +1,5 @@
-"""Recurrent layers over LoD sequences (Fluid 1.8 signatures): dynamic_lstm, dynamic_gru."""
+"""Recurrent layers over LoD sequences (Fluid 1.8 signatures): dynamic_lstm, dynamic_lstmp,
+dynamic_gru."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from oar.framework.dtypes import convert_dtype
 from oar.layer_helper import LayerHelper, check_variable
 from oar.ops.recurrent import ACTIVATIONS
 
-__all__ = ["dynamic_lstm", "dynamic_gru"]
+__all__ = ["dynamic_lstm", "dynamic_lstmp", "dynamic_gru"]
 
 
 def _check_act(layer: str, arg: str, value: Any) -> str:
@@ -125,3 +126,65 @@ def dynamic_gru(
         },
     )
     return hidden
+
+
+def dynamic_lstmp(
+    input: Any,
+    size: int,
+    proj_size: int,
+    param_attr: Any = None,
+    bias_attr: Any = None,
+    use_peepholes: bool = True,
+    is_reverse: bool = False,
+    gate_activation: str = "sigmoid",
+    cell_activation: str = "tanh",
+    candidate_activation: str = "tanh",
+    proj_activation: str = "tanh",
+    dtype: str = "float32",
+    name: str | None = None,
+    h_0: Any = None,
+    c_0: Any = None,
+    cell_clip: float | None = None,
+    proj_clip: float | None = None,
+) -> tuple:
+    """An LSTM with a recurrent projection over every sequence of ``input`` ([rows, size],
+    projected to the four gates; ``size`` = 4 x hidden): the gates read the previous
+    projection ``r = proj_activation(h @ W_proj)`` [rows, proj_size]. ``h_0`` is the initial
+    projection [N, proj_size], ``c_0`` the initial cell. Returns ``(projection, cell)``."""
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0 or size % 4:
+        raise ValueError(f"dynamic_lstmp: size must be a positive multiple of 4, given {size!r}")
+    if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size <= 0:
+        raise ValueError(f"dynamic_lstmp: proj_size must be a positive int, given {proj_size!r}")
+    _check_input("dynamic_lstmp", input, size)
+    acts = {
+        "gate_activation": gate_activation,
+        "cell_activation": cell_activation,
+        "candidate_activation": candidate_activation,
+        "proj_activation": proj_activation,
+    }
+    for arg, v in acts.items():
+        _check_act("dynamic_lstmp", arg, v)
+    hidden_size = size // 4
+    dtype = convert_dtype(dtype)
+    helper = LayerHelper("lstmp", param_attr=param_attr, bias_attr=bias_attr, name=name)
+    w = helper.create_parameter(param_attr, [proj_size, size], dtype)
+    proj_w = helper.create_parameter(param_attr, [hidden_size, proj_size], dtype)
+    bias_size = [1, 7 * hidden_size if use_peepholes else size]
+    b = helper.create_parameter(bias_attr, bias_size, dtype, is_bias=True)
+    ins = {"Input": [input], "Weight": [w], "ProjWeight": [proj_w], "Bias": [b]}
+    for slot, arg, v in (("H0", "h_0", h_0), ("C0", "c_0", c_0)):
+        if v is not None:
+            check_variable("dynamic_lstmp", arg, v)
+            ins[slot] = [v]
+    outs = {s: [helper.create_variable_for_type_inference(dtype)] for s in ("Projection", "Cell")}
+    for s in ("BatchGate", "BatchCellPreAct", "BatchHidden"):
+        outs[s] = [helper.create_variable_for_type_inference(dtype, stop_gradient=True)]
+    attrs = {
+        "use_peepholes": bool(use_peepholes),
+        "is_reverse": bool(is_reverse),
+        "cell_clip": float(cell_clip or 0.0),
+        "proj_clip": float(proj_clip or 0.0),
+        **acts,
+    }
+    helper.append_op("lstmp", ins, outs, attrs)
+    return outs["Projection"][0], outs["Cell"][0]

@@ -32,8 +32,8 @@ def _infer(ins, attrs, polygons: bool = False):
             if db >= 0 and ds >= 0 and db != ds:
                 what = "batch size" if k == 0 else "number of boxes"
                 raise ValueError(
-                    f"BBoxes {list(b.shape)} and Scores {list(s.shape)} disagree on the {what} "
-                    f"(BBoxes is [N, M, 4], Scores [N, C, M])"
+                    f"BBoxes {list(b.shape)} and Scores {list(s.shape)} disagree on the {what}: "
+                    f"expected {ds} (from Scores [N, C, M]), given {db} in BBoxes [N, M, 4]"
                 )
     elif len(s.shape) == 2:
         if len(b.shape) != 3:

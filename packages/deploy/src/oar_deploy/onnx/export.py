@@ -38,7 +38,7 @@ def supported_ops() -> list:
 
 
 def _load_converters() -> None:
-    from oar_deploy.onnx import ops_math, ops_nn, ops_tensor  # noqa: F401  (register)
+    from oar_deploy.onnx import ops_image, ops_math, ops_nn, ops_tensor  # noqa: F401  (register)
 
 
 _DTYPES = {

@@ -113,17 +113,37 @@ def _pool(g: Graph, op: Any) -> None:
     if op.attr("global_pooling") or (op.attr("adaptive") and ksize == [1, 1]):
         g.node("GlobalMaxPool" if kind == "max" else "GlobalAveragePool", [x], out)
         return
-    if op.attr("adaptive"):
-        g.fail("adaptive pooling to a size other than 1x1 is not exported")
     kw = _conv_pads(g, _PoolView(op))
     kw.pop("group"), kw.pop("dilations")
     kw["kernel_shape"] = ksize
+    if op.attr("adaptive"):
+        kw.update(_adaptive_windows(g, op, ksize))
     kw["ceil_mode"] = int(bool(op.attr("ceil_mode")))
     if kind == "max":
         g.node("MaxPool", [x], out, **kw)
     else:
         kw["count_include_pad"] = 0 if op.attr("exclusive") in (True, None) else 1
         g.node("AveragePool", [x], out, **kw)
+
+
+def _adaptive_windows(g: Graph, op: Any, out_size: list) -> dict:
+    """Adaptive pooling as plain pooling, when its bins have one size and a regular stride.
+
+    Bin ``i`` of ``n`` over ``d`` covers ``[floor(i*d/n), ceil((i+1)*d/n))``.
+    """
+    hw = (g.shape(op.input("X")[0]) or [])[2:]
+    kernel, strides = [], []
+    for d, n in zip(hw, out_size):
+        if d is None or d <= 0:
+            g.fail(f"adaptive pooling needs known input spatial dims (given {hw})")
+        starts = [i * d // n for i in range(n)]
+        sizes = {-(-(i + 1) * d // n) - s for i, s in enumerate(starts)}
+        steps = {b - a for a, b in zip(starts, starts[1:])} or {1}
+        if len(sizes) != 1 or len(steps) != 1:
+            g.fail(f"adaptive pooling of {d} into {n} bins has irregular bins")
+        kernel.append(sizes.pop())
+        strides.append(steps.pop())
+    return {"kernel_shape": kernel, "strides": strides, "pads": [0, 0, 0, 0]}
 
 
 class _PoolView:

@@ -17,8 +17,23 @@ def top_k(inputs, attrs):
         raise ValueError(
             f"top_k: k={k} must be in [1, {x.shape[-1]}] (X's last dim), X has shape {list(x.shape)}"
         )
-    idx = xp.argsort(-x, axis=-1, kind="stable")[..., :k]
+    idx = _partial_top(x, k) if 4 * k < x.shape[-1] else None
+    if idx is None:
+        idx = xp.argsort(-x, axis=-1, kind="stable")[..., :k]
     return {"Out": xp.take_along_axis(x, idx, -1), "Indices": idx.astype(np.int64)}
+
+
+def _partial_top(x, k):
+    """The stable top-k through argpartition (O(n) per row), or None when a tie straddles the
+    k-th place (then only the full stable sort says which equal entries come first)."""
+    part = xp.argpartition(-x, k - 1, axis=-1)[..., :k]
+    vals = xp.take_along_axis(x, part, -1)
+    kth = vals.min(axis=-1, keepdims=True)
+    if bool(((x >= kth).sum(axis=-1) != k).any()):
+        return None
+    part = xp.sort(part, axis=-1)  # equal values inside the top k: lower index first
+    order = xp.argsort(-xp.take_along_axis(x, part, -1), axis=-1, kind="stable")
+    return xp.take_along_axis(part, order, -1)
 
 
 @kernel("top_k_grad")

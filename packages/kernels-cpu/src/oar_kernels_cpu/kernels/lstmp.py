@@ -1,0 +1,140 @@
+"""numpy kernels of lstmp (LSTM with a recurrent projection) over LoD sequences: one batched
+step per time step, BPTT in the gradient (clipped entries pass no gradient).
+
+Numpy-only (``generic=False``), like the lstm kernels it mirrors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels._sequence import array_of, last_level, time_steps, with_lod
+from oar_kernels_cpu.kernels.recurrent import ACT, DACT
+
+
+def _state(inputs, slot: str, n: int, width: int, dtype) -> np.ndarray:
+    v = inputs.get(slot)
+    return np.zeros((n, width), dtype) if v is None else np.array(array_of(v), dtype=dtype)
+
+
+def _grad(inputs, slot: str, like: np.ndarray) -> np.ndarray:
+    v = inputs.get(slot)
+    return np.zeros_like(like) if v is None else array_of(v)
+
+
+@kernel("lstmp", FLOATS, lod=True, generic=False)
+def lstmp(inputs, attrs):
+    x, off, lod = last_level(inputs["Input"], "lstmp", "Input")
+    w, pw = array_of(inputs["Weight"]), array_of(inputs["ProjWeight"])
+    b = array_of(inputs["Bias"]).reshape(-1)
+    h_size, p_size = pw.shape
+    n = len(off) - 1
+    peep, cc, pc = attrs["use_peepholes"], attrs["cell_clip"], attrs["proj_clip"]
+    gate, cell_act = ACT[attrs["gate_activation"]], ACT[attrs["cell_activation"]]
+    cand_act, proj_act = ACT[attrs["candidate_activation"]], ACT[attrs["proj_activation"]]
+    r_state = _state(inputs, "H0", n, p_size, x.dtype)
+    c_state = _state(inputs, "C0", n, h_size, x.dtype)
+    proj = np.zeros((x.shape[0], p_size), x.dtype)
+    cell = np.zeros((x.shape[0], h_size), x.dtype)
+    raw = np.zeros_like(cell)
+    hidden = np.zeros_like(cell)
+    gates = np.zeros((x.shape[0], 4 * h_size), x.dtype)
+    for active, rows in time_steps(off, attrs["is_reverse"]):
+        c_prev = c_state[active]
+        g = x[rows] + r_state[active] @ w + b[: 4 * h_size]
+        gc, gi, gf, go = np.split(g, 4, axis=1)
+        if peep:
+            gi = gi + c_prev * b[4 * h_size : 5 * h_size]
+            gf = gf + c_prev * b[5 * h_size : 6 * h_size]
+        i, f, cand = gate(gi), gate(gf), cand_act(gc)
+        c_raw = f * c_prev + i * cand
+        c = np.clip(c_raw, -cc, cc) if cc > 0 else c_raw
+        if peep:
+            go = go + c * b[6 * h_size :]
+        o = gate(go)
+        h = o * cell_act(c)
+        r = proj_act(h @ pw)
+        if pc > 0:
+            r = np.clip(r, -pc, pc)
+        gates[rows] = np.concatenate([cand, i, f, o], axis=1)
+        cell[rows], raw[rows], hidden[rows], proj[rows] = c, c_raw, h, r
+        r_state[active], c_state[active] = r, c
+    return {
+        "Projection": with_lod(proj, lod),
+        "Cell": with_lod(cell, lod),
+        "BatchGate": gates,
+        "BatchCellPreAct": raw,
+        "BatchHidden": hidden,
+    }
+
+
+@kernel("lstmp_grad", FLOATS, lod=True, generic=False)
+def lstmp_grad(inputs, attrs):
+    x, off, lod = last_level(inputs["Input"], "lstmp_grad", "Input")
+    w, pw = array_of(inputs["Weight"]), array_of(inputs["ProjWeight"])
+    b = array_of(inputs["Bias"]).reshape(-1)
+    h_size, p_size = pw.shape
+    n = len(off) - 1
+    peep, cc, pc = attrs["use_peepholes"], attrs["cell_clip"], attrs["proj_clip"]
+    d_gate, d_cell_act = DACT[attrs["gate_activation"]], DACT[attrs["cell_activation"]]
+    d_cand, d_proj = DACT[attrs["candidate_activation"]], DACT[attrs["proj_activation"]]
+    cell_act, proj_act = ACT[attrs["cell_activation"]], ACT[attrs["proj_activation"]]
+    proj, cell = array_of(inputs["Projection"]), array_of(inputs["Cell"])
+    gates, raw = array_of(inputs["BatchGate"]), array_of(inputs["BatchCellPreAct"])
+    hidden = array_of(inputs["BatchHidden"])
+    dproj = _grad(inputs, "Projection@GRAD", proj)
+    dcell = _grad(inputs, "Cell@GRAD", cell)
+    r0 = _state(inputs, "H0", n, p_size, x.dtype)
+    c0 = _state(inputs, "C0", n, h_size, x.dtype)
+    steps = time_steps(off, attrs["is_reverse"])
+    dx, dw, dpw, db = np.zeros_like(x), np.zeros_like(w), np.zeros_like(pw), np.zeros_like(b)
+    dr_state = np.zeros((n, p_size), x.dtype)
+    dc_state = np.zeros((n, h_size), x.dtype)
+    for t in range(len(steps) - 1, -1, -1):
+        active, rows = steps[t]
+        if t:
+            prev_active, prev_rows = steps[t - 1]
+            where = prev_rows[np.searchsorted(prev_active, active)]
+            r_prev, c_prev = proj[where], cell[where]
+        else:
+            r_prev, c_prev = r0[active], c0[active]
+        h, c = hidden[rows], cell[rows]
+        dr = dproj[rows] + dr_state[active]
+        act_out = proj_act(h @ pw)
+        if pc > 0:
+            dr = dr * (np.abs(act_out) <= pc)
+        dz = dr * d_proj(act_out)
+        dpw += h.T @ dz
+        dh = dz @ pw.T
+        cand, i, f, o = np.split(gates[rows], 4, axis=1)
+        ac = cell_act(c)
+        do = dh * ac * d_gate(o)
+        dc = dcell[rows] + dc_state[active] + dh * o * d_cell_act(ac)
+        if peep:
+            dc = dc + do * b[6 * h_size :]
+            db[6 * h_size :] += (do * c).sum(axis=0)
+        if cc > 0:
+            dc = dc * (np.abs(raw[rows]) <= cc)
+        di = dc * cand * d_gate(i)
+        df = dc * c_prev * d_gate(f)
+        dgc = dc * i * d_cand(cand)
+        dc_prev = dc * f
+        if peep:
+            dc_prev = dc_prev + di * b[4 * h_size : 5 * h_size] + df * b[5 * h_size : 6 * h_size]
+            db[4 * h_size : 5 * h_size] += (di * c_prev).sum(axis=0)
+            db[5 * h_size : 6 * h_size] += (df * c_prev).sum(axis=0)
+        dg = np.concatenate([dgc, di, df, do], axis=1)
+        dx[rows] = dg
+        dw += r_prev.T @ dg
+        db[: 4 * h_size] += dg.sum(axis=0)
+        dr_state[active] = dg @ w.T
+        dc_state[active] = dc_prev
+    return {
+        "Input@GRAD": with_lod(dx, lod),
+        "Weight@GRAD": dw,
+        "ProjWeight@GRAD": dpw,
+        "Bias@GRAD": db.reshape(1, -1),
+        "H0@GRAD": dr_state,
+        "C0@GRAD": dc_state,
+    }
