@@ -368,7 +368,9 @@ def test_dataloader_from_generator_and_multiprocess(no_leaks):
     loader.set_sample_generator(broken_reader, batch_size=2, places=fluid.CPUPlace())
     with pytest.raises(RuntimeError, match="IndexError.*sample 5 is broken"):
         list(loader())
-    with pytest.raises(NotImplementedError, match="from_generator"):
+    with pytest.raises(
+        TypeError, match="DatasetFactory"
+    ):  # from_dataset: tests/data/test_industrial.py
         fluid.io.DataLoader.from_dataset(None, fluid.cpu_places(1))
 
 

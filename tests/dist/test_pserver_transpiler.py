@@ -63,6 +63,10 @@ def test_pserver_program_holds_its_share_and_its_update_ops():
     assert sorted(held) == sorted(p.name for p in main.all_parameters())
     with pytest.raises(ValueError, match="not one of the pservers"):
         t.get_pserver_program("127.0.0.1:1")
+    ep = EPS.split(",")[0]
+    a = t.get_startup_program(ep)
+    b = t.get_startup_program(ep, t.get_pserver_program(ep).clone())
+    assert types(a) == types(b) and len(types(a)) > 0
 
 
 def test_big_parameter_is_sliced_over_both_pservers_unless_disabled():

@@ -230,3 +230,35 @@ def test_traced_layer_set_strategy_and_pyreader_next():
     assert np.asarray(first[0]["x"]).sum() == 2.0 and np.asarray(second[0]["x"]).sum() == 0.0
     with pytest.raises(StopIteration):
         reader.next()
+
+
+@pytest.mark.parametrize(
+    ("dim", "g_shape", "g1", "v1"),
+    [
+        (None, (1, 1), [[9.277321]], [[0.9275, 1.9549], [3.0824, 4.1099], [4.9374, 5.9648]]),
+        (0, (3, 1), [[2.101904], [5.0], [7.528569]], [[0.96, 2.02], [3.0, 4.0], [4.9803, 6.0164]]),
+        (1, (1, 2), [[5.730146, 7.296232]], [[0.9314, 1.95], [3.0943, 4.1], [4.9571, 5.95]]),
+    ],
+    ids=["dim_none", "dim0", "dim1"],
+)
+def test_weight_norm_param_attr_matches_fluid(dim, g_shape, g1, v1):
+    """Fluid 1.8.5: fc(x, 2, WeightNormParamAttr(dim, name='wn', init=[[1,2],[3,4],[5,6]]),
+    no bias) on x=[[1, 0, 2]], loss reduce_sum, one SGD(0.1) step: wn_g / wn_v after it."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [None, 3])
+        init = fluid.initializer.NumpyArrayInitializer(
+            np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], "float32")
+        )
+        attr = fluid.WeightNormParamAttr(dim=dim, name="wn", initializer=init)
+        y = fluid.layers.fc(x, 2, param_attr=attr, bias_attr=False)
+        fluid.optimizer.SGD(0.1).minimize(fluid.layers.reduce_sum(y))
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(start)
+        assert np.array(scope.find_var("wn_g").get_tensor()).shape == g_shape
+        (out,) = exe.run(main, feed={"x": np.array([[1.0, 0.0, 2.0]], "float32")}, fetch_list=[y])
+        np.testing.assert_allclose(out, [[11.0, 14.0]], rtol=1e-6)  # w == v at first
+        np.testing.assert_allclose(np.array(scope.find_var("wn_g").get_tensor()), g1, rtol=1e-5)
+        np.testing.assert_allclose(np.array(scope.find_var("wn_v").get_tensor()), v1, atol=1e-4)

@@ -84,6 +84,8 @@ _listeners: dict[str, list] = {}
 
 # read on every Executor.run: a module attribute is the cheapest check there is
 CHECK_NAN_INF = False
+# fluid.profiler on (not a user flag; oar.profiler sets it): the Executor builds timed plans
+PROFILE_OPS = False
 
 
 def _convert(name: str, value: Any, where: str) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
 from oar.framework import unique_name
 from oar.framework.mode import current_builder
-from oar.framework.param_attr import ParamAttr
+from oar.framework.param_attr import ParamAttr, WeightNormParamAttr
 from oar.framework.program import default_main_program, default_startup_program
 from oar.framework.variable import Variable
 
@@ -110,6 +110,11 @@ class LayerHelper:
         if attr.name is None:
             attr.name = unique_name.generate(f"{self.name}.{'b' if is_bias else 'w'}")
         init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else Xavier())
+        builder = current_builder()
+        if isinstance(attr, WeightNormParamAttr) and not builder.eager:
+            from oar.weight_norm import weight_normalized
+
+            return weight_normalized(self.layer_type, attr, shape, dtype, init, builder)
         return current_builder().create_parameter(
             self.layer_type, attr, shape, dtype, is_bias, init, stop_gradient
         )

@@ -348,7 +348,44 @@ def _attach(program: Any, loader: GeneratorLoader) -> None:
 
 
 class DataLoader:
-    """``fluid.io.DataLoader``: factories for loaders."""
+    """``fluid.io.DataLoader``: ``DataLoader(dataset, ...)`` (Fluid 1.8, map-style datasets,
+    see :mod:`oar_data.map_loader`) and the ``from_generator`` / ``from_dataset`` factories."""
+
+    def __new__(  # type: ignore[misc]
+        cls,
+        dataset: Any,
+        feed_list: Sequence | None = None,
+        places: Any = None,
+        return_list: bool = False,
+        batch_sampler: Any = None,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        collate_fn: Callable | None = None,
+        num_workers: int = 0,
+        use_buffer_reader: bool = True,
+        use_shared_memory: bool = True,
+        timeout: float = 0,
+        worker_init_fn: Callable | None = None,
+    ) -> Any:
+        from oar_data.map_loader import MapDataLoader
+
+        return MapDataLoader(
+            dataset,
+            feed_list,
+            places,
+            return_list,
+            batch_sampler,
+            batch_size,
+            shuffle,
+            drop_last,
+            collate_fn,
+            num_workers,
+            use_buffer_reader,
+            use_shared_memory,
+            timeout,
+            worker_init_fn,
+        )
 
     @staticmethod
     def from_generator(
@@ -373,11 +410,16 @@ class DataLoader:
 
     @staticmethod
     def from_dataset(dataset: Any, places: Any, drop_last: bool = True) -> Any:
-        """Fluid builds this on ``fluid.DatasetFactory`` datasets, which oar does not provide."""
-        raise NotImplementedError(
-            "DataLoader.from_dataset needs fluid.DatasetFactory (InMemoryDataset / QueueDataset), which "
-            "oar does not provide; use DataLoader.from_generator with a Python reader instead"
-        )
+        """An iterable loader over a ``fluid.DatasetFactory`` dataset's batches."""
+        run = getattr(dataset, "_all_batches", None)
+        if run is None:
+            raise TypeError(
+                "DataLoader.from_dataset: dataset must come from fluid.DatasetFactory()"
+                f".create_dataset(...), given {type(dataset).__name__}"
+            )
+        dataset.drop_last = drop_last
+        loader = GeneratorLoader(dataset.use_vars, 4, True, True, False, drop_last=drop_last)
+        return loader.set_batch_generator(run, places)
 
 
 class _QueueView:

@@ -18,7 +18,18 @@ def oar_register_reader_decorators(registry: Any) -> None:
 
 @hookimpl
 def oar_fluid_api() -> dict:
-    from oar_data import batching, contrib_reader, dataset, decorators, fluid_reader, reader
+    from oar_data import (
+        batching,
+        contrib_reader,
+        data_feed_desc,
+        data_generator,
+        dataset,
+        decorators,
+        fluid_reader,
+        industrial,
+        map_loader,
+        reader,
+    )
     from oar_data.feeder import DataFeeder
     from oar_data.loader import DataLoader, PyReader
 
@@ -28,6 +39,13 @@ def oar_fluid_api() -> dict:
         "oar.dataset": dataset,
         "io.PyReader": PyReader,
         "io.DataLoader": DataLoader,
+        "io.Dataset": map_loader.Dataset,
+        "io.BatchSampler": map_loader.BatchSampler,
+        "io.default_collate_fn": map_loader.default_collate_fn,
+        "DatasetFactory": industrial.DatasetFactory,
+        "DataFeedDesc": data_feed_desc.DataFeedDesc,
+        "dataset": industrial,
+        "incubate.data_generator": data_generator,
         "io.batch": batching.batch,
         "io.ComposeNotAligned": decorators.ComposeNotAligned,
         "DataFeeder": DataFeeder,

@@ -105,6 +105,7 @@ class Executor:
             hit is not None
             and hit[1].version == program._version
             and hit[1].checks_nan_inf is _flags.CHECK_NAN_INF
+            and hit[1].profiled is _flags.PROFILE_OPS
         ):
             # the same program, feed names and fetch list as a previous run: names were
             # validated then; only the fed values need converting and checking
@@ -141,9 +142,17 @@ class Executor:
         hit = self._plans.get(key, program)
         if hit is not None:
             plan = hit[1]
-            if plan.version == program._version and plan.checks_nan_inf is check:
+            if (
+                plan.version == program._version
+                and plan.checks_nan_inf is check
+                and plan.profiled is _flags.PROFILE_OPS
+            ):
                 return plan
-        if check:
+        if _flags.PROFILE_OPS:  # fluid.profiler is on: every op timed
+            from oar.executor.profiled_plan import plan_class
+
+            plan = plan_class(check)(program, feed_names, fetch_names, self.device)
+        elif check:
             from oar.executor.checked_plan import CheckedPlan
 
             plan = CheckedPlan(program, feed_names, fetch_names, self.device)
@@ -152,13 +161,59 @@ class Executor:
         self._plans.put(key, program, (weakref.ref(program), plan))
         return plan
 
-    # Fluid API odds and ends
-    def infer_from_dataset(self, *args, **kwargs):
-        raise NotImplementedError(
-            "Executor.infer_from_dataset needs the Dataset API, which oar does not provide"
-        )
+    # the industrial data path (fluid.DatasetFactory datasets, oar-data)
+    def train_from_dataset(
+        self,
+        program: Program | None = None,
+        dataset: Any = None,
+        scope: Scope | None = None,
+        thread: int = 0,
+        debug: bool = False,
+        fetch_list: Sequence | None = None,
+        fetch_info: Sequence | None = None,
+        print_period: int = 100,
+        fetch_handler: Any = None,
+    ) -> None:
+        """Run ``program`` over every batch of ``dataset`` in ``thread`` threads (Hogwild on CPU).
 
-    train_from_dataset = infer_from_dataset
+        ``thread=0`` takes the dataset's ``set_thread``; every ``print_period`` batches the
+        ``fetch_list`` values are printed, labelled by ``fetch_info``.
+        """
+        return self._run_dataset(
+            "train_from_dataset", program, dataset, scope, thread, debug, fetch_list,
+            fetch_info, print_period, fetch_handler,
+        )  # fmt: skip
+
+    def infer_from_dataset(
+        self,
+        program: Program | None = None,
+        dataset: Any = None,
+        scope: Scope | None = None,
+        thread: int = 0,
+        debug: bool = False,
+        fetch_list: Sequence | None = None,
+        fetch_info: Sequence | None = None,
+        print_period: int = 100,
+        fetch_handler: Any = None,
+    ) -> None:
+        """Like :meth:`train_from_dataset`, for a program without optimizer ops."""
+        return self._run_dataset(
+            "infer_from_dataset", program, dataset, scope, thread, debug, fetch_list,
+            fetch_info, print_period, fetch_handler,
+        )  # fmt: skip
+
+    def _run_dataset(self, what: str, program: Any, dataset: Any, *args: Any) -> None:
+        run = getattr(dataset, "_run_with", None)
+        if run is None:
+            raise TypeError(
+                f"Executor.{what}: dataset must come from fluid.DatasetFactory().create_dataset(...), "
+                f"given {type(dataset).__name__}"
+            )
+        if program is None:
+            program = default_main_program()
+        elif getattr(program, "_oar_compiled", None) is not None:
+            program = program._program  # the threads run the program itself, as Fluid does
+        return run(self, program, *args)
 
 
 def _clear_caches(*caches: PlanCache) -> None:

@@ -54,6 +54,7 @@ class Plan:
     """A compiled (program block, feeds, fetches, device) ready to run many times."""
 
     checks_nan_inf = False  # see executor/checked_plan.py (FLAGS_check_nan_inf)
+    profiled = False  # see executor/profiled_plan.py (fluid.profiler)
     fuses = True  # chains of ops may run as one fused kernel (oar.fusion)
 
     def __init__(

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import sys
 
-from oar import backward, clip, initializer, layer_helper, layers, metrics, optimizer, regularizer
+from oar import (
+    backward,
+    clip,
+    initializer,
+    layer_helper,
+    layers,
+    metrics,
+    optimizer,
+    profiler,
+    regularizer,
+)
 from oar import framework as framework
 from oar._facade import forward_getattr, module_getattr
 from oar.backward import append_backward, gradients
@@ -86,6 +96,7 @@ for _name, _mod in {
     "framework": framework,
     "executor": executor,
     "layer_helper": layer_helper,
+    "profiler": profiler,
 }.items():
     sys.modules[f"{__name__}.{_name}"] = _mod
 
@@ -161,6 +172,7 @@ __all__ = [
     "set_flags",
     "get_flags",
     "average",
+    "profiler",
     "data_feeder",
     "install_check",
     "lod_tensor",

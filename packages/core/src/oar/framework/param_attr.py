@@ -77,7 +77,8 @@ class ParamAttr:
 
 @attrs.define(init=False)
 class WeightNormParamAttr(ParamAttr):
-    """Weight normalisation (``w = g * v / ||v||``) along ``dim``, Fluid 1.8's argument order."""
+    """Weight normalisation (``w = g * v / ||v||``) along ``dim``, Fluid 1.8's argument order
+    (static graphs: see ``oar.weight_norm``; in dygraph a plain parameter)."""
 
     dim: int | None = None
 

@@ -149,4 +149,58 @@ def download(url: str, module_name: str, md5sum: str, save_name: str | None = No
 
 DATA_HOME = str(data_home())
 
-__all__ = ["DATA_HOME", "DatasetError", "data_home", "download", "md5file"]
+
+def split(reader, line_count: int, suffix: str = "%05d.pickle", dumper=None) -> None:
+    """Write the items of ``reader()`` into files of ``line_count`` items each, named
+    ``suffix % index`` (a list per file, ``pickle.dump`` by default, binary mode:
+    Fluid 1.8.5 opens the files in text mode, which fails on Python 3)."""
+    import pickle
+
+    if dumper is None:
+        dumper = pickle.dump
+    if not callable(reader):
+        raise TypeError("split: reader must be a callable returning an iterable")
+    if isinstance(line_count, bool) or not isinstance(line_count, int) or line_count <= 0:
+        raise ValueError(f"split: line_count must be a positive int, given {line_count!r}")
+    lines: list = []
+    index = 0
+    for item in reader():
+        lines.append(item)
+        if len(lines) == line_count:
+            with open(suffix % index, "wb") as f:
+                dumper(lines, f)
+            lines, index = [], index + 1
+    if lines:
+        with open(suffix % index, "wb") as f:
+            dumper(lines, f)
+
+
+def cluster_files_reader(files_pattern: str, trainer_count: int, trainer_id: int, loader=None):
+    """A reader over this trainer's share of the files ``split`` wrote (file i goes to
+    trainer ``i % trainer_count``, in name order). Files are loaded with ``pickle.load``
+    by default: only read files you wrote yourself."""
+    import glob
+    import pickle
+
+    if loader is None:
+        loader = pickle.load
+
+    def reader():
+        files = sorted(glob.glob(files_pattern))
+        for i, path in enumerate(files):
+            if i % trainer_count == trainer_id:
+                with open(path, "rb") as f:
+                    yield from loader(f)
+
+    return reader
+
+
+__all__ = [
+    "DATA_HOME",
+    "DatasetError",
+    "cluster_files_reader",
+    "data_home",
+    "download",
+    "md5file",
+    "split",
+]

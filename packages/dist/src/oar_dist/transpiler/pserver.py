@@ -354,9 +354,10 @@ class PserverMode:
     def get_startup_program(self, endpoint=None, pserver_program=None, startup_program=None) -> Any:
         if endpoint is None:
             return self.startup
-        if pserver_program is None:
-            pserver_program = self.get_pserver_program(endpoint)
-        held = pserver_program._oar_pserver["held"]
+        info = getattr(pserver_program, "_oar_pserver", None)
+        if info is None or info["endpoint"] != endpoint:  # none given, a copy, or another's
+            info = self.get_pserver_program(endpoint)._oar_pserver
+        held = info["held"]
         src = startup_program if startup_program is not None else self.origin_startup
         creators = {}
         for op in src.global_block().ops:

@@ -1,10 +1,38 @@
 """``fluid.contrib``: extras provided by plugins (e.g. ``contrib.reader`` from oar-data),
-and core's contrib layers (``multiclass_nms2``, the rnn_impl ``basic_lstm`` family)."""
+core's contrib layers (``multiclass_nms2``, the rnn_impl ``basic_lstm`` family, fused and
+partial layers) and statistics."""
 
 from typing import Any
 
 from oar._facade import module_getattr
+from oar.fluid.contrib import memory_usage_calc, mixed_precision, model_stat, op_frequence
+from oar.fluid.contrib.layers import (
+    ctr_metric_bundle,
+    fused_elemwise_activation,
+    fused_embedding_seq_pool,
+    partial_concat,
+    partial_sum,
+    shuffle_batch,
+)
+from oar.fluid.contrib.memory_usage_calc import memory_usage
+from oar.fluid.contrib.op_frequence import op_freq_statistic
 from oar.optimizer.decoupled import extend_with_decoupled_weight_decay
+
+__all__ = [
+    "fused_elemwise_activation",
+    "fused_embedding_seq_pool",
+    "partial_concat",
+    "partial_sum",
+    "shuffle_batch",
+    "ctr_metric_bundle",
+    "memory_usage",
+    "op_freq_statistic",
+    "memory_usage_calc",
+    "model_stat",
+    "mixed_precision",
+    "op_frequence",
+    "extend_with_decoupled_weight_decay",
+]
 
 _plugin_getattr = module_getattr("contrib.")
 _CORE = {
