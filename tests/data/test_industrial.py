@@ -201,3 +201,22 @@ def test_data_feed_desc_round_trips_as_fluid(tmp_path):
     )
     with pytest.raises(ValueError, match="no slot named"):
         desc.set_dense_slots(["nope"])
+
+
+def test_train_from_dataset_shows_a_progress_bar_when_asked(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("tqdm")
+    monkeypatch.setenv("OAR_PROGRESS", "1")
+    main, start, x, y, loss = _model()
+    dataset = fluid.DatasetFactory().create_dataset("QueueDataset")
+    dataset.set_use_var([x, y])
+    dataset.set_batch_size(8)
+    dataset.set_thread(1)
+    dataset.set_filelist(_write_files(tmp_path, n_files=1))
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(start)
+        exe.train_from_dataset(main, dataset, thread=1, fetch_list=[loss], print_period=100)
+    err = capsys.readouterr().err
+    assert "train_from_dataset (thread 0)" in err and "8batch" in err.replace(" ", "")
+    assert "loss=" in err and "samples/s" in err

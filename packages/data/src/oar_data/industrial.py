@@ -228,10 +228,17 @@ class DatasetBase:
 
         def work(tid: int, batches: Any) -> None:
             exe = executor if tid == 0 else exe_cls(place)
+            if tid == 0:  # OAR_PROGRESS=1: a bar over thread 0's batches, with its last loss
+                from oar.api import maybe_progress
+
+                batches = maybe_progress(batches, desc="train_from_dataset (thread 0)")
+            bar = batches if hasattr(batches, "set_loss") else None
             try:
                 for step, batch in enumerate(batches):
                     feed = dict(zip(names, batch, strict=True))
                     values = exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope)
+                    if bar is not None and values:
+                        bar.set_loss(values[0])
                     if fetch_list and tid == 0 and (step + 1) % max(1, print_period) == 0:
                         print(
                             " ".join(
