@@ -128,3 +128,24 @@ def test_dev_requirements_install_every_package():
     editable = {line.split()[-1] for line in lines if line.startswith("-e ")}
     dirs = {f"packages/{p.parent.name}" for p in (ROOT / "packages").glob("*/pyproject.toml")}
     assert editable == dirs, f"add `-e <dir>` lines to requirements-dev.txt for: {dirs - editable}"
+
+
+def test_no_tracked_file_points_outside_the_repository():
+    """Docs, tests and tools work from any checkout: no machine-specific absolute paths (the
+    Fluid oracle is found through FLUID18_PYTHON, docs/oracle.md) and no sibling folders."""
+    import subprocess
+
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    bad = []
+    for name in files:
+        if not name.endswith((".py", ".md", ".toml", ".ini", ".txt", ".cfg")) or name.endswith(
+            "test_project.py"
+        ):
+            continue
+        text = (ROOT / name).read_text(errors="replace")
+        for pattern in (r"(?<![\w.])/work/", r"\.\./shared/"):  # ./work/ is the seeds' own folder
+            if re.search(pattern, text):
+                bad.append(f"{name}: {pattern}")
+    assert not bad, bad

@@ -1,6 +1,6 @@
 """List Fluid 1.8.5's public names per namespace, and its module paths (run with the oracle).
 
-    /work/fluid18/bin/python tools/fluid18_public_names.py > tools/data/fluid18_public_names.json
+    $FLUID18_PYTHON tools/fluid18_public_names.py > tools/data/fluid18_public_names.json
 
 Runs under Fluid 1.8.5's own interpreter (Python 3.7), imports each namespace and
 records, for every name in its ``__all__`` (or in a curated list where the

@@ -10,7 +10,7 @@ import numpy as np
 from oar import fluid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FLUID18 = "/work/fluid18/bin/python"
+FLUID18 = os.environ.get("FLUID18_PYTHON", "")  # the Fluid 1.8.5 oracle (docs/oracle.md)
 
 
 def build_mlp(optimizer: str = "sgd", seed: int = 1):

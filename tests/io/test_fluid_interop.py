@@ -1,6 +1,6 @@
 """Files written by the real Fluid 1.8.5 load in oar, and oar's ``fluid``-format files load in Fluid.
 
-Runs the Fluid oracle (``/work/fluid18``) as a black box in a subprocess;
+Runs the Fluid oracle (``$FLUID18_PYTHON``, docs/oracle.md) as a black box in a subprocess;
 skipped where it is not installed.
 """
 

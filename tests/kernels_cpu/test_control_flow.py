@@ -530,7 +530,7 @@ def test_ifelse_misuse():
             ie()
 
 
-FLUID18 = "/work/fluid18/bin/python"
+FLUID18 = os.environ.get("FLUID18_PYTHON", "")  # the Fluid 1.8.5 oracle (docs/oracle.md)
 _FLUID_LOADER = r"""
 import json, numpy as np, paddle.fluid as fluid
 exe = fluid.Executor(fluid.CPUPlace())

@@ -1,6 +1,6 @@
 """Golden data for TreeConv: run with the Fluid 1.8.5 oracle.
 
-/work/fluid18/bin/python tests/dygraph/data/fluid18_tree_conv.py
+$FLUID18_PYTHON tests/dygraph/data/fluid18_tree_conv.py
 """
 
 import os

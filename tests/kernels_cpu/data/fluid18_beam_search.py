@@ -4,7 +4,7 @@ A numpy "model" gives every live prefix a random distribution over V words; each
 Fluid's beam_search op (one-op program, LoD inputs fed) on the accumulated top-k scores, as
 Fluid's machine-translation book does, and the steps' selected ids and scores are then fed
 to beam_search_decode through two tensor arrays. Regenerate with the oracle:
-``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_beam_search.py``
+``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_beam_search.py``
 (writes ``fluid18_beam_search.npz``: per step k ``pre_ids_k``, ``pre_scores_k``, ``ids_k``,
 ``scores_k``, ``lod_k`` (offsets of the two levels, -1 separated), ``sel_ids_k``,
 ``sel_scores_k``, ``parent_k``, ``sel_lod_k``; then ``sent_ids``, ``sent_scores``,

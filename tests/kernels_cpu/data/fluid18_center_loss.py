@@ -1,6 +1,6 @@
 """Golden data for center_loss: run with the Fluid 1.8.5 oracle (two steps, centres updated).
 
-/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_center_loss.py
+$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_center_loss.py
 """
 
 import os

@@ -1,6 +1,6 @@
 """chunk_eval golden data from the real Fluid 1.8.5: random tag sequences for every scheme,
 with and without excluded chunk types. Regenerate with the oracle:
-``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_chunk_eval.py > tests/kernels_cpu/data/fluid18_chunk_eval.json``
+``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_chunk_eval.py > tests/kernels_cpu/data/fluid18_chunk_eval.json``
 """
 
 import json

@@ -1,6 +1,6 @@
 """deformable_roi_pooling (with gradients) and roi_perspective_transform from the real Fluid 1.8.5.
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_deformable_roi.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_deformable_roi.py``
 (writes ``fluid18_deformable_roi.npz``).
 """
 

@@ -2,7 +2,7 @@
 anchor_generator, box_clip, yolo_box, polygon_box_transform) from the real Fluid 1.8.5.
 
 ``build(fluid)`` builds the same program with either framework from the same seeded inputs.
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_boxes.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_boxes.py``
 (writes ``fluid18_detection_boxes.npz`` next to this file).
 """
 

@@ -2,7 +2,7 @@
 real Fluid 1.8.5: per-batch and accumulated mAP over three batches, a reset, one more batch.
 
 ``build(fluid)`` builds the same program with either framework; ``batches()`` gives the feeds.
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_map.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_map.py``
 (writes ``fluid18_detection_map.npz``).
 """
 

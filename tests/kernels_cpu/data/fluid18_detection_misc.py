@@ -1,6 +1,6 @@
 """affine_channel (with gradients) and box_decoder_and_assign from the real Fluid 1.8.5.
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_misc.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_misc.py``
 (writes ``fluid18_detection_misc.npz``).
 """
 

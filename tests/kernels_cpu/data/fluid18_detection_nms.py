@@ -1,7 +1,7 @@
 """multiclass_nms, multiclass_nms2, matrix_nms and locality_aware_nms from the real Fluid 1.8.5.
 
 ``build(fluid)`` builds the same program with either framework from the same seeded inputs.
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_nms.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_nms.py``
 (writes ``fluid18_detection_nms.npz``: each output's array and its LoD offsets).
 """
 

@@ -1,6 +1,6 @@
 """retinanet_detection_output from the real Fluid 1.8.5.
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_retina.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_retina.py``
 (writes ``fluid18_detection_retina.npz``).
 """
 

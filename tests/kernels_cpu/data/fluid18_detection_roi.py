@@ -2,7 +2,7 @@
 gradients of sum(out * w) w.r.t. the feature map.
 
 ``build(fluid)`` builds the same program with either framework from the same seeded inputs.
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_roi.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_roi.py``
 (writes ``fluid18_detection_roi.npz``).
 """
 

@@ -1,7 +1,7 @@
 """generate_proposals, distribute_fpn_proposals and collect_fpn_proposals from the real
 Fluid 1.8.5.
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_rpn.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_rpn.py``
 (writes ``fluid18_detection_rpn.npz``: arrays and LoD offsets).
 """
 

@@ -1,7 +1,7 @@
 """rpn_target_assign (use_random=False) from the real Fluid 1.8.5, in two configurations.
 
 Regenerate with the oracle:
-``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_rpn_target.py``
+``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_rpn_target.py``
 (writes ``fluid18_detection_rpn_target.npz``).
 """
 

@@ -1,6 +1,6 @@
 """The signatures of Fluid 1.8.5's detection layers (and DetectionMAP), for oar's signature test.
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_signatures.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_signatures.py``
 (writes ``fluid18_detection_signatures.json`` next to this file).
 """
 

@@ -3,7 +3,7 @@ real Fluid 1.8.5.
 
 ``build(fluid)`` builds the same program with either framework from the same seeded inputs;
 ``set_params`` gives multi_box_head's convolutions the same seeded weights in both.
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_targets.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_targets.py``
 (writes ``fluid18_detection_targets.npz``).
 """
 

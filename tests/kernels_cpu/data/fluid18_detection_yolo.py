@@ -1,7 +1,7 @@
 """yolov3_loss (forward and the gradient of its sum w.r.t. X) from the real Fluid 1.8.5.
 
 ``build(fluid)`` builds the same program with either framework from the same seeded inputs.
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_detection_yolo.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_detection_yolo.py``
 (writes ``fluid18_detection_yolo.npz``).
 """
 

@@ -1,6 +1,6 @@
 """Golden data for affine_grid / grid_sampler: run with the Fluid 1.8.5 oracle.
 
-/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_grid_sample.py
+$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_grid_sample.py
 """
 
 import os

@@ -1,6 +1,6 @@
 """The hash op's numbers from the real Fluid 1.8.5 (appended directly: Fluid 1.8.5's
 layers.hash cannot be called). Regenerate with the oracle:
-``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_hash.py`` (writes fluid18_hash.json).
+``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_hash.py`` (writes fluid18_hash.json).
 """
 
 import json

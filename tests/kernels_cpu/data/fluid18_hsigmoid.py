@@ -1,6 +1,6 @@
 """Golden data for hsigmoid (default and custom trees): run with the Fluid 1.8.5 oracle.
 
-/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_hsigmoid.py
+$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_hsigmoid.py
 """
 
 import os

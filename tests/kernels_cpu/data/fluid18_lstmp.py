@@ -2,7 +2,7 @@
 
 ``run(fluid)`` builds the same programs with either framework from the same seeded inputs
 and weights. Regenerate with the oracle:
-``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_lstmp.py``
+``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_lstmp.py``
 (writes ``fluid18_lstmp.npz`` next to this file).
 """
 

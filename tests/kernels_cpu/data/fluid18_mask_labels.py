@@ -1,6 +1,6 @@
 """generate_mask_labels from the real Fluid 1.8.5.
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_mask_labels.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_mask_labels.py``
 (writes ``fluid18_mask_labels.npz``).
 """
 

@@ -1,7 +1,7 @@
 """Golden data for nce (negatives fixed with the op's custom_neg_classes attr): run with the
 Fluid 1.8.5 oracle.
 
-    /work/fluid18/bin/python tests/kernels_cpu/data/fluid18_nce.py
+    $FLUID18_PYTHON tests/kernels_cpu/data/fluid18_nce.py
 """
 
 import os

@@ -1,6 +1,6 @@
 """Golden data for group_norm / instance_norm: run with the Fluid 1.8.5 oracle.
 
-    /work/fluid18/bin/python tests/kernels_cpu/data/fluid18_norm_extra.py
+    $FLUID18_PYTHON tests/kernels_cpu/data/fluid18_norm_extra.py
 
 Writes fluid18_norm_extra.npz next to this file: inputs, parameters, Y and the
 gradient of sum(Y * W) with respect to the input, scale and bias.

@@ -1,7 +1,7 @@
 """generate_proposal_labels (use_random=False) from the real Fluid 1.8.5: two images (image
 scales 1 and 2, a crowd box), class-specific and class-agnostic targets.
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_proposal_labels.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_proposal_labels.py``
 (writes ``fluid18_proposal_labels.npz``: arrays and LoD offsets).
 """
 

@@ -1,6 +1,6 @@
 """retinanet_target_assign from the real Fluid 1.8.5 (two images: image scales 1 and 2, a crowd box).
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_retina_target.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_retina_target.py``
 (writes ``fluid18_retina_target.npz``).
 """
 

@@ -2,7 +2,7 @@
 
 ``build(fluid)`` builds the same program with either framework from the same seeded inputs
 and weights. Regenerate with the oracle:
-``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_rnn_golden.py``
+``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_rnn_golden.py``
 (writes ``fluid18_rnn_golden.npz`` next to this file).
 """
 

@@ -1,6 +1,6 @@
 """roi_perspective_transform (with its input gradient) from the real Fluid 1.8.5.
 
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_roi_perspective.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_roi_perspective.py``
 (writes ``fluid18_roi_perspective.npz``).
 """
 

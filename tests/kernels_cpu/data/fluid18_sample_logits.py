@@ -1,7 +1,7 @@
 """Golden data for sampled_softmax_with_cross_entropy with customized samples: run with the
 Fluid 1.8.5 oracle.
 
-    /work/fluid18/bin/python tests/kernels_cpu/data/fluid18_sample_logits.py
+    $FLUID18_PYTHON tests/kernels_cpu/data/fluid18_sample_logits.py
 """
 
 import os

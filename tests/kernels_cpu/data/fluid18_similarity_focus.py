@@ -1,6 +1,6 @@
 """Golden data for similarity_focus: run with the Fluid 1.8.5 oracle.
 
-/work/fluid18/bin/python tests/kernels_cpu/data/fluid18_similarity_focus.py
+$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_similarity_focus.py
 """
 
 import os

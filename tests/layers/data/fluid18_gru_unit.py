@@ -1,5 +1,5 @@
 """fluid.layers.gru_unit outputs and gradients from the real Fluid 1.8.5, as golden data.
-Regenerate with the oracle: ``/work/fluid18/bin/python tests/layers/data/fluid18_gru_unit.py``
+Regenerate with the oracle: ``$FLUID18_PYTHON tests/layers/data/fluid18_gru_unit.py``
 (writes ``fluid18_gru_unit.npz``)."""
 
 import os

@@ -3,7 +3,7 @@
 ``run(fluid, name)`` builds config ``name`` in a fresh static program, sets every parameter
 (in creation order) to seeded random values, runs forward and backward once and returns
 [outputs..., d loss / d input..., d loss / d parameter...]. Regenerate with the oracle:
-``/work/fluid18/bin/python tests/layers/data/fluid18_rnn_cells.py``
+``$FLUID18_PYTHON tests/layers/data/fluid18_rnn_cells.py``
 (writes ``fluid18_rnn_cells.npz``, keys ``<config>_<i>``).
 """
 

@@ -1,6 +1,6 @@
 """Golden data for fluid.metrics: run with the Fluid 1.8.5 oracle.
 
-    /work/fluid18/bin/python tests/metrics/data/fluid18_metrics.py
+    $FLUID18_PYTHON tests/metrics/data/fluid18_metrics.py
 
 Writes tests/metrics/data/fluid18_metrics.json: the inputs of each update and the
 values eval() gave in Fluid 1.8.5.

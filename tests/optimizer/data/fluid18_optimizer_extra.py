@@ -1,7 +1,7 @@
 """Golden data for Lookahead, decoupled weight decay, Dpsgd and ErrorClipByValue: run with
 the Fluid 1.8.5 oracle.
 
-    /work/fluid18/bin/python tests/optimizer/data/fluid18_optimizer_extra.py
+    $FLUID18_PYTHON tests/optimizer/data/fluid18_optimizer_extra.py
 
 A two-layer net on fixed data, 7 steps; records the losses and the final weights.
 """

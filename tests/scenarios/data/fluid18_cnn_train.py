@@ -2,7 +2,7 @@
 from fixed weights: the real Fluid 1.8.5's losses and final weights, as golden data.
 
 ``build(fluid)`` builds the same program in either framework. Regenerate with
-the oracle: ``/work/fluid18/bin/python tests/scenarios/data/fluid18_cnn_train.py``.
+the oracle: ``$FLUID18_PYTHON tests/scenarios/data/fluid18_cnn_train.py``.
 """
 
 import os

@@ -2,7 +2,7 @@
 
 Covers conv2d, batch_norm, pool2d, dropout, img_conv_group, resize_bilinear,
 lrn, adaptive_pool2d, conv2d_transpose, layer_norm and fc. Regenerate with the
-oracle: ``/work/fluid18/bin/python tests/scenarios/data/make_fluid18_cnn_model.py``.
+oracle: ``$FLUID18_PYTHON tests/scenarios/data/make_fluid18_cnn_model.py``.
 """
 
 import os
