@@ -10,11 +10,13 @@ uses) in an HTML comment placed right before the block::
     -->
 
 A block that cannot run on one machine (several processes, a GPU) is marked with
-``<!-- doc-test: skip (why) -->`` on the line before it; the reason is reported.
+``<!-- doc-test: skip (why) -->`` on the line before it; one that needs an optional extra
+with ``<!-- doc-test: requires module -->`` (it runs where the module is installed).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -29,6 +31,7 @@ PAGES = sorted([*ROOT.glob("docs/*.md"), ROOT / "README.md", *ROOT.glob("package
 BLOCK = re.compile(
     r"(?:<!-- doc-test setup\n(?P<setup>.*?)-->\s*\n)?"
     r"(?:<!-- doc-test: skip \((?P<skip>[^)]*)\) -->\s*\n)?"
+    r"(?:<!-- doc-test: requires (?P<requires>[\w.]+) -->\s*\n)?"
     r"(?P<indent>[ \t]*)```python\n(?P<code>.*?)(?P=indent)```",
     re.S,
 )
@@ -39,7 +42,11 @@ def blocks(page: Path) -> list:
     for m in BLOCK.finditer(page.read_text()):
         code = textwrap.dedent(m.group("code"))
         setup = textwrap.dedent(m.group("setup") or "")
-        found.append((setup, code, m.group("skip")))
+        skip = m.group("skip")
+        needs = m.group("requires")
+        if skip is None and needs and importlib.util.find_spec(needs) is None:
+            skip = f"needs {needs}"  # an optional extra that is not installed here
+        found.append((setup, code, skip))
     return found
 
 

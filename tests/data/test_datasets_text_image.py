@@ -9,6 +9,14 @@ import pytest
 
 pytest.importorskip("oar_data")
 
+try:  # the image helpers (and datasets of images) decode with Pillow, an optional dependency
+    import PIL  # noqa: F401
+
+    HAVE_PIL = True
+except ImportError:
+    HAVE_PIL = False
+needs_pil = pytest.mark.skipif(not HAVE_PIL, reason="Pillow is not installed (pip install Pillow)")
+
 TRAIN = b"the cat sat on the mat\nthe dog sat\na cat and a dog\n"
 VALID = b"the cat ran\nzebra sat on a mat today\n"
 
@@ -63,6 +71,7 @@ def test_imikolov_matches_fluid(imikolov):
         list(imikolov.train(word_idx, 0)())
 
 
+@needs_pil
 def test_image_helpers(tmp_path):
     import oar.dataset.image as image
     from PIL import Image
@@ -327,6 +336,7 @@ def test_mq2007_matches_fluid(tmp_path, monkeypatch):
     ]
 
 
+@needs_pil
 def test_voc2012_reads_images_and_class_labels(tmp_path, monkeypatch):
     from PIL import Image
 
@@ -368,6 +378,7 @@ def test_voc2012_reads_images_and_class_labels(tmp_path, monkeypatch):
     np.testing.assert_array_equal(labels, np.arange(20).reshape(4, 5))
 
 
+@needs_pil
 def test_flowers_matches_fluid(tmp_path, monkeypatch):
     """Fluid 1.8.5 on the same files: splits (train = 'tstid'), 0-based labels, archive order,
     and the default mapper's flattened mean-subtracted 224 x 224 crop."""
