@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from oar.dygraph.dygraph_to_static import declarative, dygraph_to_static_func
 from oar.dygraph.varbase import ParamBase, VarBase
 from oar.framework.mode import _dygraph_tracer
 
-__all__ = ["TracedLayer"]
+__all__ = ["TracedLayer", "declarative", "dygraph_to_static_func"]
 
 
 class TracedLayer:
