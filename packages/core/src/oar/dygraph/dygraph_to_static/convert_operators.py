@@ -276,23 +276,25 @@ def convert_index(seq: Any, i: Any) -> Any:
 
 # --- and / or / not, print ----------------------------------------------------------------------
 def convert_logical_and(lhs: Any, rhs: Any) -> Any:
-    a = lhs()
-    if not is_tensor(a):
-        return a and rhs()
-    b = rhs()
-    from oar import layers
-
-    return layers.logical_and(a, b if is_tensor(b) else to_tensor(bool(b)))
+    """``lhs() and rhs()``: short-circuit on a Python ``lhs``, ``logical_and`` on tensors."""
+    return _logical("logical_and", lhs, rhs)
 
 
 def convert_logical_or(lhs: Any, rhs: Any) -> Any:
+    """``lhs() or rhs()``: short-circuit on a Python ``lhs``, ``logical_or`` on tensors."""
+    return _logical("logical_or", lhs, rhs)
+
+
+def _logical(op: str, lhs: Any, rhs: Any) -> Any:
     a = lhs()
     if not is_tensor(a):
+        if op == "logical_and":
+            return a and rhs()
         return a or rhs()
     b = rhs()
     from oar import layers
 
-    return layers.logical_or(a, b if is_tensor(b) else to_tensor(bool(b)))
+    return getattr(layers, op)(a, b if is_tensor(b) else to_tensor(bool(b)))
 
 
 def convert_logical_not(x: Any) -> Any:

@@ -196,8 +196,7 @@ class ProgramTranslator:
     ) -> None:
         """Save the program last run through ``declarative`` as an inference model; ``feed`` and
         ``fetch`` pick inputs and outputs by index."""
-        from oar import fluid
-        from oar.framework.mode import _set_tracer
+        from oar.dygraph.jit import save_with_parameters
 
         cp = self._last
         if cp is None:
@@ -206,13 +205,5 @@ class ProgramTranslator:
             )
         feed_names = [cp.inputs[i][1].name for i in (feed or range(len(cp.inputs)))]
         fetch_vars = [cp.outputs[i] for i in (fetch or range(len(cp.outputs)))]
-        for p, var in cp.params:
-            cp.scope.var(var.name).get_tensor().set(p._value)
-        old = _set_tracer(None)
-        try:
-            with fluid.scope_guard(cp.scope):
-                fluid.io.save_inference_model(
-                    dirname, feed_names, fetch_vars, cp.exe, main_program=cp.main
-                )
-        finally:
-            _set_tracer(old)
+        params = {var.name: p for p, var in cp.params}
+        save_with_parameters(dirname, cp.main, feed_names, fetch_vars, cp.exe, cp.scope, params)
