@@ -16,11 +16,6 @@ this module (``python tools/public_names_report.py --write-docs``).
 from __future__ import annotations
 
 PENDING: dict[str, list[str]] = {
-    "issue 12 (control flow over sub-blocks, in progress)": [
-        "dygraph.ProgramTranslator",
-        "dygraph.declarative",
-        "dygraph.dygraph_to_static_func",
-    ],
     "issue 13 (parameter-server training, in progress)": [
         "transpiler.memory_optimize",
         "transpiler.release_memory",
