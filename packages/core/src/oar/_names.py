@@ -55,10 +55,6 @@ NOT_PROVIDED: dict[str, str] = {
     "contrib.tdm_child": "tree-based deep model ops (tdm_*) depend on a tree file format that "
     "Fluid 1.8.5 does not document",
     "contrib.tdm_sampler": "see contrib.tdm_child",
-    "contrib.match_matrix_tensor": "contrib text-matching op (CPU-only in Fluid, undocumented "
-    "LoD layout); not provided yet",
-    "contrib.var_conv_2d": "contrib text-matching op (see contrib.match_matrix_tensor)",
-    "contrib.sequence_topk_avg_pooling": "contrib text-matching op (see contrib.match_matrix_tensor)",
     "contrib.search_pyramid_hash": "contrib op tied to Baidu's search white/black lists; "
     "not provided",
     "contrib.rank_attention": "contrib op for Baidu's ranking models (GPU-only in Fluid 1.8.5)",
