@@ -28,9 +28,6 @@ PENDING: dict[str, list[str]] = {
         "incubate.fleet.base.role_maker.GeneralRoleMaker",
         "incubate.fleet.base.role_maker.MPISymetricRoleMaker",
     ],
-    "issue 14 (vision and nn ops, dygraph layers, metrics, optimizers, in progress)": [
-        "evaluator",
-    ],
     "issue 15 (platform breadth: data API, datasets, profiler, industrial path, contrib helpers)": [
         "contrib.load_persistables_for_increment",
         "contrib.load_persistables_for_inference",
