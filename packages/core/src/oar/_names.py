@@ -44,11 +44,6 @@ NOT_PROVIDED: dict[str, str] = {
     "oar's CPU plugin does not have",
     "contrib.convert_dist_to_sparse_program": "rewrites pslib (Baidu-internal parameter server) "
     "lookup tables; oar's parameter server is the transpiler's",
-    "contrib.BeamSearchDecoder": "contrib.decoder is the pre-1.6 decoder API, superseded by "
-    "fluid.layers.BeamSearchDecoder + dynamic_decode",
-    "contrib.InitState": "contrib.decoder (pre-1.6 API): use fluid.layers.RNNCell states",
-    "contrib.StateCell": "contrib.decoder (pre-1.6 API): use fluid.layers.RNNCell",
-    "contrib.TrainingDecoder": "contrib.decoder (pre-1.6 API): use fluid.layers.rnn",
     "contrib.tdm_child": "tree-based deep model ops (tdm_*) depend on a tree file format that "
     "Fluid 1.8.5 does not document",
     "contrib.tdm_sampler": "see contrib.tdm_child",

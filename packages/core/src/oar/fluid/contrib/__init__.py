@@ -12,6 +12,7 @@ from oar.fluid.contrib import (
     model_stat,
     op_frequence,
 )
+from oar.fluid.contrib.decoder import BeamSearchDecoder, InitState, StateCell, TrainingDecoder
 from oar.fluid.contrib.hdfs_utils import HDFSClient, multi_download, multi_upload
 from oar.fluid.contrib.layers import (
     ctr_metric_bundle,
@@ -53,6 +54,11 @@ __all__ = [
     "match_matrix_tensor",
     "var_conv_2d",
     "sequence_topk_avg_pooling",
+    "decoder",
+    "InitState",
+    "StateCell",
+    "TrainingDecoder",
+    "BeamSearchDecoder",
 ]
 
 _plugin_getattr = module_getattr("contrib.")
