@@ -420,40 +420,6 @@ def test_while_loop_gradient_and_training():
     assert losses[-1] < losses[0] * 0.5
 
 
-def _loop_over_data(copy, wrt_x):
-    main, start = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, start):
-        x = fluid.data("x", [2, 3], "float32")
-        x.stop_gradient = not wrt_x
-        i = layers.fill_constant([1], "int64", 0)
-        three = layers.fill_constant([1], "int64", 3)
-        w = layers.create_parameter(
-            [3, 3], "float32", default_initializer=fluid.initializer.Constant(0.2)
-        )
-        h0 = layers.scale(x, 1.0) if copy else x
-        _, h = layers.while_loop(
-            lambda i, h: i < three, lambda i, h: [i + 1, layers.tanh(layers.matmul(h, w))], [i, h0]
-        )
-        loss = layers.reduce_sum(layers.square(h))
-        grads = fluid.gradients(loss, [w, x] if wrt_x else [w])
-    exe = fluid.Executor(fluid.CPUPlace())
-    scope = fluid.Scope()
-    exe.run(start, scope=scope)
-    xv = np.random.RandomState(2).rand(2, 3).astype("float32")
-    return exe.run(main, {"x": xv}, fetch_list=[h, x] + grads, scope=scope), xv
-
-
-@pytest.mark.parametrize("wrt_x", [False, True])
-def test_while_loop_over_a_data_variable_has_gradients(wrt_x):
-    got, xv = _loop_over_data(copy=False, wrt_x=wrt_x)
-    want, _ = _loop_over_data(copy=True, wrt_x=wrt_x)
-    if not wrt_x:  # a stop_gradient loop variable starts from a copy: it keeps its value
-        np.testing.assert_array_equal(got[1], xv)
-    assert np.abs(got[2]).sum() > 0
-    for g, w in zip(got[:1] + got[2:], want[:1] + want[2:]):  # h and the gradients
-        np.testing.assert_allclose(g, w, rtol=1e-6)
-
-
 @pytest.mark.parametrize("sign, want", [(1.0, "square"), (-1.0, "triple")])
 def test_cond_gradient_follows_the_taken_branch(sign, want):
     main, start = fluid.Program(), fluid.Program()
