@@ -5,9 +5,9 @@ parallel loop at the machine's default threads (and the same in-place reuse of d
 inputs as the numpy kernels). Results are bit for bit the numpy kernels' (NaN
 propagates through ``relu`` as through ``np.maximum``; the gradient is ``d * (y > 0)``).
 
-sigmoid, tanh, gelu, leaky_relu: one pass where the numpy kernels take two to six
-(gelu's erf is a polynomial of ten numpy passes there); see ``_unary_loops`` for
-what is bit for bit and what is within float tolerance.
+sigmoid, gelu, leaky_relu and the gradients of those and tanh: one to three passes
+where the numpy kernels take two to ten; see ``_unary_loops`` for what is bit for
+bit and what is within float tolerance.
 """
 
 from __future__ import annotations
@@ -69,7 +69,6 @@ class _Kernels:
 # op -> (the forward's scalar arguments from attrs and the dtype's scalar type)
 _SCALARS = {
     "sigmoid": lambda a, t: (),
-    "tanh": lambda a, t: (),
     "gelu": lambda a, t: (bool(a["approximate"]),),
     "leaky_relu": lambda a, t: (t(a["alpha"]),),
 }
@@ -122,5 +121,6 @@ def register(registry, family: str, device: str, priority: int) -> None:
     for op in _SCALARS:
         fwd = _forward(op, Fallback(op, device, priority))
         registry.register_kernel(op, device, DTYPES, fwd, priority, inplace=True)
+    for op in _GRAD_SCALARS:  # tanh's forward stays numpy's: one vectorised pass already
         bwd = _backward(op, Fallback(op + "_grad", device, priority))
         registry.register_kernel(op + "_grad", device, DTYPES, bwd, priority)

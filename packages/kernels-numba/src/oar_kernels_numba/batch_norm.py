@@ -1,8 +1,8 @@
 """batch_norm (training and inference) and its gradient: each channel's statistics in one pass.
 
 ``X`` is viewed as ``(outer, C, inner)`` (NCHW: N, C, H*W; NHWC: N*H*W, C, 1); channels
-run in parallel, each summed in order (in float64), so the statistics do not depend
-on the thread count; they differ from numpy's float32 pairwise means in the last
+run in parallel, each summed on one thread (float64, vectorised with
+``fastmath={"reassoc"}``), so the statistics do not depend on the thread count; they differ from numpy's float32 pairwise means in the last
 bits (float tolerance). The per-channel vectors (running statistics, ``k = scale /
 std``, the shift) are the numpy kernel's expressions on C-length arrays, and
 ``y = x * k + shift`` is its float operations. The gradient sums ``dy`` and ``dy *
@@ -21,7 +21,7 @@ DTYPES = ("float32", "float64")
 FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
 
 
-@loop
+@loop(fastmath={"reassoc"})  # a channel never spans threads
 def _stats(x, mean, var):
     """Per-channel mean and (biased) variance of x (outer, C, inner), float64 sums."""
     outer, nc, inner = x.shape
@@ -51,7 +51,7 @@ def _apply(x, k, shift, y):
                 y[o, c, i] = x[o, c, i] * kc + sc
 
 
-@loop
+@loop(fastmath={"reassoc"})  # a channel never spans threads
 def _grad(x, dy, mean, inv, k, batch, dbias, dscale, dx):
     """Per channel: dbias, dscale (float64 sums) and, when dx has rows, dx."""
     outer, nc, inner = x.shape

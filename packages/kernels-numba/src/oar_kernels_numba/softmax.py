@@ -1,10 +1,13 @@
-"""softmax and softmax_with_cross_entropy over the last axis: one compiled pass per row.
+"""softmax and softmax_with_cross_entropy over the last axis: three passes per row.
 
 The numpy kernels take five to eight passes (max, subtract, exp, sum, log, divide,
-a gather and a scatter for the hard labels); these read each row once or twice
-while it is in cache, rows in parallel for large inputs. Row sums are in order (not
-numpy's pairwise sums), so the forward results are the numpy kernels' within float
-tolerance; the gradient of softmax_with_cross_entropy does the numpy kernel's float
+a gather and a scatter for the hard labels); these take three: a compiled pass
+(row max, subtract, the label's logit), numpy's vectorised ``exp`` in place (numba's
+scalar exp costs ~10x more), a compiled pass (row sum, divide, the loss); rows in
+parallel for large inputs. A row's sums run on one thread
+(vectorised: ``fastmath={"reassoc"}``), so results do not depend on the thread count;
+they are not numpy's pairwise sums, so the forward results are the numpy kernels'
+within float tolerance; the gradient of softmax_with_cross_entropy does the numpy kernel's float
 operations (``sm * d``, ``(sm - 1) * d`` at the label), bit for bit. Soft labels,
 another axis, ids out of range (the numpy kernel raises the error) and small inputs
 go to the kernels these override.
@@ -22,23 +25,45 @@ FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs
 
 
 @loop
-def _softmax(x, out):
+def _shift(x, label, ignore, out, zk):
+    """out = x - (row max); zk[r] = out[r, label[r]] (label: one per row, or empty)."""
     n, c = x.shape
+    bad = 0
     for r in prange(n):
         m = x[r, 0]
         for j in range(1, c):
             if x[r, j] > m:
                 m = x[r, j]
+        for j in range(c):
+            out[r, j] = x[r, j] - m
+        if label.size:
+            k = label[r]
+            if k == ignore:
+                zk[r] = 0
+            elif 0 <= k < c:
+                zk[r] = out[r, k]
+            else:
+                zk[r] = 0
+                bad += 1
+    return bad
+
+
+@loop(fastmath={"reassoc"})  # a row never spans threads
+def _normalise(e, label, ignore, zk, loss):
+    """e[r] /= its sum; with labels, loss[r] = log(sum) - zk[r] (0 where ignored)."""
+    n, c = e.shape
+    for r in prange(n):
         s = 0.0
         for j in range(c):
-            e = np.exp(x[r, j] - m)
-            out[r, j] = e
-            s += e
+            s += e[r, j]
+        t = e.dtype.type(s)
         for j in range(c):
-            out[r, j] = out[r, j] / s
+            e[r, j] = e[r, j] / t
+        if label.size:
+            loss[r] = 0 if label[r] == ignore else np.log(s) - zk[r]
 
 
-@loop
+@loop(fastmath={"reassoc"})  # a row never spans threads
 def _softmax_grad(y, d, out):
     n, c = y.shape
     for r in prange(n):
@@ -49,30 +74,15 @@ def _softmax_grad(y, d, out):
             out[r, j] = (d[r, j] - dot) * y[r, j]
 
 
-@loop
-def _sce(x, label, ignore, soft, loss):
-    """softmax into ``soft``, ``-log softmax[label]`` into ``loss``; the count of bad ids."""
-    n, c = x.shape
-    bad = 0
-    for r in prange(n):
-        m = x[r, 0]
-        for j in range(1, c):
-            if x[r, j] > m:
-                m = x[r, j]
-        s = 0.0
-        for j in range(c):
-            s += np.exp(x[r, j] - m)
-        lse = np.log(s)
-        for j in range(c):
-            soft[r, j] = np.exp((x[r, j] - m) - lse)
-        k = label[r]
-        if k == ignore:
-            loss[r] = 0
-        elif 0 <= k < c:
-            loss[r] = -((x[r, k] - m) - lse)
-        else:
-            loss[r] = 0
-            bad += 1
+_NO_LABEL = np.empty(0, np.int64)
+
+
+def _softmax_rows(x2, out2, lab=_NO_LABEL, ignore=0, loss=None):
+    """softmax of each row into out2 (numpy's vectorised exp in between); the bad-id count."""
+    zk = np.empty(x2.shape[0] if lab.size else 0, out2.dtype)
+    bad = _shift(x2.size, x2, lab, ignore, out2, zk)
+    np.exp(out2, out=out2)
+    _normalise(x2.size, out2, lab, ignore, zk, zk if loss is None else loss)
     return bad
 
 
@@ -120,7 +130,7 @@ class _Kernels:
         if x2 is None:
             return self.fb["softmax"](x.dtype, inputs, attrs, donated=donated)
         out = x if "X" in donated else np.empty_like(x)
-        _softmax(x.size, x2, out.reshape(x2.shape))
+        _softmax_rows(x2, out.reshape(x2.shape))
         return {"Out": out}
 
     def softmax_grad(self, inputs, attrs, donated=frozenset()):
@@ -145,7 +155,9 @@ class _Kernels:
             return self.fb["softmax_with_cross_entropy"](x.dtype, inputs, attrs)
         soft = np.empty_like(x)
         loss = np.empty(x.shape[:-1] + (1,), x.dtype)
-        bad = _sce(x.size, x2, lab, attrs["ignore_index"], soft.reshape(x2.shape), loss.reshape(-1))
+        bad = _softmax_rows(
+            x2, soft.reshape(x2.shape), lab, attrs["ignore_index"], loss.reshape(-1)
+        )
         if bad:  # an id out of range: the numpy kernel raises its error
             return self.fb["softmax_with_cross_entropy"](x.dtype, inputs, attrs)
         return {"Softmax": soft, "Loss": loss}
