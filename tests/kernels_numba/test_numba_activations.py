@@ -26,14 +26,6 @@ MID = _jit.SMALL + 5
 TOL = {"float32": (2e-6, 2e-6), "float64": (1e-6, 1e-6)}  # the numpy gelu erf: abs err < 1.5e-7
 
 
-def _pair(op_type, dtype="float32"):
-    kernels = registries().kernels
-    mine = kernels.lookup(op_type, "cpu", dtype)
-    below = kernels.lookup_below(op_type, "cpu", dtype, PRIORITY)
-    assert mine.plugin == "kernels_numba", f"{op_type}: {mine.plugin}'s kernel wins"
-    return mine.kernel, below.kernel
-
-
 def _close(got, want, dtype, exact=False):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -56,7 +48,7 @@ CASES = [
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("size", [(9, 7), (MID,), (BIG,)])
 @pytest.mark.parametrize("op,attrs,slot", CASES, ids=[f"{c[0]}{c[1]}" for c in CASES])
-def test_activation_and_grad(op, attrs, slot, size, dtype):
+def test_activation_and_grad(op, attrs, slot, size, dtype, numba_pair):
     kernels = registries().kernels
     mine = kernels.lookup(op, "cpu", dtype).kernel  # tanh's forward is numpy's
     numpy_k = kernels.lookup_below(op, "cpu", dtype, PRIORITY).kernel
@@ -68,7 +60,7 @@ def test_activation_and_grad(op, attrs, slot, size, dtype):
     out = mine({"X": donated}, attrs, donated=frozenset({"X"}))["Out"]
     assert out is donated or x.size < MID
     _close(out, want, dtype, exact=op == "leaky_relu")
-    gmine, gnumpy = _pair(op + "_grad", dtype)
+    gmine, gnumpy = numba_pair(op + "_grad", dtype)
     d = rng.standard_normal(size).astype(dtype)
     ins = {"X": x, "Out": want, "Out@GRAD": d}
     got, want = gmine(dict(ins), attrs)["X@GRAD"], gnumpy(dict(ins), attrs)["X@GRAD"]
@@ -84,9 +76,9 @@ def _labels(n, c, ignore=None):
 
 @pytest.mark.parametrize("shape", [(6, 5), (MID // 10, 10), (4, BIG // 400, 100)])
 @pytest.mark.parametrize("ignore", [-100, 3])
-def test_softmax_with_cross_entropy_and_grad(shape, ignore):
-    mine, numpy_k = _pair("softmax_with_cross_entropy")
-    gmine, gnumpy = _pair("softmax_with_cross_entropy_grad")
+def test_softmax_with_cross_entropy_and_grad(shape, ignore, numba_pair):
+    mine, numpy_k = numba_pair("softmax_with_cross_entropy")
+    gmine, gnumpy = numba_pair("softmax_with_cross_entropy_grad")
     x = (rng.standard_normal(shape) * 3).astype("float32")
     lab = _labels(int(np.prod(shape[:-1])), shape[-1], ignore).reshape(shape[:-1] + (1,))
     attrs = {"soft_label": False, "ignore_index": ignore, "axis": -1, "numeric_stable_mode": True}
@@ -101,8 +93,8 @@ def test_softmax_with_cross_entropy_and_grad(shape, ignore):
     _close(gmine(ins, attrs)["Logits@GRAD"], gnumpy(ins, attrs)["Logits@GRAD"], "float32", True)
 
 
-def test_softmax_with_cross_entropy_bad_id_raises_the_numpy_error():
-    mine, numpy_k = _pair("softmax_with_cross_entropy")
+def test_softmax_with_cross_entropy_bad_id_raises_the_numpy_error(numba_pair):
+    mine, numpy_k = numba_pair("softmax_with_cross_entropy")
     x = rng.standard_normal((MID // 10, 10)).astype("float32")
     lab = _labels(x.shape[0], 10)
     lab[7] = 10
@@ -115,9 +107,9 @@ def test_softmax_with_cross_entropy_bad_id_raises_the_numpy_error():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", [(5, 3), (MID // 64, 64), (BIG // 200, 200)])
-def test_softmax_and_grad(shape, dtype):
-    mine, numpy_k = _pair("softmax", dtype)
-    gmine, gnumpy = _pair("softmax_grad", dtype)
+def test_softmax_and_grad(shape, dtype, numba_pair):
+    mine, numpy_k = numba_pair("softmax", dtype)
+    gmine, gnumpy = numba_pair("softmax_grad", dtype)
     x = (rng.standard_normal(shape) * 5).astype(dtype)
     attrs = {"axis": -1, "use_cudnn": False}
     want = numpy_k({"X": x.copy()}, attrs)["Out"]

@@ -11,19 +11,10 @@ from oar_kernels_numba.compat import unavailable_reason
 if unavailable_reason() is not None:
     pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
 
-from oar.api import limit_cpu_math_threads, registries
-from oar_kernels_numba.plugin import PRIORITY
+from oar.api import limit_cpu_math_threads
 
 rng = np.random.default_rng(31)
 TOL = {"float32": dict(rtol=2e-5, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
-
-
-def _pair(op_type, dtype):
-    kernels = registries().kernels
-    mine = kernels.lookup(op_type, "cpu", dtype)
-    below = kernels.lookup_below(op_type, "cpu", dtype, PRIORITY)
-    assert mine.plugin == "kernels_numba", f"{op_type}: {mine.plugin}'s kernel wins"
-    return mine.kernel, below.kernel
 
 
 def _inputs(shape, layout, dtype):
@@ -52,9 +43,9 @@ CASES = [
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("mode", ["train", "test", "global"])
 @pytest.mark.parametrize("shape,layout", CASES)
-def test_batch_norm_and_grad(shape, layout, mode, dtype):
-    mine, numpy_k = _pair("batch_norm", dtype)
-    gmine, gnumpy = _pair("batch_norm_grad", dtype)
+def test_batch_norm_and_grad(shape, layout, mode, dtype, numba_pair):
+    mine, numpy_k = numba_pair("batch_norm", dtype)
+    gmine, gnumpy = numba_pair("batch_norm_grad", dtype)
     attrs = {
         "momentum": 0.9,
         "epsilon": 1e-5,
@@ -79,8 +70,8 @@ def test_batch_norm_and_grad(shape, layout, mode, dtype):
             np.testing.assert_allclose(got[k], want[k], **TOL[dtype], err_msg=k)
 
 
-def test_batch_norm_statistics_do_not_depend_on_the_thread_count():
-    mine, _ = _pair("batch_norm", "float32")
+def test_batch_norm_statistics_do_not_depend_on_the_thread_count(numba_pair):
+    mine, _ = numba_pair("batch_norm", "float32")
     attrs = {
         "momentum": 0.9,
         "epsilon": 1e-5,

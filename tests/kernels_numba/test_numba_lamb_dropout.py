@@ -11,21 +11,11 @@ from oar_kernels_numba.compat import unavailable_reason
 if unavailable_reason() is not None:
     pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
 
-from oar.api import registries
 from oar_kernels_numba import _jit
-from oar_kernels_numba.plugin import PRIORITY
 
 rng = np.random.default_rng(29)
 BIG = _jit.PARALLEL_MIN + 37
 MID = _jit.SMALL + 5
-
-
-def _pair(op_type, dtype="float32"):
-    kernels = registries().kernels
-    mine = kernels.lookup(op_type, "cpu", dtype)
-    below = kernels.lookup_below(op_type, "cpu", dtype, PRIORITY)
-    assert mine.plugin == "kernels_numba", f"{op_type}: {mine.plugin}'s kernel wins"
-    return mine.kernel, below.kernel
 
 
 def _copy(d):
@@ -34,8 +24,8 @@ def _copy(d):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("size", [40, MID, BIG])
-def test_lamb(dtype, size):
-    mine, numpy_k = _pair("lamb", dtype)
+def test_lamb(dtype, size, numba_pair):
+    mine, numpy_k = numba_pair("lamb", dtype)
     inputs = {
         "Param": rng.standard_normal(size).astype(dtype),
         "Grad": rng.standard_normal(size).astype(dtype),
@@ -57,8 +47,8 @@ def test_lamb(dtype, size):
         inputs.update({k[:-3]: v for k, v in want.items()})
 
 
-def test_lamb_ratio_does_not_depend_on_the_thread_count():
-    mine, _ = _pair("lamb")
+def test_lamb_ratio_does_not_depend_on_the_thread_count(numba_pair):
+    mine, _ = numba_pair("lamb")
     inputs = {
         "Param": rng.standard_normal(BIG).astype("float32"),
         "Grad": rng.standard_normal(BIG).astype("float32"),
@@ -84,9 +74,9 @@ DROPOUT = {"dropout_prob": 0.3, "is_test": False, "fix_seed": True, "seed": 7}
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("impl", ["upscale_in_train", "downgrade_in_infer"])
 @pytest.mark.parametrize("size", [(6, 5), (MID,), (BIG // 64, 64)])
-def test_seeded_dropout_and_grad_bit_for_bit(size, impl, dtype):
-    mine, numpy_k = _pair("dropout", dtype)
-    gmine, gnumpy = _pair("dropout_grad", dtype)
+def test_seeded_dropout_and_grad_bit_for_bit(size, impl, dtype, numba_pair):
+    mine, numpy_k = numba_pair("dropout", dtype)
+    gmine, gnumpy = numba_pair("dropout_grad", dtype)
     attrs = dict(DROPOUT, dropout_implementation=impl)
     x = rng.standard_normal(size).astype(dtype)
     x.reshape(-1)[:2] = [-1.5, np.nan]
@@ -101,8 +91,8 @@ def test_seeded_dropout_and_grad_bit_for_bit(size, impl, dtype):
     np.testing.assert_array_equal(gmine(ins, attrs)["X@GRAD"], gnumpy(ins, attrs)["X@GRAD"])
 
 
-def test_unseeded_dropout_draws_a_fresh_mask():
-    mine, _ = _pair("dropout")
+def test_unseeded_dropout_draws_a_fresh_mask(numba_pair):
+    mine, _ = numba_pair("dropout")
     attrs = dict(DROPOUT, fix_seed=False, seed=0, dropout_implementation="upscale_in_train")
     x = np.ones(MID, "float32")
     a = mine({"X": x}, attrs, frozenset({"Out", "Mask"}))

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from oar_kernels_numba._arrays import DTYPES
+from oar_kernels_numba._arrays import plain as _plain
 from oar_kernels_numba._fallback import Fallback
 from oar_kernels_numba._jit import SMALL, loop, prange
-
-DTYPES = ("float32", "float64")
-FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
 
 
 @loop
@@ -32,15 +31,6 @@ def _relu(x, out):
 def _relu_grad(y, d, out):
     for i in prange(y.size):
         out[i] = d[i] * (1 if y[i] > 0 else 0)
-
-
-def _plain(a) -> bool:
-    return (
-        type(a) is np.ndarray
-        and a.size >= SMALL
-        and a.flags.c_contiguous
-        and a.dtype in FLOAT_DTYPES
-    )
 
 
 class _Kernels:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from oar_kernels_numba._arrays import DTYPES
+from oar_kernels_numba._arrays import plain as _plain
 from oar_kernels_numba._fallback import Fallback
-from oar_kernels_numba._jit import SMALL, loop, prange
+from oar_kernels_numba._jit import loop, prange
 
-DTYPES = ("float32", "float64")
-FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
 _shared = np.random.default_rng()
 
 
@@ -43,15 +43,6 @@ def _generator(inputs, attrs):
     if attrs["fix_seed"]:
         return np.random.default_rng(attrs["seed"])
     return _shared
-
-
-def _plain(a) -> bool:
-    return (
-        type(a) is np.ndarray
-        and a.size >= SMALL
-        and a.flags.c_contiguous
-        and a.dtype in FLOAT_DTYPES
-    )
 
 
 def _scalars(attrs, t):
