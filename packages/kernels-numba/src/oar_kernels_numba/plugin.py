@@ -30,7 +30,6 @@ FAMILIES = {
     "softmax": "oar_kernels_numba.softmax",
     "losses": "oar_kernels_numba.softmax",
     "dropout": "oar_kernels_numba.dropout",
-    "recurrent": "oar_kernels_numba.recurrent",
 }
 
 
