@@ -276,15 +276,15 @@ def generate_proposal_labels(
     (scaled back by ``im_info``) with IoU >= ``fg_thresh`` as foreground (at most
     ``batch_size_per_im * fg_fraction``), those in [``bg_thresh_lo``, ``bg_thresh_hi``) as
     background: (rois, labels int32, box targets [R, 4 * class_nums], inside and outside
-    weights), LoD per image. With ``use_random=False`` the first candidates are kept."""
+    weights), LoD per image. With ``use_random=False`` the first candidates are kept.
+    With ``is_cascade_rcnn`` (a later Cascade R-CNN stage) the ground truth is not added,
+    empty proposals are dropped and every foreground and background candidate is kept."""
     layer = "generate_proposal_labels"
     for arg, v in (("rpn_rois", rpn_rois), ("gt_classes", gt_classes), ("is_crowd", is_crowd),
                    ("gt_boxes", gt_boxes), ("im_info", im_info)):  # fmt: skip
         check_variable(layer, arg, v)
     if not isinstance(class_nums, int) or isinstance(class_nums, bool) or class_nums <= 0:
         raise ArgumentTypeError(layer, f"class_nums must be a positive int, given {class_nums!r}")
-    if is_cascade_rcnn:
-        raise ArgumentError(layer, "is_cascade_rcnn=True is not implemented")
     weights = bbox_reg_weights
     if not isinstance(weights, (list, tuple)) or len(weights) != 4:
         raise ArgumentError(layer, f"bbox_reg_weights must hold 4 numbers, given {weights!r}")
@@ -292,7 +292,7 @@ def generate_proposal_labels(
         "batch_size_per_im": int(batch_size_per_im), "fg_fraction": float(fg_fraction),
         "fg_thresh": float(fg_thresh), "bg_thresh_hi": float(bg_thresh_hi), "bg_thresh_lo": float(bg_thresh_lo),
         "bbox_reg_weights": [float(w) for w in weights], "class_nums": class_nums,
-        "use_random": bool(use_random), "is_cls_agnostic": bool(is_cls_agnostic), "is_cascade_rcnn": False,
+        "use_random": bool(use_random), "is_cls_agnostic": bool(is_cls_agnostic), "is_cascade_rcnn": bool(is_cascade_rcnn),
     }  # fmt: skip
     helper = LayerHelper(layer)
     dt = rpn_rois.dtype
