@@ -102,7 +102,9 @@ def ssd_loss(
     """SSD's multibox loss, [N, 1]: priors matched to ground truth by IoU, hard negatives
     mined from the confidence loss (``neg_pos_ratio`` per positive), softmax cross entropy
     on the kept priors plus smooth L1 on the encoded boxes of the matched ones; divided by
-    the number of matched priors when ``normalize``."""
+    the number of matched priors when ``normalize``. ``mining_type="hard_example"`` keeps
+    instead the ``sample_size`` priors of highest confidence loss (positives outside them
+    are dropped); Fluid 1.8.5's layer refuses it, its op computes it."""
     from oar import layers as L
 
     layer = "ssd_loss"
@@ -115,8 +117,7 @@ def ssd_loss(
             f"location must be [N, P, 4] and confidence [N, P, C], given {list(location.shape)} "
             f"and {list(confidence.shape)}",
         )
-    if mining_type != "max_negative":
-        raise ArgumentError(layer, f"mining_type must be 'max_negative', given {mining_type!r}")
+    _check_mining(layer, mining_type, sample_size)
     n_cls = confidence.shape[2]
     known = [d for d in (location.shape[1], confidence.shape[1], prior_box.shape[0]) if d >= 0]
     if not known:
@@ -157,6 +158,20 @@ def ssd_loss(
     if normalize:
         loss = loss / L.reduce_sum(loc_weight)
     return loss
+
+
+def _check_mining(layer: str, mining_type: Any, sample_size: Any) -> None:
+    if mining_type not in ("max_negative", "hard_example"):
+        raise ArgumentError(
+            layer, f"mining_type must be 'max_negative' or 'hard_example', given {mining_type!r}"
+        )
+    if mining_type == "hard_example" and (
+        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
+    ):
+        raise ArgumentError(
+            layer,
+            f"mining_type='hard_example' needs sample_size, a positive int; given {sample_size!r}",
+        )
 
 
 def _per_layer(layer: str, name: str, v: Any, n: int) -> list:

@@ -95,24 +95,37 @@ def target_assign(inputs, attrs):
     return {"Out": out, "OutWeight": weight}
 
 
+def _hard_examples(loss, match, sample_size):
+    """``hard_example`` mining of one image: the ``sample_size`` priors of highest loss are
+    kept; the negatives among them are returned, the positives outside them unmatched."""
+    top = np.argsort(-loss, kind="stable")[:sample_size]
+    kept = np.zeros(len(match), dtype=bool)
+    kept[top] = True
+    updated = np.where(kept, match, -1)
+    return np.flatnonzero(kept & (match == -1)), updated
+
+
 @kernel("mine_hard_examples", FLOATS, lod=True, generic=False)
 def mine_hard_examples(inputs, attrs):
-    if attrs["mining_type"] != "max_negative":
-        raise NotImplementedError(
-            "mine_hard_examples: only mining_type 'max_negative' is implemented"
-        )
     loss = array_of(inputs["ClsLoss"])
     match = array_of(inputs["MatchIndices"])
     dist = array_of(inputs["MatchDist"])
+    hard = attrs["mining_type"] == "hard_example"
+    if hard and inputs.get("LocLoss") is not None:
+        loss = loss + array_of(inputs["LocLoss"])
+    updated = match.copy()
     negs, offsets = [], [0]
     for i in range(match.shape[0]):
-        cand = np.flatnonzero((match[i] == -1) & (dist[i] < attrs["neg_dist_threshold"]))
-        k = min(int((match[i] != -1).sum() * attrs["neg_pos_ratio"]), len(cand))
-        chosen = np.sort(cand[np.argsort(-loss[i, cand], kind="stable")[:k]])
+        if hard:
+            chosen, updated[i] = _hard_examples(loss[i], match[i], attrs["sample_size"])
+        else:
+            cand = np.flatnonzero((match[i] == -1) & (dist[i] < attrs["neg_dist_threshold"]))
+            k = min(int((match[i] != -1).sum() * attrs["neg_pos_ratio"]), len(cand))
+            chosen = np.sort(cand[np.argsort(-loss[i, cand], kind="stable")[:k]])
         negs.append(chosen)
         offsets.append(offsets[-1] + len(chosen))
     flat = np.concatenate(negs).astype(np.int32).reshape(-1, 1)
-    return {"NegIndices": with_lod(flat, [offsets]), "UpdatedMatchIndices": match.copy()}
+    return {"NegIndices": with_lod(flat, [offsets]), "UpdatedMatchIndices": updated}
 
 
 def _pixel_iou(a, b):
