@@ -31,3 +31,25 @@ def test_matches_fluid18(results, name):
     assert g.shape == e.shape
     assert g.dtype == e.dtype
     np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+PRROI = np.load(DATA / "fluid18_prroi_grad.npz")
+
+
+@pytest.mark.parametrize("tag,scale", [("scale1", 1.0), ("scale_half", 0.5)])
+def test_prroi_pool_roi_gradient_matches_fluid18(tag, scale):
+    x, rois, w = PRROI["x"], PRROI["rois"], PRROI[tag + "_w"]
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        xv = fluid.data("x", list(x.shape), "float32")
+        xv.stop_gradient = False
+        rv = fluid.data("r", [-1, 4], "float32", lod_level=1)
+        rv.stop_gradient = False
+        y = fluid.layers.prroi_pool(xv, rv, scale, w.shape[2], w.shape[3])
+        loss = fluid.layers.reduce_sum(y * fluid.layers.assign(w))
+        grads = fluid.gradients([loss], [xv, rv])
+    feed = {"x": x, "r": fluid.create_lod_tensor(rois, [[2, 2]], fluid.CPUPlace())}
+    out, dx, drois = fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[y] + grads)
+    np.testing.assert_allclose(out, PRROI[tag + "_out"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dx, PRROI[tag + "_dx"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(drois, PRROI[tag + "_drois"], rtol=1e-4, atol=1e-5)
