@@ -1,20 +1,16 @@
 """mine_hard_examples(mining_type="hard_example") against Fluid 1.8.5's op (golden data),
 and ssd_loss with hard-example mining."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 from oar import fluid
+from oar.golden import load_golden
 from oar.testing import OpCase, check_case
 
 DATA = Path(__file__).parent / "data"
-_spec = importlib.util.spec_from_file_location(
-    "fluid18_mine_hard_examples", DATA / "fluid18_mine_hard_examples.py"
-)
-golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(golden)
+golden = load_golden(DATA / "fluid18_mine_hard_examples.py")
 GOLDEN = np.load(DATA / "fluid18_mine_hard_examples.npz")
 
 CASES = [
