@@ -143,3 +143,19 @@ def test_a_failing_stage_raises_in_the_caller():
         exe.run(main, feed={"x": X}, fetch_list=[loss], scope=scope)
     with pytest.raises(OarError, match="num_microbatches"):
         fluid.optimizer.PipelineOptimizer(fluid.optimizer.SGD(0.1), num_microbatches=0)
+
+
+def test_fetching_a_parameter_gives_its_updated_value():
+    def pipe(h, loss):
+        return fluid.optimizer.PipelineOptimizer(
+            fluid.optimizer.SGD(0.1), cut_list=[[h]], num_microbatches=2
+        )
+
+    main, startup, loss, _ = build(pipe)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    before = np.array(scope.find_var("w0").get_tensor())
+    _, w0 = exe.run(main, feed={"x": X, "y": Y}, fetch_list=[loss, "w0"], scope=scope)
+    np.testing.assert_array_equal(w0, np.array(scope.find_var("w0").get_tensor()))
+    assert not np.allclose(w0, before)
