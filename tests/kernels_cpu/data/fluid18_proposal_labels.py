@@ -44,20 +44,25 @@ LOD = {
 }
 
 
+def _data_args(fluid, feed):
+    """The layer's five inputs as data variables; ``feed`` gets its LoD tensors."""
+    v = {}
+    for k, a in feed.items():
+        lod = 1 if k in LOD else 0
+        v[k] = fluid.data(
+            k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
+        )
+        if lod:
+            feed[k] = fluid.create_lod_tensor(a, [LOD[k]], fluid.CPUPlace())
+    return v["rois"], v["gt_classes"], v["is_crowd"], v["gt_boxes"], v["im_info"]
+
+
 def build(fluid):
     feed = inputs()
     L = fluid.layers
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        v = {}
-        for k, a in feed.items():
-            lod = 1 if k in LOD else 0
-            v[k] = fluid.data(
-                k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
-            )
-            if lod:
-                feed[k] = fluid.create_lod_tensor(a, [LOD[k]], fluid.CPUPlace())
-        args = (v["rois"], v["gt_classes"], v["is_crowd"], v["gt_boxes"], v["im_info"])
+        args = _data_args(fluid, feed)
         outs = list(
             L.generate_proposal_labels(
                 *args,
@@ -91,15 +96,7 @@ def build_cascade(fluid):
     L = fluid.layers
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        v = {}
-        for k, a in feed.items():
-            lod = 1 if k in LOD else 0
-            v[k] = fluid.data(
-                k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
-            )
-            if lod:
-                feed[k] = fluid.create_lod_tensor(a, [LOD[k]], fluid.CPUPlace())
-        args = (v["rois"], v["gt_classes"], v["is_crowd"], v["gt_boxes"], v["im_info"])
+        args = _data_args(fluid, feed)
         outs = []
         for agnostic in (False, True):
             outs += list(L.generate_proposal_labels(*args, batch_size_per_im=64, fg_fraction=0.05, fg_thresh=0.5,
