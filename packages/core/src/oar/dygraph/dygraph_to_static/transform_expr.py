@@ -54,6 +54,27 @@ class ExprTransformer(ast.NodeTransformer):
         call = jst_call("convert_ifexp", [node.test, thunk(node.body), thunk(node.orelse)])
         return ast.copy_location(call, node)
 
+    def visit_Expr(self, node: ast.Expr) -> ast.stmt:
+        """``xs.append(v)`` -> ``xs = _jst.convert_append(xs, v)``: a list appended in a tensor
+        loop is one of its loop variables (a tensor array there)."""
+        self.generic_visit(node)
+        call = node.value
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append"
+            and isinstance(call.func.value, ast.Name)
+            and len(call.args) == 1
+            and not call.keywords
+        ):
+            name = call.func.value.id
+            new = ast.Assign(
+                targets=[ast.Name(id=name, ctx=ast.Store())],
+                value=jst_call("convert_append", [ast.Name(id=name, ctx=ast.Load()), call.args[0]]),
+            )
+            return ast.copy_location(new, node)
+        return node
+
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         func = node.func
@@ -65,7 +86,6 @@ class ExprTransformer(ast.NodeTransformer):
         if isinstance(func, ast.Name) and func.id in _BUILTINS:
             return node
         if isinstance(func, ast.Attribute) and func.attr == "append":
-            # ``xs.append(v)``: a Python list stays a list
-            return node
+            return node  # a statement ``xs.append(v)`` is rewritten by visit_Expr
         node.func = ast.copy_location(jst_call("convert_call", [func]), func)
         return node
