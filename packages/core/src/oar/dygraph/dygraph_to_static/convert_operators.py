@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from oar.errors import ArgumentError
 from oar.dygraph.dygraph_to_static.tensor_list import (
     is_tensor_array,
     is_tensor_list,
     to_tensor_array,
 )
+from oar.errors import ArgumentError
 from oar.framework.variable import Variable
 
 __all__ = [

@@ -27,7 +27,6 @@ def is_tensor_list(x: Any) -> bool:
 
 def to_tensor_array(items: list, dtype: Any = None) -> Any:
     from oar import layers
-
     from oar.dygraph.dygraph_to_static.bridge import BuildContext
 
     dtype = dtype or (items[0].dtype if items else "float32")

@@ -33,7 +33,13 @@ def is_jst(func: ast.expr) -> bool:
 
 
 class ExprTransformer(ast.NodeTransformer):
-    """Rewrites expressions into ``_jst`` helper calls that decide at run time (tensor or not)."""
+    """Rewrites expressions into ``_jst`` helper calls that decide at run time (tensor or not).
+
+    ``local_names``: the function's own locals; ``xs.append(v)`` is rewritten only for those
+    (assigning a global or closure name would make it local)."""
+
+    def __init__(self, local_names: set) -> None:
+        self.local_names = local_names
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
         self.generic_visit(node)
@@ -64,6 +70,7 @@ class ExprTransformer(ast.NodeTransformer):
             and isinstance(call.func, ast.Attribute)
             and call.func.attr == "append"
             and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in self.local_names
             and len(call.args) == 1
             and not call.keywords
         ):
