@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from oar.api import channel_axis
 
@@ -24,7 +26,7 @@ def _axes(x, attrs):
 def _ncl(a, attrs):
     """``a`` as (before the channel axis, C, after it): per-channel sums reduce axes 0 and 2."""
     c = channel_axis(a.ndim, attrs["data_layout"])
-    before = int(np.prod(a.shape[:c], dtype=np.int64))
+    before = math.prod(a.shape[:c])
     return a.reshape(before, a.shape[c], -1)
 
 
