@@ -172,7 +172,56 @@ class Linear(Layer):
         return _bias_act(out, self.bias, len(input.shape) - 1, self._act)
 
 
-class Conv2D(Layer):
+class _ConvLayer(Layer):
+    """What Conv2D, Conv3D and their transposes share: Fluid's attributes from the spec of the
+    static layer, the filter and bias parameters, and the forward op."""
+
+    _layout = "NCHW"
+
+    def _build(
+        self,
+        op_type: str,
+        spec: Any,
+        num_channels: int,
+        num_filters: int,
+        param_attr: Any,
+        bias_attr: Any,
+        act: str | None,
+        dtype: str,
+        filter_init: Any = None,
+    ) -> None:
+        self._op_type, self._attrs, self._act, self._dtype = op_type, spec.attrs, act, dtype
+        self._num_channels, self._num_filters = num_channels, num_filters
+        self._groups = spec.attrs["groups"]
+        self._stride = spec.attrs["strides"]
+        self._padding = spec.attrs["paddings"]
+        self._dilation = spec.attrs["dilations"]
+        self._filter_size = spec.filter_shape[2:]
+        self.weight = self.create_parameter(
+            spec.filter_shape, param_attr, dtype, False, filter_init
+        )
+        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
+
+    def forward(self, input: VarBase) -> VarBase:
+        layer = type(self).__name__
+        _check_input(layer, input)
+        if len(input.shape) != len(self._layout) or input.shape[1] != self._num_channels:
+            raise ArgumentError(
+                layer,
+                f"input '{input.name}' must be {self._layout} with {self._num_channels} "
+                f"channels, given shape {input.shape}",
+            )
+        out = VarBase(None)
+        _op(
+            self._op_type,
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            self._attrs,
+        )
+        return _bias_act(out, self.bias, 1, self._act)
+
+
+class Conv2D(_ConvLayer):
     """2-D convolution on NCHW input; filter is [num_filters, num_channels/groups, kh, kw].
 
     Arguments and the op are :func:`oar.layers.conv.conv2d_spec`'s, as for ``layers.conv2d``.
@@ -207,42 +256,22 @@ class Conv2D(Layer):
             groups,
             use_cudnn,
         )
-        self._op_type, self._attrs = spec.op_type, spec.attrs
-        self._num_channels = num_channels
-        self._groups = spec.attrs["groups"]
-        self._stride = spec.attrs["strides"]
-        self._padding = spec.attrs["paddings"]
-        self._dilation = spec.attrs["dilations"]
-        self._act = act
         self._use_cudnn = use_cudnn
-        self._filter_size = spec.filter_shape[2:]
-        self._num_filters = num_filters
-        self._dtype = dtype
         std = conv2d_filter_std(spec.filter_shape, num_channels)
-        self.weight = self.create_parameter(
-            spec.filter_shape, param_attr, dtype, False, Normal(0.0, std)
+        self._build(
+            spec.op_type,
+            spec,
+            num_channels,
+            num_filters,
+            param_attr,
+            bias_attr,
+            act,
+            dtype,
+            Normal(0.0, std),
         )
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
-
-    def forward(self, input: VarBase) -> VarBase:
-        _check_input("Conv2D", input)
-        if len(input.shape) != 4 or input.shape[1] != self._num_channels:
-            raise ArgumentError(
-                "Conv2D",
-                f"input '{input.name}' must be NCHW with {self._num_channels} channels, "
-                f"given shape {input.shape}",
-            )
-        out = VarBase(None)
-        _op(
-            self._op_type,
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            self._attrs,
-        )
-        return _bias_act(out, self.bias, 1, self._act)
 
 
-class Conv2DTranspose(Layer):
+class Conv2DTranspose(_ConvLayer):
     """Transposed 2-D convolution; filter is [num_channels, num_filters/groups, kh, kw].
 
     Arguments and the op are :func:`oar.layers.conv.conv2d_transpose_spec`'s, as for
@@ -282,37 +311,11 @@ class Conv2DTranspose(Layer):
             groups,
             use_cudnn,
         )
-        self._op_type, self._attrs = spec.op_type, spec.attrs
-        self._num_channels = num_channels
-        self._num_filters = num_filters
-        self._groups = spec.attrs["groups"]
-        self._padding = spec.attrs["paddings"]
-        self._stride = spec.attrs["strides"]
-        self._dilation = spec.attrs["dilations"]
         self._output_size = output_size
-        self._act = act
         self._use_cudnn = use_cudnn
-        self._dtype = dtype
-        self._filter_size = spec.filter_shape[2:]
-        self.weight = self.create_parameter(spec.filter_shape, param_attr, dtype, False)
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
-
-    def forward(self, input: VarBase) -> VarBase:
-        _check_input("Conv2DTranspose", input)
-        if len(input.shape) != 4 or input.shape[1] != self._num_channels:
-            raise ArgumentError(
-                "Conv2DTranspose",
-                f"input '{input.name}' must be NCHW with {self._num_channels} "
-                f"channels, given shape {input.shape}",
-            )
-        out = VarBase(None)
-        _op(
-            self._op_type,
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            self._attrs,
+        self._build(
+            spec.op_type, spec, num_channels, num_filters, param_attr, bias_attr, act, dtype
         )
-        return _bias_act(out, self.bias, 1, self._act)
 
 
 class Pool2D(Layer):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from oar.dygraph.layers import Layer
-from oar.dygraph.nn import _bias_act, _check_act, _check_input, _op, _positive_int
+from oar.dygraph.nn import _bias_act, _check_act, _check_input, _ConvLayer, _op, _positive_int
 from oar.dygraph.varbase import VarBase
 from oar.errors import ArgumentError
 from oar.initializer import Constant, Normal
@@ -24,17 +24,10 @@ __all__ = [
 ]
 
 
-def _check_volume(layer: str, input: Any, channels: int) -> None:
-    _check_input(layer, input)
-    if len(input.shape) != 5 or input.shape[1] != channels:
-        raise ArgumentError(
-            layer,
-            f"input '{input.name}' must be NCDHW with {channels} channels, given shape {input.shape}",
-        )
-
-
-class Conv3D(Layer):
+class Conv3D(_ConvLayer):
     """3-D convolution on NCDHW input; filter [num_filters, num_channels/groups, kd, kh, kw]."""
+
+    _layout = "NCDHW"
 
     def __init__(
         self,
@@ -65,26 +58,25 @@ class Conv3D(Layer):
             groups,
             use_cudnn,
         )
-        self._attrs, self._act = spec.attrs, act
-        self._stride, self._padding = spec.attrs["strides"], spec.attrs["paddings"]
-        self._dilation, self._groups = spec.attrs["dilations"], spec.attrs["groups"]
-        self._filter_size, self._num_filters = spec.filter_shape[2:], num_filters
         k = spec.filter_shape[2:]
         std = (2.0 / (k[0] * k[1] * k[2] * self._num_channels)) ** 0.5
-        self.weight = self.create_parameter(
-            spec.filter_shape, param_attr, dtype, False, Normal(0.0, std)
+        self._build(
+            "conv3d",
+            spec,
+            self._num_channels,
+            num_filters,
+            param_attr,
+            bias_attr,
+            act,
+            dtype,
+            Normal(0.0, std),
         )
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
-
-    def forward(self, input: VarBase) -> VarBase:
-        _check_volume("Conv3D", input, self._num_channels)
-        out = VarBase(None)
-        _op("conv3d", {"Input": [input], "Filter": [self.weight]}, {"Output": [out]}, self._attrs)
-        return _bias_act(out, self.bias, 1, self._act)
 
 
-class Conv3DTranspose(Layer):
+class Conv3DTranspose(_ConvLayer):
     """Transposed 3-D convolution on NCDHW input; filter [num_channels, num_filters/groups, *k]."""
+
+    _layout = "NCDHW"
 
     def __init__(
         self,
@@ -116,23 +108,16 @@ class Conv3DTranspose(Layer):
             groups,
             use_cudnn,
         )
-        self._attrs, self._act = spec.attrs, act
-        self._stride, self._padding = spec.attrs["strides"], spec.attrs["paddings"]
-        self._dilation, self._groups = spec.attrs["dilations"], spec.attrs["groups"]
-        self._filter_size, self._num_filters = spec.filter_shape[2:], num_filters
-        self.weight = self.create_parameter(spec.filter_shape, param_attr, dtype, False)
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
-
-    def forward(self, input: VarBase) -> VarBase:
-        _check_volume("Conv3DTranspose", input, self._num_channels)
-        out = VarBase(None)
-        _op(
+        self._build(
             "conv3d_transpose",
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            self._attrs,
+            spec,
+            self._num_channels,
+            num_filters,
+            param_attr,
+            bias_attr,
+            act,
+            dtype,
         )
-        return _bias_act(out, self.bias, 1, self._act)
 
 
 def _affine(layer: Layer, c: int, param_attr: Any, bias_attr: Any, dtype: str) -> None:
