@@ -358,6 +358,18 @@ DYGRAPH = [
         ["Conv2DTranspose", "3 channels", "[1, 2, 8, 8]"],
     ),
     (
+        "Conv3D-channels",
+        lambda: DN.Conv3D(3, 4, 3)(tv(np.ones((1, 2, 4, 4, 4), F))),
+        ValueError,
+        ["Conv3D", "NCDHW", "3 channels", "[1, 2, 4, 4, 4]"],
+    ),
+    (
+        "Conv3DTranspose-groups",
+        lambda: DN.Conv3DTranspose(3, 4, 3, groups=2),
+        ValueError,
+        ["Conv3DTranspose", "groups=2"],
+    ),
+    (
         "Pool2D-rank",
         lambda: DN.Pool2D(2)(tv(np.ones((3, 8), F))),
         ValueError,

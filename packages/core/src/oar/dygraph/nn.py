@@ -25,7 +25,7 @@ from oar.errors import (
 )
 from oar.framework.mode import _dygraph_tracer
 from oar.initializer import Constant, Normal
-from oar.layers.conv import conv2d_filter_std, conv2d_spec, conv2d_transpose_spec
+from oar.layers.conv import conv2d_spec, conv2d_transpose_spec, conv_filter_std
 from oar.layers.embedding import embedding_spec
 from oar.layers.norm import (
     batch_norm_attrs,
@@ -257,7 +257,7 @@ class Conv2D(_ConvLayer):
             use_cudnn,
         )
         self._use_cudnn = use_cudnn
-        std = conv2d_filter_std(spec.filter_shape, num_channels)
+        std = conv_filter_std(spec.filter_shape, num_channels)
         self._build(
             spec.op_type,
             spec,
@@ -690,18 +690,22 @@ class PRelu(Layer):
         return out
 
 
-def _wrap_layers() -> None:
-    """Argument errors of each layer's constructor and forward name the user's line."""
+def _wrap_layers(namespace: dict, names: list, module: str) -> None:
+    """Argument errors of each layer's constructor and forward (its own or one it inherits
+    from a shared base such as ``_ConvLayer``) name the layer and the user's line."""
     from oar.layers._user_line import with_user_line
 
-    for name in __all__:
-        cls = globals()[name]
+    for name in names:
+        cls = namespace[name]
         # the containers' forward only passes their sublayers' errors on
-        meths = ("__init__", "forward") if cls.__module__ == __name__ else ("__init__",)
+        meths = ("__init__", "forward") if cls.__module__ == module else ("__init__",)
         for meth in meths:
-            fn = cls.__dict__.get(meth)
-            if fn is not None:
+            owner = next(k for k in cls.__mro__ if meth in k.__dict__)
+            if owner not in (Layer, object):
+                fn = owner.__dict__[meth]
+                if getattr(fn, "__oar_user_line__", False):  # wrapped for its own class
+                    fn = fn.__wrapped__
                 setattr(cls, meth, with_user_line(fn, name))
 
 
-_wrap_layers()
+_wrap_layers(globals(), __all__, __name__)

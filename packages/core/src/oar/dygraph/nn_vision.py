@@ -6,10 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from oar.dygraph.layers import Layer
-from oar.dygraph.nn import _bias_act, _check_act, _check_input, _ConvLayer, _op, _positive_int
+from oar.dygraph.nn import (
+    _bias_act,
+    _check_act,
+    _check_input,
+    _ConvLayer,
+    _op,
+    _positive_int,
+    _wrap_layers,
+)
 from oar.dygraph.varbase import VarBase
 from oar.errors import ArgumentError
 from oar.initializer import Constant, Normal
+from oar.layers.conv import conv_filter_std
 from oar.layers.conv3d import conv3d_spec, conv3d_transpose_spec
 from oar.layers.norm_extra import group_norm_attrs
 
@@ -58,8 +67,7 @@ class Conv3D(_ConvLayer):
             groups,
             use_cudnn,
         )
-        k = spec.filter_shape[2:]
-        std = (2.0 / (k[0] * k[1] * k[2] * self._num_channels)) ** 0.5
+        std = conv_filter_std(spec.filter_shape, self._num_channels)
         self._build(
             "conv3d",
             spec,
@@ -331,3 +339,6 @@ class TreeConv(Layer):
             {"max_depth": self._max_depth},
         )
         return _bias_act(out, self.bias, 3, self._act)
+
+
+_wrap_layers(globals(), __all__, __name__)
