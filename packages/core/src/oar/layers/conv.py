@@ -165,18 +165,18 @@ def append_conv(
     helper: Any,
     op_type: str,
     input: Any,
-    filter_shape: list,
-    attrs: dict,
+    spec: Any,
     data_format: str,
     dtype: Any,
     filter_init: Any = None,
 ) -> Any:
-    """The filter parameter, the conv op, then bias (on the channel dim) and activation."""
+    """The filter parameter (``spec.filter_shape``), the conv op with ``spec.attrs``, then bias
+    (on the channel dim) and activation."""
     w = helper.create_parameter(
-        helper.kwargs.get("param_attr"), filter_shape, dtype, default_initializer=filter_init
+        helper.kwargs.get("param_attr"), spec.filter_shape, dtype, default_initializer=filter_init
     )
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(op_type, {"Input": [input], "Filter": [w]}, {"Output": [out]}, attrs)
+    helper.append_op(op_type, {"Input": [input], "Filter": [w]}, {"Output": [out]}, spec.attrs)
     ch = len(data_format) - 1 if data_format.endswith("C") else 1
     return helper.append_activation(helper.append_bias_op(out, dim_start=ch, dim_end=ch + 1))
 
@@ -228,16 +228,8 @@ def conv2d(
         data_format,
     )
     std = conv_filter_std(spec.filter_shape, channels)
-    return append_conv(
-        helper,
-        spec.op_type,
-        input,
-        spec.filter_shape,
-        spec.attrs,
-        data_format,
-        helper.input_dtype(),
-        Normal(0.0, std, 0),
-    )
+    dtype = helper.input_dtype()
+    return append_conv(helper, spec.op_type, input, spec, data_format, dtype, Normal(0.0, std, 0))
 
 
 def conv2d_transpose(
@@ -292,12 +284,4 @@ def conv2d_transpose(
         data_format,
         (h, w),
     )
-    return append_conv(
-        helper,
-        spec.op_type,
-        input,
-        spec.filter_shape,
-        spec.attrs,
-        data_format,
-        helper.input_dtype(),
-    )
+    return append_conv(helper, spec.op_type, input, spec, data_format, helper.input_dtype())

@@ -218,16 +218,8 @@ def conv3d(
         data_format,
     )
     std = conv_filter_std(spec.filter_shape, c)
-    return append_conv(
-        helper,
-        "conv3d",
-        input,
-        spec.filter_shape,
-        spec.attrs,
-        data_format,
-        str(input.dtype),
-        Normal(0.0, std, 0),
-    )
+    init = Normal(0.0, std, 0)
+    return append_conv(helper, "conv3d", input, spec, data_format, str(input.dtype), init)
 
 
 def conv3d_transpose(
@@ -265,12 +257,5 @@ def conv3d_transpose(
         data_format,
         dhw,
     )
-    return append_conv(
-        helper,
-        "conv3d_transpose",
-        input,
-        spec.filter_shape,
-        spec.attrs,
-        data_format,
-        str(input.dtype),
-    )
+    dtype = str(input.dtype)
+    return append_conv(helper, "conv3d_transpose", input, spec, data_format, dtype)
