@@ -45,10 +45,6 @@ NOT_PROVIDED: dict[str, str] = {
     "use the standalone PaddleSlim project's ideas on top of oar programs",
     "contrib.QuantizeTranspiler": "quantization-aware training transpiles to int8 kernels that "
     "oar's CPU plugin does not have",
-    "contrib.HDFSClient": "a wrapper around the `hadoop fs` command line; oar reads local files "
-    "(mount HDFS or copy the files first)",
-    "contrib.multi_download": "HDFS helper (see contrib.HDFSClient)",
-    "contrib.multi_upload": "HDFS helper (see contrib.HDFSClient)",
     "contrib.convert_dist_to_sparse_program": "rewrites pslib (Baidu-internal parameter server) "
     "lookup tables; oar's parameter server is the transpiler's",
     "contrib.BeamSearchDecoder": "contrib.decoder is the pre-1.6 decoder API, superseded by "
@@ -66,7 +62,6 @@ NOT_PROVIDED: dict[str, str] = {
     "contrib.search_pyramid_hash": "contrib op tied to Baidu's search white/black lists; "
     "not provided",
     "contrib.rank_attention": "contrib op for Baidu's ranking models (GPU-only in Fluid 1.8.5)",
-    "contrib.tree_conv": "contrib tree-based convolution; not provided yet",
 }
 
 

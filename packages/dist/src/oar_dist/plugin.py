@@ -15,6 +15,13 @@ def _mpi_factory(**kwargs: Any) -> Any:
     return MPIBackend(**kwargs)
 
 
+def _nccl_factory(rank: int, nranks: int, device_id: int = 0, **kwargs: Any) -> Any:
+    from oar_dist.collective.mpi import MPIBackend
+    from oar_dist.collective.nccl import nccl_job_backend
+
+    return nccl_job_backend(rank, nranks, device_id, MPIBackend(), **kwargs)
+
+
 @hookimpl
 def oar_register_collective_backends(registry: Any) -> None:
     from oar_dist.collective import SingleBackend, ThreadBackend
@@ -22,6 +29,7 @@ def oar_register_collective_backends(registry: Any) -> None:
     registry.register("mpi", _mpi_factory)
     registry.register("threads", ThreadBackend)
     registry.register("single", SingleBackend)
+    registry.register("nccl", _nccl_factory)
 
 
 @hookimpl
@@ -40,6 +48,8 @@ def oar_register_kernels(registry: Any) -> None:
 
     for op_type, dtypes, fn in collective.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn)
+    for op_type, dtypes, fn in collective.cuda_kernels():
+        registry.register_kernel(op_type, "cuda", dtypes, fn)
     for op_type, dtypes, fn, sparse in pserver.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn, selected_rows=sparse)
 

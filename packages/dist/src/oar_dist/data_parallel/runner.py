@@ -30,6 +30,7 @@ from oar.errors import FeedError
 from oar_dist.collective import CollectiveError, ThreadGroup, get_ring, thread_rings
 from oar_dist.collective.base import DEFAULT_BUCKET_BYTES
 from oar_dist.collective.hierarchical import HierarchicalBackend
+from oar_dist.collective.nccl import current_gpu, make_nccl_group
 from oar_dist.data_parallel.feeds import device_feeds, merge_fetches
 from oar_dist.data_parallel.grad_allreduce import CUSTOMIZED, insert_grad_allreduce
 
@@ -115,9 +116,29 @@ class DataParallelRunner:
         from oar.api import Executor
 
         self._program = dp
-        self._exes = [Executor(exe.place) for _ in range(self.n)]
+        self._exes = [Executor(p) for p in self._places(exe)]
         self._key = key
         self._synced = {}
+
+    def _places(self, exe: Any) -> list:
+        """One place per device thread: the ``places`` given, else every GPU for a GPU executor,
+        else the executor's own place (CPU places are all alike)."""
+        given = self.compiled._places
+        if given and len(given) == self.n:
+            return list(given)
+        if exe.place.is_gpu_place():
+            from oar.api import cuda_places
+
+            gpus = cuda_places()
+            if len(gpus) >= self.n:
+                return gpus[: self.n]
+        return [exe.place] * self.n
+
+    def _gpu_ids(self) -> list | None:
+        """The GPU of each place when the places really run on GPUs (not the CPU fallback)."""
+        if not self._exes or self._exes[0].device.name != "cuda":
+            return None
+        return [e.place.device_id for e in self._exes]
 
     def _outer_ring(self) -> Any:
         trainers, trainer_id = self._trainers()
@@ -133,6 +154,13 @@ class DataParallelRunner:
         return outer
 
     def _rings(self, outer: Any) -> list:
+        gpus = self._gpu_ids()
+        if gpus is not None:
+            # GPU places reduce device arrays with NCCL: one communicator over every place of
+            # every trainer (bootstrapped through ring 0), as Fluid's nccl2 mode does
+            if self._group is None or self._group.broken:
+                self._group = make_nccl_group(gpus, outer)
+            return self._group.members
         if self.n == 1:
             return [outer]
         if self._group is None or self._group.broken:
@@ -249,12 +277,14 @@ class DataParallelRunner:
     def _run_places(self, feeds: list, fetch_names: list, scopes: list) -> list:
         outer = self._outer_ring()
         rings = self._rings(outer)
-        group = self._group if self.n > 1 else None
+        group = self._group if self.n > 1 or self._gpu_ids() else None
         program = self._program
+
+        gpus = self._gpu_ids()
 
         def work(k: int) -> list:
             try:
-                with thread_rings({0: rings[k]}):
+                with thread_rings({0: rings[k]}), current_gpu(gpus[k] if gpus else None):
                     return self._exes[k].run(
                         program,
                         feed=feeds[k],

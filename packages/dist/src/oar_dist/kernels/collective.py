@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from oar_dist.collective import get_ring, make_backend, set_ring
@@ -67,18 +69,38 @@ def c_gen_nccl_id(inputs, attrs):
     return {"Out": np.array([attrs["rank"], nranks], dtype="int64")}
 
 
-def c_comm_init(inputs, attrs):
-    nranks, rank = attrs["nranks"], attrs["rank"]
-    ident = np.asarray(inputs["X"]).ravel()
-    if ident.size == 2 and (int(ident[0]), int(ident[1])) != (rank, nranks):
-        raise ValueError(
-            f"c_comm_init: the id from c_gen_nccl_id says rank {int(ident[0])} of "
-            f"{int(ident[1])}, but the op is for rank {rank} of {nranks}"
-        )
-    job = _job(attrs["backend"], nranks)
-    _check_job(job, nranks, rank, "c_comm_init")
-    set_ring(attrs["ring_id"], job)
-    return {}
+def _gpu_of(attrs) -> int:
+    """The GPU of this rank: the op's ``device_id``, else the first of ``FLAGS_selected_gpus``."""
+    if attrs.get("device_id", -1) >= 0:
+        return int(attrs["device_id"])
+    sel = os.environ.get("FLAGS_selected_gpus", "").split(",")[0].strip()
+    return int(sel) if sel.isdigit() else 0
+
+
+def _comm_init(forced_backend: str | None):
+    def c_comm_init(inputs, attrs):
+        nranks, rank = attrs["nranks"], attrs["rank"]
+        ident = np.asarray(_host(inputs["X"])).ravel()
+        if ident.size == 2 and (int(ident[0]), int(ident[1])) != (rank, nranks):
+            raise ValueError(
+                f"c_comm_init: the id from c_gen_nccl_id says rank {int(ident[0])} of "
+                f"{int(ident[1])}, but the op is for rank {rank} of {nranks}"
+            )
+        backend = forced_backend or attrs["backend"]
+        if backend == "nccl" and nranks > 1:
+            job = make_backend("nccl", rank=rank, nranks=nranks, device_id=_gpu_of(attrs))
+        else:
+            job = _job(backend, nranks)
+        _check_job(job, nranks, rank, "c_comm_init")
+        set_ring(attrs["ring_id"], job)
+        return {}
+
+    return c_comm_init
+
+
+def _host(array):
+    get = getattr(array, "get", None)  # a cupy array copies itself to the host with .get()
+    return get() if callable(get) and not isinstance(array, np.ndarray) else array
 
 
 def _check_job(job, nranks: int, rank: int, who: str) -> None:
@@ -108,6 +130,14 @@ def kernels():
         ("c_sync_calc_stream", None, c_sync_calc_stream),
         ("c_sync_comm_stream", None, c_sync_comm_stream),
         ("c_gen_nccl_id", None, c_gen_nccl_id),
-        ("c_comm_init", None, c_comm_init),
+        ("c_comm_init", None, _comm_init(None)),
     ]
     return out
+
+
+def cuda_kernels():
+    """The same kernels for GPU programs, where rings are NCCL communicators as in Fluid
+    (device arrays go to NCCL without a host copy)."""
+    return [
+        (t, d, _comm_init("nccl") if t == "c_comm_init" else fn) for t, d, fn in kernels()
+    ]

@@ -5,7 +5,14 @@ partial layers) and statistics."""
 from typing import Any
 
 from oar._facade import module_getattr
-from oar.fluid.contrib import memory_usage_calc, mixed_precision, model_stat, op_frequence
+from oar.fluid.contrib import (
+    hdfs_utils,
+    memory_usage_calc,
+    mixed_precision,
+    model_stat,
+    op_frequence,
+)
+from oar.fluid.contrib.hdfs_utils import HDFSClient, multi_download, multi_upload
 from oar.fluid.contrib.layers import (
     ctr_metric_bundle,
     fused_elemwise_activation,
@@ -15,6 +22,7 @@ from oar.fluid.contrib.layers import (
     shuffle_batch,
 )
 from oar.fluid.contrib.memory_usage_calc import memory_usage
+from oar.fluid.contrib.nn import tree_conv
 from oar.fluid.contrib.op_frequence import op_freq_statistic
 from oar.optimizer.decoupled import extend_with_decoupled_weight_decay
 
@@ -32,6 +40,11 @@ __all__ = [
     "mixed_precision",
     "op_frequence",
     "extend_with_decoupled_weight_decay",
+    "HDFSClient",
+    "multi_download",
+    "multi_upload",
+    "hdfs_utils",
+    "tree_conv",
 ]
 
 _plugin_getattr = module_getattr("contrib.")
@@ -50,6 +63,3 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_CORE[name]), name)
     return _plugin_getattr(name)
-
-
-__all__ = ["extend_with_decoupled_weight_decay"]
