@@ -134,27 +134,18 @@ def test_contrib_units_are_layers_with_fluids_numbers():
 
 
 def test_step_functions_building_different_layers_are_refused():
-    with fluid.program_guard(fluid.Program(), fluid.Program()):
-        x = fluid.data("x", [2, 3, 4], "float32")
-        sizes = iter([5, 6, 7])
+    sizes = iter([5, 6, 7])
 
-        class Odd(L.RNNCell):
-            def call(self, inputs, states):
-                out = L.fc(inputs, size=next(sizes))
-                return out, states
+    class Odd(L.RNNCell):
+        def call(self, inputs, states):
+            out = L.fc(inputs, size=next(sizes))
+            return out, states
 
-            @property
-            def state_shape(self):
-                return [4]
+        @property
+        def state_shape(self):
+            return [4]
 
+    with fluid.dygraph.guard():
+        x = fluid.dygraph.to_variable(np.ones([2, 3, 4], "float32"))
         with pytest.raises(TypeError, match=r"rnn: step 1 asks for a fc parameter of shape"):
             L.rnn(Odd(), x)
-
-
-def test_static_rnn_needs_a_known_time_dimension():
-    with fluid.program_guard(fluid.Program(), fluid.Program()):
-        x = fluid.data("x", [2, None, 4], "float32")
-        with pytest.raises(
-            TypeError, match=r"rnn: the time dimension \(axis 1\) of inputs must be known"
-        ):
-            L.rnn(L.GRUCell(3), x)

@@ -52,6 +52,34 @@ CASES += [
         grad=["InTrue", "InFalse"],
     ),
 ]
+# a mask with one value per sequence selects whole sequences (IfElse over LoD input)
+_SEQ_MASK, _SEQ_X = np.array([[True], [False], [True]]), np.arange(12.0).reshape(6, 2)
+_T_ROWS, _F_ROWS = [0, 1, 3, 4, 5], [2]  # sequences of 2, 1 and 3 rows
+CASES += [
+    OpCase(
+        "split_lod_tensor",
+        {"X": _SEQ_X, "Mask": _SEQ_MASK},
+        ref=lambda X, Mask, **kw: {"OutTrue": X[_T_ROWS], "OutFalse": X[_F_ROWS]},
+        grad=["X"],
+        lod={"x_0": [[2, 1, 3]]},
+        name="sequences",
+    ),
+    OpCase(
+        "merge_lod_tensor",
+        {
+            "X": _SEQ_X,
+            "Mask": _SEQ_MASK,
+            "InTrue": _SEQ_X[_T_ROWS] + 1,
+            "InFalse": -_SEQ_X[_F_ROWS],
+        },
+        ref=lambda X, Mask, InTrue, InFalse, **kw: {
+            "Out": np.concatenate([InTrue[:2], InFalse, InTrue[2:]])
+        },
+        grad=["InTrue", "InFalse"],
+        lod={"x_0": [[2, 1, 3]]},
+        name="sequences",
+    ),
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -408,8 +436,8 @@ def test_while_loop_gradient_and_training():
         def body(i, h):
             return [i + 1, layers.matmul(h, w) * 0.5 + h]
 
-        # (a data variable is stop_gradient: the loop state starts from a copy)
-        _, h = layers.while_loop(lambda i, h: i < three, body, [i, layers.scale(x, 1.0)])
+        # x is a data variable (stop_gradient): the loop still trains loop_w
+        _, h = layers.while_loop(lambda i, h: i < three, body, [i, x])
         loss = layers.reduce_mean(layers.square(h - 1.0))
         fluid.optimizer.SGD(0.1).minimize(loss)
     exe = fluid.Executor(fluid.CPUPlace())

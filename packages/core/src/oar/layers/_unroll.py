@@ -1,7 +1,7 @@
-"""Parameters of an unrolled loop body: created by the first step that builds them, reused
-by the later steps.
+"""Parameters of an unrolled (dygraph) loop body: created by the first step that builds
+them, reused by the later steps.
 
-``rnn`` and ``dynamic_decode`` run the user's step code (cells, ``output_fn``,
+In dygraph, ``rnn`` and ``dynamic_decode`` run the user's step code (cells, ``output_fn``,
 ``embedding_fn``) once per time step. Fluid builds that code once, as a While body, so a
 layer inside it (``lambda x: fc(x, ...)``) owns one set of parameters. ``SharedParameters``
 gives the unrolled loop the same meaning: within a step, the k-th parameter asked for by a

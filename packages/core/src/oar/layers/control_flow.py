@@ -201,10 +201,30 @@ def _pack(structure_like: Any, flat: list) -> Any:
     return build(structure_like)
 
 
+def _differentiable_start(v: Any) -> Any:
+    """A float loop variable that stops gradients (a data variable, a constant) starts from
+    a copy that does not: the loop writes into the copy, so gradients reach what the body
+    computes from parameters (the original keeps its value)."""
+    from oar.layers.tensor import assign
+
+    if (
+        isinstance(v, Variable)
+        and v.stop_gradient
+        and v.type != VarType.LOD_TENSOR_ARRAY
+        and v.dtype in ("float16", "float32", "float64")
+    ):
+        return assign(v)
+    return v
+
+
 def while_loop(
     cond: Callable, body: Callable, loop_vars: Any, is_test: bool = False, name: Any = None
 ) -> Any:
-    """``while cond(*loop_vars): loop_vars = body(*loop_vars)``; returns the final loop_vars."""
+    """``while cond(*loop_vars): loop_vars = body(*loop_vars)``; returns the final loop_vars.
+
+    In static graph the loop writes into the loop variables, except that a float one which
+    stops gradients (a data variable, a constant) is first copied, so that gradients reach the
+    body's parameters; use the returned variables."""
     if not callable(cond) or not callable(body):
         raise ArgumentTypeError(
             "while_loop",
@@ -225,6 +245,7 @@ def while_loop(
 
     pre_cond = cond(*loop_vars)
     check_bool_scalar("while_loop", "the result of cond", pre_cond)
+    loop_vars = _pack(loop_vars, [_differentiable_start(v) for v in _flatten(loop_vars)])
     loop = While(pre_cond, is_test, name)
     flat_vars = _flatten(loop_vars)
     with loop.block():

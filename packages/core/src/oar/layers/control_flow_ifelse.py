@@ -1,5 +1,8 @@
 """``IfElse``: row-wise branches over a bool mask, built as two conditional blocks.
 
+A mask with one value per sequence of a LoD input (rather than one per row) sends whole
+sequences through a branch; the merged output then has the input's LoD, as in Fluid.
+
 ``input(x)`` splits ``x`` by the mask once, in the enclosing block
 (``split_lod_tensor``); each branch is a ``conditional_block`` that runs on its
 rows (possibly none); ``ie()`` merges the branches' outputs back in row order
@@ -22,9 +25,9 @@ __all__ = ["IfElse"]
 
 
 class IfElse:
-    """Row-wise branches: rows of each ``input(x)`` where ``cond`` (bool, one per row) holds go
-    through the true block, the others through the false block; ``ie()`` merges the outputs
-    back in row order.
+    """Row-wise branches: rows of each ``input(x)`` where ``cond`` (bool, one per row, or one
+    per sequence of a LoD input) holds go through the true block, the others through the
+    false block; ``ie()`` merges the outputs back in row (sequence) order.
 
     ``with ie.true_block(): t = ie.input(x); ie.output(f(t))`` and the same for
     ``false_block``. Both branches run (on their rows, possibly none), as in Fluid.

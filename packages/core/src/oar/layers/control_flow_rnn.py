@@ -165,7 +165,10 @@ class StaticRNN:
                     input_dim_idx=ref_batch_dim_idx,
                     output_dim_idx=init_batch_dim_idx,
                 )
-                mem.stop_gradient = True  # a constant start: no gradient flows into batch_ref
+                # a constant start (no gradient flows into batch_ref), carried in a variable
+                # that does take gradients (the steps' parameters need them)
+                mem.stop_gradient = True
+                mem = assign(mem)
         self.memories[mem.name] = None
         return mem
 
@@ -346,10 +349,15 @@ class DynamicRNN:
                         "DynamicRNN", "memory needs init or shape", callsite=user_site()
                     )
                 first = array_read(self.first_array, self._zero())  # step 0's rows
+                if first.lod_level:  # steps of a nested sequence: one row per sequence
+                    from oar.layers.sequence_pool import sequence_first_step
+
+                    first = sequence_first_step(first)
                 mem = fill_constant_batch_size_like(
                     first, [-1] + [int(d) for d in shape], dtype, value
                 )
-                mem.stop_gradient = True
+                mem.stop_gradient = True  # a constant start, carried in a copy (see StaticRNN)
+                mem = assign(mem)
         pre = shrink_memory(mem, self.i, self.table)
         self.memories[mem.name] = None
         self._pre = getattr(self, "_pre", {})

@@ -40,19 +40,29 @@ def max_sequence_len(rank_table: Any) -> Any:
 def lod_tensor_to_array(x: Any, table: Any) -> Any:
     """One batch per time step: the rows of the sequences still running, in rank order."""
     check_variable("lod_tensor_to_array", "x", x)
-    return _one(
+    out = _one(
         "lod_tensor_to_array",
         {"X": [x], "RankTable": [table]},
         x.dtype,
         type=VarType.LOD_TENSOR_ARRAY,
         shape=[-1] + list(x.shape[1:]),
     )
+    # the steps of a nested sequence are sequences: the levels below the table's
+    out.lod_level = max(int(x.lod_level or 0) - _level_of(table) - 1, 0)
+    return out
+
+
+def _level_of(table: Any) -> int:
+    for op in table.block.ops:
+        if table.name in op.output_arg_names and op.type == "lod_rank_table":
+            return int(op.attrs.get("level", 0))
+    return 0
 
 
 def array_to_lod_tensor(x: Any, table: Any) -> Any:
     """The inverse of :func:`lod_tensor_to_array`: a LoD tensor in the original order."""
     out = _one("array_to_lod_tensor", {"X": [x], "RankTable": [table]}, x.dtype)
-    out.lod_level = max(out.lod_level, 1)
+    out.lod_level = max(out.lod_level, int(getattr(x, "lod_level", 0) or 0) + 1, 1)
     return out
 
 

@@ -1,8 +1,8 @@
 """Fluid 1.8's cell API: ``RNNCell`` (base), ``GRUCell``, ``LSTMCell`` and ``rnn``.
 
-The same Python code runs in dygraph and static graph: ``rnn`` loops over the time steps
-(static graph: unrolled into the program, so the time dimension must be known when it is
-built). States may be nested (lists, tuples, namedtuples); with ``sequence_length`` a
+In dygraph ``rnn`` is a Python loop over the time steps; in static graph it is a ``While``
+loop whose body (the cell's layers, built once) runs once per step, so the time dimension
+may be unknown until run time. States may be nested (lists, tuples, namedtuples); with ``sequence_length`` a
 sequence's states stop changing after its last step (its outputs past the end are computed
 but not meaningful, as in Fluid).
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from oar.errors import ArgumentTypeError
+from oar.framework.mode import current_builder
+from oar.layers._loop import StepLoop, step_count
 from oar.layers._nest import flatten, map_structure
 from oar.layers._rnn_impl import GRUUnit, LSTMUnit
 from oar.layers._unroll import SharedParameters
@@ -153,11 +155,13 @@ def _unstack_time(x: Any, axis: int) -> list:
     steps = int(x.shape[axis])
     if steps < 0:
         raise ArgumentTypeError(
-            "rnn",
-            f"the time dimension (axis {axis}) of inputs must be known when the program is "
-            f"built (oar unrolls the loop in static graph), given shape {list(x.shape)}",
+            "rnn", f"the time dimension (axis {axis}) of inputs is unknown: {list(x.shape)}"
         )
     return _L().unstack(x, axis=axis, num=steps)
+
+
+def _swap_batch_time(x: Any) -> Any:
+    return _L().transpose(x, [1, 0] + list(range(2, len(x.shape))))
 
 
 def rnn(
@@ -174,11 +178,69 @@ def rnn(
     ``(outputs, final_states)``, outputs stacked along time in the same layout."""
     if not callable(cell):
         raise ArgumentTypeError("rnn", f"cell must be an RNNCell (callable), given {cell!r}")
-    L = _L()
     if initial_states is None:
         initial_states = cell.get_initial_states(
             batch_ref=inputs, batch_dim_idx=1 if time_major else 0
         )
+    if current_builder().eager:
+        return _rnn_eager(
+            cell, inputs, initial_states, sequence_length, time_major, is_reverse, **kwargs
+        )
+    return _rnn_static(
+        cell, inputs, initial_states, sequence_length, time_major, is_reverse, **kwargs
+    )
+
+
+def _rnn_static(
+    cell: Any,
+    inputs: Any,
+    initial_states: Any,
+    sequence_length: Any,
+    time_major: bool,
+    is_reverse: bool,
+    **kwargs: Any,
+) -> tuple:
+    """A While loop over the time steps; the cell's layers are built once (its body)."""
+    L = _L()
+    seqs = inputs if time_major else map_structure(_swap_batch_time, inputs)
+    steps = step_count(flatten(seqs)[0])
+    mask = None
+    n = int(flatten(seqs)[0].shape[0])
+    if sequence_length is not None:
+        dtype = flatten(initial_states)[0].dtype
+        mask = L.sequence_mask(sequence_length, maxlen=n if n >= 0 else steps, dtype=dtype)
+        mask = L.transpose(mask, [1, 0])
+    if is_reverse:
+        seqs = map_structure(lambda x: L.reverse(x, axis=[0]), seqs)
+        mask = None if mask is None else L.reverse(mask, axis=[0])
+    loop = StepLoop()
+    states = loop.carry(initial_states)
+    with loop.body(L.less_than(loop.i, steps), lambda i: L.less_than(i, steps)):
+        out, new_states = cell(map_structure(loop.row, seqs), states, **kwargs)
+        if mask is not None:
+            m = loop.row(mask)
+            new_states = map_structure(lambda n, o: _masked(n, o, m), new_states, states)
+        arrays = loop.collect(out)
+        loop.update(states, new_states)
+    outputs = loop.stacked(arrays, n)
+    if is_reverse:
+        outputs = map_structure(lambda x: L.reverse(x, axis=[0]), outputs)
+    if not time_major:
+        outputs = map_structure(_swap_batch_time, outputs)
+    return outputs, states
+
+
+def _rnn_eager(
+    cell: Any,
+    inputs: Any,
+    initial_states: Any,
+    sequence_length: Any,
+    time_major: bool,
+    is_reverse: bool,
+    **kwargs: Any,
+) -> tuple:
+    """Dygraph: a Python loop over the time steps."""
+    L = _L()
     time_axis = 0 if time_major else 1
     per_leaf = [_unstack_time(x, time_axis) for x in flatten(inputs)]
     n_steps = len(per_leaf[0])

@@ -2,11 +2,11 @@
 ``dynamic_decode``.
 
 ``dynamic_decode`` runs ``decoder.step`` until every batch entry is finished or
-``max_step_num`` + 1 steps have run. In dygraph it is a Python loop that stops as soon as
-all entries are finished; in static graph the steps are unrolled into the program: it runs
-``max_step_num`` + 1 steps (or as many as the decoder's helper has inputs for), and entries
-that finish early are padded as Fluid pads them (``end_token`` with unchanged scores for
-beam search, held states with ``impute_finished``).
+``max_step_num`` + 1 steps have run. In dygraph it is a Python loop; in static graph a
+``While`` loop whose body (the decoder's step, built once) runs until the same condition
+fails, so the number of steps depends on the data. Entries that finish before the others
+are padded as Fluid pads them (``end_token`` with unchanged scores for beam search, held
+states with ``impute_finished``). The ``time`` a step receives is an int64 [1] tensor.
 """
 
 from __future__ import annotations
@@ -18,32 +18,17 @@ import numpy as np
 
 from oar.errors import ArgumentTypeError
 from oar.framework.mode import current_builder
+from oar.layers._loop import StepLoop
 from oar.layers._nest import flatten, map_structure
 from oar.layers._unroll import SharedParameters
 
 __all__ = ["Decoder", "BeamSearchDecoder", "dynamic_decode"]
-
-_STEP: dict = {}  # id(time tensor) -> the Python step it stands for (set by dynamic_decode)
 
 
 def _L():
     from oar import fluid
 
     return fluid.layers
-
-
-def step_of(time: Any) -> int:
-    """The Python int of a decoding step tensor (made by dynamic_decode, or eager)."""
-    if isinstance(time, (int, np.integer)):
-        return int(time)
-    if id(time) in _STEP:
-        return _STEP[id(time)]
-    if current_builder().eager:
-        return int(np.asarray(time.numpy()).reshape(-1)[0])
-    raise ArgumentTypeError(
-        "dynamic_decode",
-        "the decoding step must come from dynamic_decode (or be a Python int) in static graph",
-    )
 
 
 class Decoder:
@@ -207,19 +192,6 @@ def _hold(old: Any, new: Any, finished: Any) -> Any:
     return L.cast(out, dtype) if str(dtype).endswith("bool") else out
 
 
-def _static_steps(decoder: Any, max_step_num: Any) -> int:
-    if max_step_num is not None:
-        return int(max_step_num) + 1
-    bound = getattr(getattr(decoder, "helper", None), "max_steps", None)
-    if bound is not None:
-        return bound
-    raise ArgumentTypeError(
-        "dynamic_decode",
-        "in static graph oar unrolls the decoding loop, so max_step_num must be "
-        "given (or the decoder's helper must know its number of steps, as TrainingHelper does)",
-    )
-
-
 def dynamic_decode(
     decoder: Any,
     inits: Any = None,
@@ -236,32 +208,69 @@ def dynamic_decode(
     ``output_time_major``."""
     if not isinstance(decoder, Decoder):
         raise ArgumentTypeError("dynamic_decode", f"decoder must be a Decoder, given {decoder!r}")
+    run = _decode_eager if current_builder().eager else _decode_static
+    final, states, lengths = run(decoder, inits, max_step_num, impute_finished, **kwargs)
+    try:
+        final, states = decoder.finalize(final, states, lengths)
+    except NotImplementedError:
+        pass
+    if not output_time_major:
+        final = map_structure(
+            lambda x: _L().transpose(x, [1, 0] + list(range(2, len(x.shape)))), final
+        )
+    return (final, states, lengths) if return_length else (final, states)
+
+
+def _decode_static(decoder: Any, inits: Any, max_step_num: Any, impute: bool, **kwargs: Any):
+    """A While loop: runs while some entry is unfinished (and at most max_step_num + 1
+    steps), so the number of steps depends on the data; step outputs go to tensor arrays."""
     L = _L()
-    eager = current_builder().eager
-    limit = (
-        None
-        if eager and max_step_num is None
-        else (int(max_step_num) + 1 if eager else _static_steps(decoder, max_step_num))
-    )
+    inputs0, states0, finished0 = decoder.initialize(inits)
+    loop = StepLoop()
+    inputs, states, finished = loop.carry((inputs0, states0, finished0))
+    lengths = loop.carry(L.cast(L.zeros_like(L.cast(finished0, "int64")), "int64"))
+    limit = None if max_step_num is None else L.fill_constant([1], "int64", int(max_step_num))
+
+    def going(i: Any) -> Any:
+        more = L.logical_not(L.reduce_all(finished))
+        return more if limit is None else L.logical_and(more, L.less_equal(i, limit))
+
+    with loop.body(going(loop.i), going):
+        outputs, next_states, next_inputs, next_finished = decoder.step(
+            loop.i, inputs, states, **kwargs
+        )
+        if not decoder.tracks_own_finished:
+            next_finished = L.logical_or(next_finished, finished)
+            next_lengths = L.elementwise_add(lengths, L.cast(L.logical_not(finished), "int64"))
+            if impute:
+                next_states = map_structure(lambda o, n: _hold(o, n, finished), states, next_states)
+        else:
+            next_lengths = getattr(next_states, "lengths", lengths)
+        arrays = loop.collect(outputs)
+        loop.update((inputs, states, finished, lengths),
+                    (next_inputs, next_states, next_finished, next_lengths))  # fmt: skip
+    return loop.stacked(arrays), states, lengths
+
+
+def _decode_eager(decoder: Any, inits: Any, max_step_num: Any, impute: bool, **kwargs: Any):
+    """Dygraph: a Python loop that stops as soon as every entry is finished."""
+    L = _L()
+    limit = None if max_step_num is None else int(max_step_num) + 1
     shared = SharedParameters("dynamic_decode")
     inputs, states, finished = decoder.initialize(inits)
     lengths = L.cast(L.zeros_like(L.cast(finished, "int64")), "int64")
     step_outputs: list = []
     t = 0
-    while (limit is None or t < limit) and not (eager and bool(np.all(finished.numpy()))):
+    while (limit is None or t < limit) and not bool(np.all(finished.numpy())):
         time = L.fill_constant([1], "int64", t)
-        _STEP[id(time)] = t
-        try:
-            with shared.step(t):
-                outputs, next_states, next_inputs, next_finished = decoder.step(
-                    time, inputs, states, **kwargs
-                )
-        finally:
-            _STEP.pop(id(time), None)
+        with shared.step(t):
+            outputs, next_states, next_inputs, next_finished = decoder.step(
+                time, inputs, states, **kwargs
+            )
         if not decoder.tracks_own_finished:
             next_finished = L.logical_or(next_finished, finished)
             lengths = L.elementwise_add(lengths, L.cast(L.logical_not(finished), "int64"))
-            if impute_finished:
+            if impute:
                 done = finished
                 next_states = map_structure(
                     lambda o, n, d=done: _hold(o, n, d), states, next_states
@@ -274,12 +283,4 @@ def dynamic_decode(
     if not step_outputs:
         raise ArgumentTypeError("dynamic_decode", "every entry was finished before the first step")
     final = map_structure(lambda *xs: L.stack(list(xs), axis=0), *step_outputs)
-    try:
-        final, states = decoder.finalize(final, states, lengths)
-    except NotImplementedError:
-        pass
-    if not output_time_major:
-        final = map_structure(
-            lambda x: L.transpose(x, [1, 0] + list(range(2, len(x.shape)))), final
-        )
-    return (final, states, lengths) if return_length else (final, states)
+    return final, states, lengths

@@ -8,8 +8,8 @@ from collections import namedtuple
 from typing import Any
 
 from oar.errors import ArgumentTypeError
-from oar.layers._nest import flatten
-from oar.layers.rnn_decode import Decoder, step_of
+from oar.layers._nest import map_structure
+from oar.layers.rnn_decode import Decoder
 
 __all__ = [
     "DecodeHelper",
@@ -47,39 +47,42 @@ class TrainingHelper(DecodeHelper):
     ``sequence_length`` is reached. Samples are the argmax of the outputs."""
 
     def __init__(self, inputs: Any, sequence_length: Any, time_major: bool = False) -> None:
-        L = _L()
         self.inputs, self.sequence_length, self.time_major = inputs, sequence_length, time_major
-        axis = 0 if time_major else 1
-        leaves = flatten(inputs)
-        steps = int(leaves[0].shape[axis])
-        if steps < 0:
+        # time-major, with one zero step past the end (the inputs after the last step are
+        # never used, but the last step reads them)
+        self._padded = map_structure(self._pad, inputs)
+
+    def _pad(self, x: Any) -> Any:
+        L = _L()
+        if len(x.shape or ()) < 2:
             raise ArgumentTypeError(
                 "TrainingHelper",
-                f"the time dimension of inputs must be known, given shape {list(leaves[0].shape)}",
+                f"inputs must be [batch, time, ...] (or [time, batch, ...]), given "
+                f"{getattr(x, 'name', x)} of shape {list(x.shape or ())}",
             )
-        self.max_steps = steps
-        per_leaf = [L.unstack(x, axis=axis, num=steps) for x in leaves]
-        # one zero step past the end: the inputs after the last step are never used
-        self._steps = [[p[t] for p in per_leaf] for t in range(steps)]
-        self._steps.append([L.zeros_like(p[-1]) for p in per_leaf])
+        if not self.time_major:
+            x = L.transpose(x, [1, 0] + list(range(2, len(x.shape))))
+        end = L.zeros_like(L.slice(x, axes=[0], starts=[0], ends=[1]))
+        return L.concat([x, end], axis=0)
 
-    def _at(self, t: int) -> Any:
-        from oar.layers._nest import pack_sequence_as
-
-        return pack_sequence_as(self.inputs, self._steps[min(t, self.max_steps)])
+    def _at(self, t: Any) -> Any:
+        L = _L()
+        return map_structure(lambda x: L.squeeze(L.gather(x, t), [0]), self._padded)
 
     def initialize(self) -> tuple:
         L = _L()
-        zero = L.fill_constant([1], self.sequence_length.dtype, 0)
-        return self._at(0), L.equal(self.sequence_length, zero)
+        zero = L.fill_constant([1], "int64", 0)
+        first = self._at(zero)
+        return first, L.equal(self.sequence_length, L.cast(zero, self.sequence_length.dtype))
 
     def sample(self, time: Any, outputs: Any, states: Any) -> Any:
         return _L().argmax(outputs, axis=-1)
 
     def next_inputs(self, time: Any, outputs: Any, states: Any, sample_ids: Any) -> tuple:
         L = _L()
-        nxt = step_of(time) + 1
-        bound = L.fill_constant([1], self.sequence_length.dtype, nxt)
+        nxt = L.increment(L.cast(time, "int64"), value=1.0, in_place=False)
+        nxt.stop_gradient = True
+        bound = L.cast(nxt, self.sequence_length.dtype)
         finished = L.less_equal(self.sequence_length, bound)
         return finished, self._at(nxt), states
 

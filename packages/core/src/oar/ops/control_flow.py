@@ -34,12 +34,13 @@ def _cond_grad(ctx):
 def _infer_split(ins, attrs):
     x = ins["X"]
     shape = [-1] + list(x.shape[1:])
-    return {"OutTrue": meta(shape, x.dtype), "OutFalse": meta(shape, x.dtype)}
+    lod = x.lod_level  # a mask per sequence splits whole sequences
+    return {"OutTrue": meta(shape, x.dtype, lod), "OutFalse": meta(shape, x.dtype, lod)}
 
 
 def _infer_merge(ins, attrs):
     t = ins["InTrue"]
-    return {"Out": meta([-1] + list(t.shape[1:]), t.dtype)}
+    return {"Out": meta([-1] + list(t.shape[1:]), t.dtype, t.lod_level)}
 
 
 def _split_grad(ctx):
@@ -59,11 +60,12 @@ def _split_grad(ctx):
 
 
 def _merge_grad(ctx):
+    # a split of Out@GRAD, with X (the merge's LoD source) telling whole sequences apart
     return [
         GradOpDesc(
-            "split_lod_tensor",
-            {"X": ctx.output_grad("Out"), "Mask": ctx.input("Mask")},
-            {"OutTrue": ctx.input_grad("InTrue"), "OutFalse": ctx.input_grad("InFalse")},
+            "merge_lod_tensor_grad",
+            {"X": ctx.input("X"), "Mask": ctx.input("Mask"), "Out@GRAD": ctx.output_grad("Out")},
+            {"InTrue@GRAD": ctx.input_grad("InTrue"), "InFalse@GRAD": ctx.input_grad("InFalse")},
             {"level": ctx.attrs.get("level", 0)},
         )
     ]
@@ -90,6 +92,15 @@ def register_ifelse(registry) -> None:
             infer_shape=_infer_merge,
             grad=_merge_grad,
             kernel_dtype="InTrue",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "merge_lod_tensor_grad",
+            ["X", "Mask", "Out@GRAD"],
+            ["InTrue@GRAD", "InFalse@GRAD"],
+            {"level": Attr(int, 0)},
+            kernel_dtype="Out@GRAD",
         )
     )
 

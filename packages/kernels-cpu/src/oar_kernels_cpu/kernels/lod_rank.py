@@ -14,43 +14,79 @@ class RankTable:
     """Sequences of a LoD level sorted by length, longest first (ties keep their order).
 
     ``items``: ``[(sequence index, length), ...]``; ``offsets``: the level's offsets;
-    ``rows[t]``: the rows of time step ``t`` for the sequences still running, in rank order.
+    ``sub``: the LoD levels below it (empty for the last level); ``units[t]``: the items
+    (indices at the table's level) of time step ``t`` for the sequences still running, in
+    rank order; ``rows[t]``: their rows; ``lods[t]``: that step's LoD (the sub-levels of its
+    items: a 2-level input gives 1-level steps), None without. Without sub-levels items are
+    rows.
     """
 
-    __slots__ = ("items", "offsets", "rows")
+    __slots__ = ("items", "offsets", "sub", "units", "rows", "lods")
 
-    def __init__(self, offsets: list) -> None:
+    def __init__(self, offsets: list, sub: list | tuple = ()) -> None:
         lengths = [b - a for a, b in zip(offsets, offsets[1:])]
         self.offsets = list(offsets)
+        self.sub = [list(level) for level in sub]
         self.items = sorted(enumerate(lengths), key=lambda kv: -kv[1])
         longest = self.items[0][1] if self.items else 0
-        self.rows = [
-            np.asarray([offsets[i] + t for i, n in self.items if n > t], dtype=np.int64)
-            for t in range(longest)
-        ]
+        self.units, self.rows, self.lods = [], [], []
+        for t in range(longest):
+            units = [offsets[i] + t for i, n in self.items if n > t]
+            rows, lod = _unit_rows(units, self.sub)
+            self.units.append(np.asarray(units, dtype=np.int64))
+            self.rows.append(rows)
+            self.lods.append(lod or None)
 
     def active(self, t: int) -> int:
-        return len(self.rows[t]) if t < len(self.rows) else 0
+        return len(self.units[t]) if t < len(self.units) else 0
+
+    def per_unit(self, n_rows: int) -> bool:
+        """Whether a tensor of ``n_rows`` rows has one row per item (a step output computed
+        per sequence of a nested input) rather than the items' rows."""
+        return bool(self.sub) and n_rows == self.offsets[-1]
+
+    @property
+    def lod(self) -> list:
+        """The LoD of the whole tensor, from the table's level down."""
+        return [list(self.offsets)] + [list(level) for level in self.sub]
 
     def __repr__(self) -> str:
         return f"RankTable({self.items})"
+
+
+def _unit_rows(units: list, sub: list) -> tuple:
+    """The rows of ``units`` (indices at the table's level) and the LoD of those rows."""
+    ranges = [(u, u + 1) for u in units]
+    lod = []
+    for level in sub:
+        offs = [0]
+        for a, b in ranges:
+            for j in range(a, b):
+                offs.append(offs[-1] + level[j + 1] - level[j])
+        lod.append(offs)
+        ranges = [(level[a], level[b]) for a, b in ranges]
+    if not sub:
+        return np.asarray(units, dtype=np.int64), lod
+    parts = [np.arange(a, b, dtype=np.int64) for a, b in ranges]
+    return (np.concatenate(parts) if parts else np.zeros(0, np.int64)), lod
 
 
 def _plain(v):
     return v._array if isinstance(v, LoDTensor) else v
 
 
-def _offsets(x, level: int, op: str) -> list:
+def _levels(x, level: int, op: str) -> list:
     if not isinstance(x, LoDTensor) or not x._lod:
         raise ValueError(f"{op}: X must be a LoDTensor with LoD (a sequence input)")
     if level >= len(x._lod):
         raise ValueError(f"{op}: level {level} is past X's {len(x._lod)} LoD levels")
-    return x._lod[level]
+    return x._lod[level:]
 
 
 @kernel("lod_rank_table", lod=True, generic=False)
 def lod_rank_table(inputs, attrs):
-    return {"Out": RankTable(_offsets(inputs["X"], attrs["level"], "lod_rank_table"))}
+    levels = _levels(inputs["X"], attrs["level"], "lod_rank_table")
+    return {"Out": RankTable(levels[0], levels[1:])}
 
 
 @kernel("max_sequence_len", generic=False)
@@ -61,7 +97,27 @@ def max_sequence_len(inputs, attrs):
 @kernel("lod_tensor_to_array", lod=True, generic=False)
 def lod_tensor_to_array(inputs, attrs):
     x, table = _plain(inputs["X"]), inputs["RankTable"]
-    return {"Out": [x[rows] for rows in table.rows]}
+    if table.per_unit(x.shape[0]):
+        return {"Out": [x[units] for units in table.units]}
+    return {
+        "Out": [
+            x[rows] if lod is None else LoDTensor(x[rows], lod)
+            for rows, lod in zip(table.rows, table.lods)
+        ]
+    }
+
+
+def _whole_rows(items: list, table: RankTable) -> bool:
+    """Whether the items hold their sequences' rows (items with LoD, or as many rows), rather
+    than one row per sequence of a nested input (the output then has the table's level only)."""
+    if not table.sub:
+        return True
+    t, item = next((t, v) for t, v in enumerate(items) if v is not None)
+    if isinstance(item, LoDTensor):
+        return True
+    return t < len(table.rows) and _plain(item).shape[0] == len(table.rows[t]) != len(
+        table.units[t]
+    )
 
 
 @kernel("array_to_lod_tensor", lod=True, generic=False)
@@ -70,11 +126,14 @@ def array_to_lod_tensor(inputs, attrs):
     first = next((_plain(v) for v in items if v is not None), None)
     if first is None:
         raise ValueError("array_to_lod_tensor: the array holds no tensor")
-    out = np.zeros((table.offsets[-1],) + first.shape[1:], dtype=first.dtype)
-    for t, rows in enumerate(table.rows):
+    whole = _whole_rows(items, table)
+    n_rows = table.sub[-1][-1] if whole and table.sub else table.offsets[-1]
+    out = np.zeros((n_rows,) + first.shape[1:], dtype=first.dtype)
+    at = table.rows if whole else table.units
+    for t, rows in enumerate(at):
         if t < len(items) and items[t] is not None:
             out[rows] = _plain(items[t])
-    return {"Out": LoDTensor(out, [list(table.offsets)])}
+    return {"Out": LoDTensor(out, table.lod if whole else [list(table.offsets)])}
 
 
 @kernel("shrink_rnn_memory", generic=False)
