@@ -320,6 +320,7 @@ class Plan:
         """The error with its op's creation site, unless it already names a site (fields)."""
         if step is not None and not _is_eof(exc) and exc.callsite is None:
             exc.with_context(callsite=step.op.callsite, created=True)
+            _name_input(exc, step.op)
         return exc
 
     def _fetch(self, env, lods, scope, return_numpy) -> list:
@@ -397,6 +398,18 @@ class Plan:
             callsite=op.callsite,
             created=True,
         )
+
+
+def _name_input(exc: OarError, op: Any) -> None:
+    """A kernel's error about "input X" names the variable fed to slot X as well."""
+    if exc.variable is not None or not exc.args or not isinstance(exc.args[0], str):
+        return
+    msg = exc.args[0]
+    for slot, names in op.inputs.items():
+        if len(names) == 1 and f"input {slot} " in msg:
+            exc.variable = names[0]
+            exc.args = (msg.replace(f"input {slot} ", f"input {slot} ('{names[0]}') ", 1),)
+            return
 
 
 def _fetch_array(value: list, return_numpy: bool) -> list:
