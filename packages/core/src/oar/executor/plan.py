@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,6 +29,7 @@ from oar.executor.stepgen import (
     MIN_DONATED_BYTES,
     GenStep,
     StepFailed,
+    make_loop_fn,
     make_run_fns,
     make_step_fn,
     shape_stand_in,
@@ -146,6 +148,11 @@ class Plan:
         self.has_lod_ops = any(s.call.takes_lod for s in self.steps)
         # runs without LoD go through generated straight-line code (see stepgen)
         self.run_fns = make_run_fns([_gen_step(s, block) for s in self.steps])
+
+    def loop_fn(self, cond: str) -> Callable:
+        """This (sub-block) plan as the body of one generated While loop on ``cond``
+        (``stepgen.make_loop_fn``)."""
+        return make_loop_fn([_gen_step(s, self.block) for s in self.steps], cond)
 
     def program_readers(self, name: str) -> list:
         """The ops of any block of the program that read ``name``."""
