@@ -93,3 +93,16 @@ def test_loop_gradients_run_on_another_device():
         want = _static_rnn(from_shape=False)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_a_memory_initialised_inside_the_step_block_is_a_clear_error():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [4, 2, 3], "float32")
+        rnn = layers.StaticRNN()
+        with pytest.raises(ValueError) as info:
+            with rnn.step():
+                rnn.step_input(x)
+                rnn.memory(init=layers.fill_constant([2, 3], "float32", 0.0))
+    msg = str(info.value)
+    assert "StaticRNN" in msg and "before the step block" in msg and "fill_constant" in msg
+    assert "test_control_flow_loops.py" in msg
