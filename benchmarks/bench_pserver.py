@@ -10,7 +10,7 @@
    pserver (the 2/1 ratio).
 
 Not in tests (timings); ratios are measured in one run. The distributed embedding
-benchmark waits for distributed lookup tables (see docs/dist.md).
+table (rows/s pulled and pushed) is ``bench_pserver_table.py``.
 """
 
 from __future__ import annotations

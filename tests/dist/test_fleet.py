@@ -60,7 +60,9 @@ def test_role_makers_read_the_launch_variables(monkeypatch):
     monkeypatch.setenv("PADDLE_TRAINERS_NUM", "3")
     with pytest.raises(ValueError, match="PADDLE_TRAINERS_NUM=3 but PADDLE_TRAINER_ENDPOINTS"):
         Collective().init(role_maker.PaddleCloudRoleMaker(is_collective=True))
-    with pytest.raises(NotImplementedError, match="parameter-server job.*distribute_transpiler.fleet"):
+    with pytest.raises(
+        NotImplementedError, match="parameter-server job.*distribute_transpiler.fleet"
+    ):
         Collective().init(role_maker.PaddleCloudRoleMaker())
 
 

@@ -24,7 +24,14 @@ def fleet_job(out: Path, trainers: int, **extra) -> Job:
     common = dict(PADDLE_PSERVERS_IP_PORT_LIST=",".join(servers), PADDLE_TRAINERS_NUM=trainers)
     job = Job(out)
     for i, ep in enumerate(servers):
-        env = base_env(out, TRAINING_ROLE="PSERVER", POD_IP="127.0.0.1", PADDLE_PORT=ep.split(":")[1], **common, **extra)
+        env = base_env(
+            out,
+            TRAINING_ROLE="PSERVER",
+            POD_IP="127.0.0.1",
+            PADDLE_PORT=ep.split(":")[1],
+            **common,
+            **extra,
+        )
         job.start(f"pserver{i}", [sys.executable, str(SCRIPT)], env)
     for t in range(trainers):
         env = base_env(out, TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID=t, **common, **extra)

@@ -1,5 +1,7 @@
 """auc (cumulative and sliding window) and mean_iou against Fluid 1.8.5 and hand counts."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from oar import fluid
@@ -98,4 +100,31 @@ def test_mean_iou_layer_and_bad_input():
         with pytest.raises(OarError, match="slide_steps"):
             fluid.layers.auc(x, lab, slide_steps=-1)
         with pytest.raises(OarError, match="curve"):
-            fluid.layers.auc(x, lab, curve="PR")
+            fluid.layers.auc(x, lab, curve="DET")
+    with pytest.raises(OarError, match="curve"):
+        Auc("a", curve="roc")
+
+
+AUC_PR = np.load(Path(__file__).parent / "data" / "fluid18_auc_pr.npz")
+
+
+@pytest.mark.parametrize("curve", ["ROC", "PR"])
+def test_auc_curves_match_fluid18(curve):
+    """Fluid 1.8.5 computes the same area for curve="PR" as for "ROC"; so does oar."""
+    pred, label = AUC_PR["pred"], AUC_PR["label"]
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 2], "float32")
+        lab = fluid.data("l", [None, 1], "int64")
+        a, ba, _ = fluid.layers.auc(x, lab, curve=curve, num_thresholds=15, slide_steps=2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    got = []
+    for i in range(3):
+        feed = {"x": pred[i * 10 : (i + 1) * 10], "l": label[i * 10 : (i + 1) * 10]}
+        got.append([float(v[0]) for v in exe.run(main, feed=feed, fetch_list=[a, ba], scope=scope)])
+    np.testing.assert_allclose(got, AUC_PR[curve + "_auc"], rtol=1e-9)
+    metric = Auc("m", curve=curve, num_thresholds=15)
+    metric.update(pred, label)
+    assert metric.eval() == pytest.approx(float(AUC_PR[curve + "_metric"]), rel=1e-9)

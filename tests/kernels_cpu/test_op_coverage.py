@@ -47,8 +47,9 @@ def _installed_plugins() -> set:
     }
 
 
-# ops whose inputs are sub-blocks or tensor arrays, which an OpCase cannot express: they are
-# checked (forward and numeric gradients) by whole programs in the named test module
+# ops whose inputs are sub-blocks, tensor arrays or SelectedRows, which an OpCase cannot express:
+# they are checked (forward and numeric gradients) by whole programs or kernel calls in the named
+# test module
 PROGRAM_TESTED = {
     "while": "test_control_flow.py",
     "conditional_block": "test_control_flow.py",
@@ -62,7 +63,9 @@ PROGRAM_TESTED = {
     "array_to_lod_tensor": "test_lod_rank.py",
     "shrink_rnn_memory": "test_lod_rank.py",
     "reorder_lod_tensor_by_rank": "test_lod_rank.py",
+    "split_selected_rows": "test_pserver_tables.py",
 }
+OPTIONAL = {"split_selected_rows"}  # oar-dist's: absent without that plugin
 
 
 def _forward_ops() -> dict:
@@ -77,7 +80,7 @@ def _forward_ops() -> dict:
 
 def test_program_tested_ops_have_their_tests():
     for op_type, module in PROGRAM_TESTED.items():
-        assert op_type in registries().ops, op_type
+        assert op_type in registries().ops or op_type in OPTIONAL, op_type
         assert (HERE / module).exists(), module
 
 

@@ -49,7 +49,60 @@ def _case(step, begin, name):
     return OpCase("dgc_momentum", ins, _attrs(begin), ref=_ref, name=name)
 
 
-CASES = [_case(0.0, 5.0, "momentum_phase"), _case(6.0, 5.0, "compressed")]
+def _ref_encode(Grad, U, V, CurrentStep, mu, sparsity, rampup_begin_step, **_):
+    if CurrentStep[0] < rampup_begin_step:
+        return {
+            "UOut": U,
+            "VOut": V,
+            "EncodeIndex": np.arange(Grad.size),
+            "EncodeValue": Grad.ravel(),
+        }
+    u = mu * U + Grad
+    v = V + u
+    k = max(1, math.ceil(v.size * (1 - sparsity[-1])))
+    top = np.sort(np.argsort(-np.abs(v).ravel())[:k])
+    value = v.ravel()[top].copy()
+    v.ravel()[top] = 0
+    u.ravel()[top] = 0
+    return {"UOut": u, "VOut": v, "EncodeIndex": top, "EncodeValue": value}
+
+
+def _ref_apply(Param, U, Index, Value, LearningRate, CurrentStep, mu, rampup_begin_step, **_):
+    dense = np.zeros(Param.size)
+    np.add.at(dense, Index, Value)
+    dense = dense.reshape(Param.shape)
+    if CurrentStep[0] >= rampup_begin_step:
+        return {"ParamOut": Param - LearningRate[0] * dense, "UOut": U}
+    u = mu * U + dense
+    return {"ParamOut": Param - LearningRate[0] * u, "UOut": u}
+
+
+def _encode_case(step, name):
+    ins = {"Grad": G, "U": U, "V": V, "CurrentStep": np.array([step])}
+    return OpCase("dgc", ins, _attrs(5.0), ref=_ref_encode, name=name)
+
+
+def _apply_case(step, name):
+    ins = {
+        "Param": P,
+        "U": U,
+        "Index": np.array([0, 7, 3, 7, 19]),  # two ranks sent index 7
+        "Value": rng.uniform(-1, 1, 5),
+        "LearningRate": np.array([0.1]),
+        "CurrentStep": np.array([step]),
+    }
+    attrs = {"mu": 0.9, "use_nesterov": False, "rampup_begin_step": 5.0}
+    return OpCase("dgc_apply", ins, attrs, ref=_ref_apply, name=name)
+
+
+CASES = [
+    _case(0.0, 5.0, "momentum_phase"),
+    _case(6.0, 5.0, "compressed"),
+    _encode_case(0.0, "dense_phase"),
+    _encode_case(6.0, "top_k"),
+    _apply_case(0.0, "momentum_phase"),
+    _apply_case(6.0, "sparse_sum"),
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)

@@ -2,7 +2,8 @@
 
 The pserver (async mode, one trainer, an SGD update with learning rate 0, so
 the parameter keeps its value) serves ``w``; ``send`` posts a gradient,
-``recv`` reads ``w`` back, the barriers are acknowledged; ``listen_and_serv``
+``recv`` reads ``w`` back, ``distributed_lookup_table`` prefetches rows of it, the barriers
+are acknowledged; ``listen_and_serv``
 runs a whole (empty) job: a helper thread plays a trainer that connects and
 closes at once. Multi-process jobs are tested in ``tests/dist/test_pserver*``.
 """
@@ -66,6 +67,15 @@ def _serve_attrs(ep: str) -> dict:
     }
 
 
+IDS = np.array([[1], [0], [1], [1]], dtype="int64")
+
+
+def _table_attrs(**kw) -> dict:
+    """``w`` as a distributed table of one row block on the pserver at EP."""
+    attrs = {"table_names": ["w"], "endpoints": [EP], "height_sections": [2], "emb_dim": 3}
+    return dict(attrs, **kw)
+
+
 CASES = (
     [
         OpCase(
@@ -89,6 +99,19 @@ CASES = (
             {"sections": [1, 2]},
             lambda X, **a: {"Out": [X[:1], X[1:]]},
             outputs={"Out": 2},
+        ),
+        OpCase(
+            "distributed_lookup_table",
+            {"Ids": IDS},
+            _table_attrs(padding_idx=-1),
+            lambda Ids, **a: {"Out": W[Ids.reshape(-1)]},
+        ),
+        OpCase(
+            "distributed_lookup_table",
+            {"Ids": IDS},
+            _table_attrs(padding_idx=0),
+            lambda Ids, **a: {"Out": W[Ids.reshape(-1)] * (Ids != 0)},
+            name="padding",
         ),
         OpCase(
             "listen_and_serv",
@@ -115,7 +138,7 @@ def _start_servers() -> None:
     from oar_dist.pserver.server import PserverLoop
     from oar_dist.pserver.transport import ZmqClient
 
-    attrs = dict(_serve_attrs(EP), tables=[], lr_program="", transport="zmq")
+    attrs = dict(_serve_attrs(EP), tables=["w"], lr_program="", transport="zmq")
     loop = PserverLoop([W.copy(), np.zeros(1, "float32")], attrs)
 
     def serve():

@@ -144,8 +144,8 @@ def test_non_contiguous_input_goes_to_the_numpy_kernel():
     _same(mine({"X": x}, {}), numpy_k({"X": x}, {}))
 
 
-def test_serial_loops_off_the_main_thread():
-    """Place threads of the data-parallel executor run the serial loops: same numbers."""
+def test_loops_off_the_main_thread():
+    """Another Python thread (a data-parallel place) gets the same numbers."""
     mine, _ = _pair("relu")
     x = rng.standard_normal(BIG).astype("float32")
     main = mine({"X": x}, {})["Out"]

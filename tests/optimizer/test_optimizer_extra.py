@@ -113,7 +113,7 @@ def test_recompute_gives_the_wrapped_optimizers_numbers():
     np.testing.assert_allclose(pg["w1"], pw["w1"], rtol=1e-6)
 
 
-def test_pipeline_runs_as_one_stage_with_the_wrapped_numbers():
+def test_pipeline_without_cuts_runs_one_stage_with_the_wrapped_numbers():
     _, want, _ = run(lambda: fluid.optimizer.Adam(0.05))
     _, got, _ = run(
         lambda: fluid.optimizer.PipelineOptimizer(fluid.optimizer.Adam(0.05), queue_size=4)
@@ -137,7 +137,7 @@ def test_pipeline_runs_as_one_stage_with_the_wrapped_numbers():
         (lambda: fluid.optimizer.DpsgdOptimizer(clip=0), "clip"),
         (lambda: fluid.optimizer.RecomputeOptimizer("adam"), "optimizer"),
         (
-            lambda: fluid.optimizer.PipelineOptimizer(fluid.optimizer.SGD(0.1), [[]], [0]),
+            lambda: fluid.optimizer.PipelineOptimizer(fluid.optimizer.SGD(0.1), [[], []], [0]),
             "one entry per section",
         ),
         (

@@ -16,20 +16,12 @@ this module (``python tools/public_names_report.py --write-docs``).
 from __future__ import annotations
 
 PENDING: dict[str, list[str]] = {
-    "issue 12 (control flow over sub-blocks, in progress)": [
-        "dygraph.ProgramTranslator",
-        "dygraph.declarative",
-        "dygraph.dygraph_to_static_func",
-    ],
     "issue 13 (parameter-server training, in progress)": [
         "transpiler.memory_optimize",
         "transpiler.release_memory",
         "incubate.fleet.parameter_server",
         "incubate.fleet.base.role_maker.GeneralRoleMaker",
         "incubate.fleet.base.role_maker.MPISymetricRoleMaker",
-    ],
-    "issue 14 (vision and nn ops, dygraph layers, metrics, optimizers, in progress)": [
-        "evaluator",
     ],
     "issue 15 (platform breadth: data API, datasets, profiler, industrial path, contrib helpers)": [
         "contrib.load_persistables_for_increment",
@@ -47,18 +39,9 @@ NOT_PROVIDED: dict[str, str] = {
     "oar's CPU plugin does not have",
     "contrib.convert_dist_to_sparse_program": "rewrites pslib (Baidu-internal parameter server) "
     "lookup tables; oar's parameter server is the transpiler's",
-    "contrib.BeamSearchDecoder": "contrib.decoder is the pre-1.6 decoder API, superseded by "
-    "fluid.layers.BeamSearchDecoder + dynamic_decode",
-    "contrib.InitState": "contrib.decoder (pre-1.6 API): use fluid.layers.RNNCell states",
-    "contrib.StateCell": "contrib.decoder (pre-1.6 API): use fluid.layers.RNNCell",
-    "contrib.TrainingDecoder": "contrib.decoder (pre-1.6 API): use fluid.layers.rnn",
     "contrib.tdm_child": "tree-based deep model ops (tdm_*) depend on a tree file format that "
     "Fluid 1.8.5 does not document",
     "contrib.tdm_sampler": "see contrib.tdm_child",
-    "contrib.match_matrix_tensor": "contrib text-matching op (CPU-only in Fluid, undocumented "
-    "LoD layout); not provided yet",
-    "contrib.var_conv_2d": "contrib text-matching op (see contrib.match_matrix_tensor)",
-    "contrib.sequence_topk_avg_pooling": "contrib text-matching op (see contrib.match_matrix_tensor)",
     "contrib.search_pyramid_hash": "contrib op tied to Baidu's search white/black lists; "
     "not provided",
     "contrib.rank_attention": "contrib op for Baidu's ranking models (GPU-only in Fluid 1.8.5)",

@@ -314,23 +314,34 @@ class InMemoryDataset(DatasetBase):
         random.shuffle(self._memory)  # type: ignore[arg-type]
 
     def global_shuffle(self, fleet: Any = None, thread_num: int = 12) -> None:
-        """Shuffle the records (across trainers when ``fleet`` runs more than one worker)."""
+        """Shuffle the records across the trainers of ``fleet`` (each record goes to a random
+        trainer, through the dist plugin's communicator), then locally; without a fleet, or
+        with one trainer, a local shuffle."""
         self._loaded("global_shuffle")
-        if fleet is not None and getattr(fleet, "worker_num", lambda: 1)() > 1:
-            raise NotImplementedError(
-                "global_shuffle across trainers needs the parameter-server runtime; "
-                "each trainer shuffles its own records here (call local_shuffle)"
-            )
+        workers = _worker_num(fleet)
+        if workers > 1:
+            exchange = getattr(getattr(fleet, "_role_maker", None), "_all_to_all", None)
+            if exchange is None:
+                raise NotImplementedError(
+                    f"InMemoryDataset.global_shuffle: {type(fleet).__name__} cannot exchange "
+                    f"records between trainers; pass the fleet of the dist plugin (oar-dist)"
+                )
+            buckets: list = [[] for _ in range(workers)]
+            for record in self._memory:  # type: ignore[union-attr]
+                buckets[random.randrange(workers)].append(record)
+            self._memory = exchange(buckets)
         random.shuffle(self._memory)  # type: ignore[arg-type]
 
     def release_memory(self) -> None:
         self._memory = None
 
     def get_memory_data_size(self, fleet: Any = None) -> int:
-        return len(self._memory or [])
+        """The number of records loaded: on every trainer of ``fleet`` together, if given."""
+        return _global_count(fleet, len(self._memory or []))
 
     def get_shuffle_data_size(self, fleet: Any = None) -> int:
-        return len(self._memory or [])
+        """The number of records after the shuffle (every trainer's, with ``fleet``)."""
+        return _global_count(fleet, len(self._memory or []))
 
     def _loaded(self, what: str) -> None:
         if self._memory is None:
@@ -340,3 +351,15 @@ class InMemoryDataset(DatasetBase):
         self._loaded("train_from_dataset")
         memory = self._memory
         return [self._batches_of(iter(memory[i::n])) for i in range(n)]  # type: ignore[index]
+
+
+def _worker_num(fleet: Any) -> int:
+    return int(fleet.worker_num()) if fleet is not None and hasattr(fleet, "worker_num") else 1
+
+
+def _global_count(fleet: Any, local: int) -> int:
+    if _worker_num(fleet) <= 1:
+        return local
+    out = np.zeros(1, np.int64)
+    fleet._role_maker.all_reduce_worker(np.array([local], np.int64), out, "sum")
+    return int(out[0])

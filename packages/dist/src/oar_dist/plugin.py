@@ -34,23 +34,24 @@ def oar_register_collective_backends(registry: Any) -> None:
 
 @hookimpl
 def oar_register_ops(registry: Any) -> None:
-    from oar_dist.ops import collective, pserver
+    from oar_dist.ops import collective, pserver, tables
 
     collective.register(registry)
     pserver.register(registry)
+    tables.register(registry)
 
 
 @hookimpl
 def oar_register_kernels(registry: Any) -> None:
     from oar_dist.kernels import collective
 
-    from oar_dist.kernels import pserver
+    from oar_dist.kernels import pserver, tables
 
     for op_type, dtypes, fn in collective.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn)
     for op_type, dtypes, fn in collective.cuda_kernels():
         registry.register_kernel(op_type, "cuda", dtypes, fn)
-    for op_type, dtypes, fn, sparse in pserver.kernels():
+    for op_type, dtypes, fn, sparse in pserver.kernels() + tables.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn, selected_rows=sparse)
 
 

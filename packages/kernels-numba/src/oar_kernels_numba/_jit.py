@@ -2,11 +2,15 @@
 
 Every loop is written once with ``prange`` and compiled twice on demand: serially
 (``prange`` is ``range`` there) and with ``parallel=True``. The parallel twin runs
-only for large arrays and only on the main thread: the data-parallel executor runs
-one thread per place, and those threads get the serial loops (one core each, no
-oversubscription; numba's workqueue threading layer also forbids concurrent
-parallel launches). Only elementwise loops go parallel, so results do not depend
-on the thread count.
+only for large arrays, when CPU math may use more than one thread, and in one
+Python thread at a time: numba's workqueue threading layer aborts the process
+("Concurrent access has been detected") when two threads launch parallel regions
+at once, so a launch takes a process-wide lock without waiting, and a thread that
+finds it taken (another place of the data-parallel executor, a reader thread) runs
+the serial twin instead. The data-parallel executor also lowers the thread count
+to cores / places, so places never oversubscribe the cores. Only loops whose
+iterations are independent go parallel, so results do not depend on the thread
+count.
 """
 
 from __future__ import annotations
@@ -30,13 +34,13 @@ _OPTS = {
 }  # numpy: no zero-division checks (they stop vectorisation)
 
 
-_MAIN = threading.main_thread()
+_PARALLEL = threading.Lock()  # held while this package's parallel region runs
 _MAX_THREADS = numba.config.NUMBA_NUM_THREADS
 
 # numba's own thread pool, not OpenMP: numba's omp layer shares libgomp with PyTorch and
 # OpenBLAS builds that use it, and its spinning workers slowed a torch model in the same
 # process 10x in the benchmarks. workqueue forbids concurrent parallel launches, which the
-# main-thread rule above already ensures. NUMBA_THREADING_LAYER still decides when set.
+# lock above prevents. NUMBA_THREADING_LAYER still decides when set.
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 
@@ -49,14 +53,17 @@ class Loop:
         self.parallel = numba.njit(parallel=True, **_OPTS, **opts)(fn)
 
     def __call__(self, size: int, *args):
-        if size >= PARALLEL_MIN and threading.current_thread() is _MAIN:
+        if size >= PARALLEL_MIN:
             # as many threads as CPU math may use now (oar.api.cpu_math_library_num_threads:
             # OMP_NUM_THREADS, set_cpu_math_library_num_threads, the data-parallel limit)
             n = min(cpu_math_library_num_threads(), _MAX_THREADS)
-            if n > 1:
-                if numba.get_num_threads() != n:
-                    numba.set_num_threads(n)
-                return self.parallel(*args)
+            if n > 1 and _PARALLEL.acquire(blocking=False):
+                try:
+                    if numba.get_num_threads() != n:  # per Python thread in numba
+                        numba.set_num_threads(n)
+                    return self.parallel(*args)
+                finally:
+                    _PARALLEL.release()
         return self.serial(*args)
 
 

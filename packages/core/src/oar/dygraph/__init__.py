@@ -5,7 +5,8 @@ grad makers), ``varbase`` (eager variables), ``eager_block`` (initializers and
 optimizer ops run eagerly), ``base`` (guard, to_variable, no_grad), ``layers``
 (Layer), ``nn`` / ``container`` (layers with parameters),
 ``learning_rate_scheduler``, ``optimizer`` (dygraph minimize and state),
-``math_ops`` / ``indexing`` (operators on eager variables), ``jit`` (TracedLayer).
+``math_ops`` / ``indexing`` (operators on eager variables), ``jit`` (TracedLayer,
+``declarative``), ``dygraph_to_static`` (ProgramTranslator: Python control flow to programs).
 ``save_dygraph`` / ``load_dygraph`` come from the oar-io plugin.
 """
 
@@ -14,7 +15,15 @@ from __future__ import annotations
 import sys
 
 from oar._facade import module_getattr
-from oar.dygraph import base, container, jit, layers, learning_rate_scheduler, nn
+from oar.dygraph import (
+    base,
+    container,
+    dygraph_to_static,
+    jit,
+    layers,
+    learning_rate_scheduler,
+    nn,
+)
 from oar.dygraph.base import (
     BackwardStrategy,
     disable_dygraph,
@@ -29,6 +38,11 @@ from oar.dygraph.base import (
     to_variable,
 )
 from oar.dygraph.container import LayerList, ParameterList, Sequential
+from oar.dygraph.dygraph_to_static import (
+    ProgramTranslator,
+    declarative,
+    dygraph_to_static_func,
+)
 from oar.dygraph.jit import TracedLayer
 from oar.dygraph.layers import Layer
 from oar.dygraph.learning_rate_scheduler import (
@@ -78,6 +92,7 @@ for _name, _mod in {
     ".container": container,
     ".learning_rate_scheduler": learning_rate_scheduler,
     ".jit": jit,
+    ".dygraph_to_static": dygraph_to_static,
 }.items():
     sys.modules[f"oar.fluid.dygraph{_name}"] = _mod
 
@@ -135,6 +150,9 @@ __all__ = [
     "NLLLoss",
     "NCE",
     "TracedLayer",
+    "ProgramTranslator",
+    "declarative",
+    "dygraph_to_static_func",
     "Tracer",
     "VarBase",
     "ParamBase",

@@ -111,6 +111,14 @@ def _release(node: Any) -> None:
 
 
 def _node_backward(tracer: Any, node: Any, grads: dict) -> None:
+    custom = getattr(node, "run_backward", None)
+    if custom is not None:  # a whole static program run as one node (declarative)
+        custom(grads)
+    else:
+        _op_node_backward(tracer, node, grads)
+
+
+def _op_node_backward(tracer: Any, node: Any, grads: dict) -> None:
     env: dict = {}
     out_names: dict = {}
     out_grads: dict = {}

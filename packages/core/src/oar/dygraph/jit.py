@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from oar.dygraph.dygraph_to_static import declarative, dygraph_to_static_func
 from oar.dygraph.varbase import ParamBase, VarBase
 from oar.framework.mode import _dygraph_tracer
 
-__all__ = ["TracedLayer"]
+__all__ = ["TracedLayer", "declarative", "dygraph_to_static_func"]
 
 
 class TracedLayer:
@@ -103,24 +104,40 @@ class TracedLayer:
         self, dirname: str, feed: list | None = None, fetch: list | None = None
     ) -> None:
         """Save the traced program and parameters with ``fluid.io.save_inference_model`` (oar-io)."""
-        from oar import fluid
-        from oar.framework.mode import _set_tracer
-
         feed_names = [self._feed_names[i] for i in feed] if feed else self._feed_names
         fetch_vars = [
             self._program.global_block().var(self._fetch_names[i])
             for i in (fetch or range(len(self._fetch_names)))
         ]
-        for name, p in self._params.items():
-            self._scope.var(name).get_tensor().set(p._value)
-        old = _set_tracer(None)
-        try:
-            with fluid.scope_guard(self._scope):
-                fluid.io.save_inference_model(
-                    dirname, feed_names, fetch_vars, self._exe, main_program=self._program
-                )
-        finally:
-            _set_tracer(old)
+        save_with_parameters(
+            dirname, self._program, feed_names, fetch_vars, self._exe, self._scope, self._params
+        )
+
+
+def save_with_parameters(
+    dirname: str,
+    program: Any,
+    feed_names: list,
+    fetch_vars: list,
+    exe: Any,
+    scope: Any,
+    params: dict,
+) -> None:
+    """``fluid.io.save_inference_model`` of ``program`` with the dygraph ``params``
+    (``{static name: ParamBase}``) as its parameter values."""
+    from oar import fluid
+    from oar.framework.mode import _set_tracer
+
+    for name, p in params.items():
+        scope.var(name).get_tensor().set(p._value)
+    old = _set_tracer(None)
+    try:
+        with fluid.scope_guard(scope):
+            fluid.io.save_inference_model(
+                dirname, feed_names, fetch_vars, exe, main_program=program
+            )
+    finally:
+        _set_tracer(old)
 
 
 def _to_program(ops: list, inputs: list, outputs: list) -> tuple:

@@ -21,6 +21,10 @@ from oar.layer_helper import LayerHelper
 __all__ = ["Layer"]
 
 
+# set by dygraph-to-static while it builds a program: routes Layer calls there
+_static_call: Any = None
+
+
 def _camel_to_snake(name: str) -> str:
     s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(
@@ -182,11 +186,16 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if _static_call is not None:  # declarative is building a static program
+            return _static_call(self, inputs, kwargs)
+        return self._call(inputs, kwargs)
+
+    def _call(self, inputs: tuple, kwargs: dict, forward: Any = None) -> Any:
         for hook in self._forward_pre_hooks.values():
             res = hook(self, inputs)
             if res is not None:
                 inputs = res if isinstance(res, tuple) else (res,)
-        outputs = self.forward(*inputs, **kwargs)
+        outputs = (forward or self.forward)(*inputs, **kwargs)
         for hook in self._forward_post_hooks.values():
             res = hook(self, inputs, outputs)
             if res is not None:

@@ -292,9 +292,7 @@ class Plan:
         try:
             for step in self.steps:
                 step.call.run(env, lods)
-                for a, b in step.lod_pairs:
-                    if a in lods and b not in lods:
-                        lods[b] = lods[a]
+                _share_lod(step, lods)
                 for n in step.frees:
                     env.pop(n, None)
                 for n in step.shrink:
@@ -462,3 +460,16 @@ def _is_eof(exc: Exception) -> bool:
     from oar.errors import EOFException
 
     return isinstance(exc, EOFException)
+
+
+def _share_lod(step: Step, lods: dict) -> None:
+    """Pass LoD along the op's share_lod pairs. A LoD kernel set its outputs' LoD itself;
+    for any other, the output's LoD is its source's now, even when the output held another
+    LoD before (a loop body's variables keep the previous iteration's)."""
+    takes_lod = getattr(step.call, "takes_lod", True)
+    for a, b in step.lod_pairs:
+        if a in lods:
+            if b not in lods or not takes_lod:
+                lods[b] = lods[a]
+        elif not takes_lod and b != a:
+            lods.pop(b, None)

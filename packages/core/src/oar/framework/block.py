@@ -9,6 +9,7 @@ import attrs
 
 from oar.framework.callsite import user_callsite
 from oar.framework.operator import Operator, make_operator
+from oar.framework.platform import current_device
 from oar.framework.variable import Parameter, Variable
 
 
@@ -117,6 +118,9 @@ class Block:
         attrs.setdefault("op_role", role)
         if self.program._name_scope:
             attrs.setdefault("op_namescope", self.program._name_scope)
+        device = current_device()
+        if device is not None:
+            attrs.setdefault("op_device", device)
         callsite = kw.get("callsite") or user_callsite()
         return make_operator(
             self, type, inputs, outputs, attrs, callsite, infer=kw.get("infer", True)

@@ -25,7 +25,14 @@ def data_norm(
     enable_scale_and_shift=False,
 ):
     """Normalise each column of ``input`` [N, C] by the running summaries BatchSize (init 1e4),
-    BatchSum (init 0) and BatchSquareSum (init 1e4), parameters named ``<name>.batch_size``..."""
+    BatchSum (init 0) and BatchSquareSum (init 1e4), parameters named ``<name>.batch_size``...
+
+    ``param_attr`` is a dict of initial values, as in Fluid: ``batch_size``, ``batch_sum``
+    and, with ``enable_scale_and_shift``, ``scale_w`` (1.0) and ``bias`` (0.0). With
+    ``slot_dim > 0`` the columns are slots of ``slot_dim`` values; a slot whose first value
+    is (nearly) zero is not shown in that row: its output is 0 and it adds nothing to the
+    statistics, which become per-shown-row averages.
+    """
     from oar.framework.param_attr import ParamAttr
     from oar.initializer import Constant
 
@@ -35,11 +42,9 @@ def data_norm(
         raise ShapeError.in_layer(
             "data_norm", f"input must be [N, C] with a known C, given {shape}"
         )
-    if slot_dim != -1:
-        raise ArgumentError(
-            "data_norm", f"slot_dim={slot_dim} (per-slot statistics) is not provided by oar yet"
-        )
     c, dtype = shape[1], str(input.dtype)
+    _check_slot_dim(slot_dim, c)
+    init = _initial_values(param_attr)
     helper = LayerHelper("data_norm", name=name, act=act)
     base = name or "dn"
 
@@ -47,17 +52,13 @@ def data_norm(
         attr = ParamAttr(name=f"{base}.{suffix}", initializer=Constant(value), trainable=True)
         return helper.create_parameter(attr, [c], dtype)
 
-    ins = {
-        "X": [input],
-        "BatchSize": [stat("batch_size", 1e4)],
-        "BatchSum": [stat("batch_sum", 0.0)],
-        "BatchSquareSum": [stat("batch_square_sum", 1e4)],
-    }
+    ins = {"X": [input]}
     if enable_scale_and_shift:
-        ins["scale_w"] = [
-            helper.create_parameter(param_attr or ParamAttr(initializer=Constant(1.0)), [c], dtype)
-        ]
-        ins["bias"] = [helper.create_parameter(None, [c], dtype, is_bias=True)]
+        ins["scale_w"] = [stat("scale_w", init["scale_w"])]
+        ins["bias"] = [stat("bias", init["bias"])]
+    ins["BatchSize"] = [stat("batch_size", init["batch_size"])]
+    ins["BatchSum"] = [stat("batch_sum", init["batch_sum"])]
+    ins["BatchSquareSum"] = [stat("batch_square_sum", 1e4)]
     y = helper.create_variable_for_type_inference(dtype)
     means = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
     scales = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
@@ -75,3 +76,30 @@ def data_norm(
         },
     )
     return helper.append_activation(y, act)
+
+
+def _check_slot_dim(slot_dim, c):
+    if not isinstance(slot_dim, int) or isinstance(slot_dim, bool):
+        raise ArgumentError("data_norm", f"slot_dim must be an int, given {slot_dim!r}")
+    if slot_dim == 0 or slot_dim < -1:
+        raise ArgumentError("data_norm", f"slot_dim must be -1 or positive, given {slot_dim}")
+    if slot_dim > 0 and c % slot_dim:
+        raise ShapeError.in_layer(
+            "data_norm",
+            f"input's C must be a multiple of slot_dim={slot_dim}, given C={c}",
+        )
+
+
+_DEFAULTS = {"batch_size": 1e4, "batch_sum": 0.0, "scale_w": 1.0, "bias": 0.0}
+
+
+def _initial_values(param_attr):
+    if param_attr is None:
+        return dict(_DEFAULTS)
+    if not isinstance(param_attr, dict):
+        raise ArgumentError(
+            "data_norm",
+            "param_attr must be a dict of initial values (keys batch_size, batch_sum, "
+            f"scale_w, bias), as in Fluid; given {type(param_attr).__name__}",
+        )
+    return {k: float(param_attr.get(k, v)) for k, v in _DEFAULTS.items()}

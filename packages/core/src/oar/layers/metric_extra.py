@@ -23,13 +23,14 @@ def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps
     """Area under the ROC curve of ``input`` [N, 2] (positive probability last) against
     ``label`` [N, 1]. Returns ``(auc, batch_auc, [batch_stat_pos, batch_stat_neg, stat_pos,
     stat_neg])``: ``auc`` over every batch run so far, ``batch_auc`` over the last
-    ``slide_steps`` batches; the stat variables are persistable bucket counts."""
+    ``slide_steps`` batches; the stat variables are persistable bucket counts.
+    ``curve="PR"`` gives the same (ROC) area, as Fluid 1.8.5's auc op does."""
     from oar.ops.metric_extra import auc_stat_shape
 
     check_variable("auc", "input", input)
     check_variable("auc", "label", label)
-    if curve != "ROC":
-        raise ArgumentError("auc", f"curve must be 'ROC' (as oar computes it), given {curve!r}")
+    if curve not in ("ROC", "PR"):
+        raise ArgumentError("auc", f"curve must be 'ROC' or 'PR', given {curve!r}")
     if (
         isinstance(num_thresholds, bool)
         or not isinstance(num_thresholds, int)

@@ -83,7 +83,12 @@ def pool3d(
 
 
 def adaptive_pool3d(input, pool_size, pool_type="max", require_index=False, name=None):
-    """Pooling to a fixed ``pool_size`` output: bin ``i`` spans ``[floor(i*D/OD), ceil((i+1)*D/OD))``."""
+    """Pooling to a fixed ``pool_size`` output: bin ``i`` spans ``[floor(i*D/OD), ceil((i+1)*D/OD))``.
+
+    With ``require_index`` (max only) returns ``(out, mask)``, ``mask`` the flat index
+    ``(d*H + h)*W + w`` of each maximum in its input volume, as Fluid's
+    ``max_pool3d_with_index``.
+    """
     volume_input("adaptive_pool3d", input, "NCDHW")
     if pool_type not in ("max", "avg"):
         raise ArgumentError(
@@ -94,14 +99,27 @@ def adaptive_pool3d(input, pool_size, pool_type="max", require_index=False, name
             raise ArgumentError(
                 "adaptive_pool3d", "require_index needs pool_type='max' (as in Fluid)"
             )
-        raise ArgumentError(
-            "adaptive_pool3d",
-            "require_index=True (max_pool3d_with_index) is not provided by oar yet",
-        )
     attrs = {
         "pooling_type": pool_type,
         "ksize": triple("adaptive_pool3d", "pool_size", pool_size),
         "adaptive": True,
         "data_format": "NCDHW",
     }
+    if require_index:
+        return _with_index(input, attrs["ksize"], name)
     return _append("adaptive_pool3d", input, attrs, name)
+
+
+def _with_index(input: Any, ksize: list, name: Any) -> tuple:
+    helper = LayerHelper("adaptive_pool3d", name=name)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    mask = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    attrs = {
+        "ksize": ksize,
+        "adaptive": True,
+        "global_pooling": False,
+        "strides": [1, 1, 1],
+        "paddings": [0, 0, 0],
+    }
+    helper.append_op("max_pool3d_with_index", {"X": [input]}, {"Out": [out], "Mask": [mask]}, attrs)
+    return out, mask

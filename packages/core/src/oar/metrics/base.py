@@ -240,13 +240,13 @@ class Auc(MetricBase):
 
     ``preds`` is ``[N, 2]`` (the second column the positive probability),
     ``labels`` ``[N]`` or ``[N, 1]``; each prediction falls into one of
-    ``num_thresholds + 1`` buckets.
+    ``num_thresholds + 1`` buckets. ``curve="PR"`` gives the same area, as in Fluid 1.8.5.
     """
 
     def __init__(self, name: str, curve: str = "ROC", num_thresholds: int = 4095) -> None:
         super().__init__(name)
-        if curve != "ROC":
-            raise ArgumentError("Auc", f"curve must be 'ROC' (as in Fluid), given {curve!r}")
+        if curve not in ("ROC", "PR"):
+            raise ArgumentError("Auc", f"curve must be 'ROC' or 'PR', given {curve!r}")
         self._curve = curve
         self._num_thresholds = int(num_thresholds)
         self._stat_pos = np.zeros(self._num_thresholds + 1, np.int64)

@@ -1,4 +1,5 @@
-"""3-D pooling: ``pool3d`` (max/avg, global, ceil_mode, exclusive, adaptive; NCDHW or NDHWC).
+"""3-D pooling: ``pool3d`` (max/avg, global, ceil_mode, exclusive, adaptive; NCDHW or NDHWC)
+and ``max_pool3d_with_index`` (NCDHW; also each maximum's flat index ``(d*H + h)*W + w``).
 
 Conventions as ``pool2d``: with ``adaptive`` ``ksize`` is the output size and
 window ``i`` spans ``[floor(i*D/OD), ceil((i+1)*D/OD))``; non-exclusive average
@@ -70,6 +71,11 @@ def _infer_pool3d(ins, attrs):
     return {"Out": meta(shape, x.dtype)}
 
 
+def _infer_with_index(ins, attrs):
+    out = _infer_pool3d(ins, dict(attrs, data_format="NCDHW"))["Out"]
+    return {"Out": out, "Mask": meta(out.shape, "int32")}
+
+
 def register(registry) -> None:
     registry.register_op(
         OpDef(
@@ -92,5 +98,22 @@ def register(registry) -> None:
             infer_shape=_infer_pool3d,
             grad=GradSpec(("X", "Out", "Out@GRAD"), ("X@GRAD",)),
             doc="max or average pooling over 3-D windows",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "max_pool3d_with_index",
+            ["X"],
+            ["Out", "Mask"],
+            {
+                "ksize": Attr(list, REQUIRED, _check_triples),
+                "global_pooling": Attr(bool, False),
+                "strides": Attr(list, [1, 1, 1], _check_triples),
+                "paddings": Attr(list, [0, 0, 0], _check_paddings),
+                "adaptive": Attr(bool, False),
+            },
+            infer_shape=_infer_with_index,
+            grad=GradSpec(("X", "Mask", "Out@GRAD"), ("X@GRAD",)),
+            doc="max pooling over 3-D windows that also returns each maximum's flat index",
         )
     )

@@ -26,7 +26,9 @@ def _role(op) -> int:
 
 def param_grads(block) -> list:
     """``(parameter, gradient name)`` for each trainable parameter a backward op writes a gradient of,
-    in the order the backward pass finishes them."""
+    in the order the backward pass finishes them. Gradients that a ``dgc`` op encodes are left
+    out: DGC exchanges their sparse top-k itself (``c_allgather``)."""
+    sparse = {n for op in block.ops if op.type == "dgc" for n in op.inputs.get("Grad", ())}
     last_writer: dict = {}
     for i, op in enumerate(block.ops):
         if _role(op) & OpRole.Backward:
@@ -36,7 +38,7 @@ def param_grads(block) -> list:
     pairs = []
     for p in block.all_parameters():
         g = p.name + "@GRAD"
-        if getattr(p, "trainable", True) and g in last_writer:
+        if getattr(p, "trainable", True) and g in last_writer and g not in sparse:
             pairs.append((last_writer[g], p, g))
     pairs.sort(key=lambda t: t[0])
     return [(p, g) for _, p, g in pairs]

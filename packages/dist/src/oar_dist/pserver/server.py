@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from oar.api import SelectedRows
+
 from oar_dist.pserver import wire
 from oar_dist.pserver.client import transport
 from oar_dist.pserver.errors import PserverError
@@ -86,7 +88,8 @@ class PserverLoop:
         handlers = {
             wire.SEND: self._send,
             wire.BARRIER: self._barrier,
-            wire.GET: self._get,
+            wire.GET: self._read,
+            wire.PREFETCH: self._read,
             wire.FETCH_BARRIER: self._ack,
             wire.COMPLETE: self._complete,
             wire.SAVE: self._save,
@@ -157,14 +160,45 @@ class PserverLoop:
         self.barrier.add(t)
         self._maybe_round()
 
-    def _get(self, peer, msg) -> None:
-        for name in msg.names():
-            if self.scope.find_var(name) is None:
-                raise _Refused(f"trainer {peer.trainer} asked for '{name}', which it does not hold")
+    def _read(self, peer, msg) -> None:
+        """GET (whole variables) or PREFETCH (rows of a table block); in sync mode answered
+        once the rounds applied caught up with the barriers this trainer sent."""
+        check = self._check_get if msg.kind == wire.GET else self._check_prefetch
+        check(peer, msg)
         if self.mode == SYNC and self.trainer_round.get(peer.trainer, 0) > self.rounds:
             self.deferred.append((peer, msg))
             return
-        self._reply_values(peer, msg)
+        if msg.kind == wire.GET:
+            self._reply_values(peer, msg)
+        else:
+            self._reply_rows(peer, msg)
+
+    def _check_get(self, peer, msg) -> None:
+        for name in msg.names():
+            if self.scope.find_var(name) is None:
+                raise _Refused(f"trainer {peer.trainer} asked for '{name}', which it does not hold")
+
+    def _check_prefetch(self, peer, msg) -> None:
+        for name, ids in msg.tensors:
+            if name not in self.tables:
+                raise _Refused(
+                    f"trainer {peer.trainer} asked for rows of '{name}', which is not a "
+                    f"distributed table this pserver holds (it holds {sorted(self.tables)})"
+                )
+            height = _array(self.scope.find_var(name).value).shape[0]
+            if isinstance(ids, SelectedRows) or ids.dtype != np.int64 or ids.ndim != 1:
+                raise _Refused(f"prefetch of '{name}': row ids must be a 1-D int64 tensor")
+            if ids.size and (ids.min() < 0 or ids.max() >= height):
+                raise _Refused(
+                    f"prefetch of '{name}': row ids outside this block's rows [0, {height})"
+                )
+
+    def _reply_rows(self, peer, msg) -> None:
+        tensors = tuple(
+            (name, np.take(_array(self.scope.find_var(name).value), ids, axis=0))
+            for name, ids in msg.tensors
+        )
+        self.server.send(peer, wire.Message(wire.REPLY, seq=msg.seq, tensors=tensors))
 
     def _reply_values(self, peer, msg) -> None:
         copy = self.mode != SYNC
@@ -210,7 +244,7 @@ class PserverLoop:
         self.rounds += 1
         waiting, self.deferred = self.deferred, []
         for peer, msg in waiting:
-            self._get(peer, msg)
+            self._read(peer, msg)
 
     def _apply(self, grads: dict) -> None:
         from oar.api import LoDTensor, SelectedRows

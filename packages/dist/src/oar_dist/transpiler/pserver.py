@@ -20,7 +20,14 @@ from typing import Any
 
 from oar.api import OpRole, Program
 
-from oar_dist.transpiler.slicing import ParamBlock, dispatch, slice_param
+from oar_dist.transpiler.slicing import ParamBlock, dispatch, shard_attrs, slice_param
+from oar_dist.transpiler.tables import (
+    check_tables,
+    drop_initializers,
+    find_tables,
+    rewrite_lookups,
+    table_blocks,
+)
 
 _OPT = OpRole.Optimize
 _LR = OpRole.LRSched
@@ -97,17 +104,17 @@ class PserverMode:
         self.lr_ops = [op for op in block.ops if _role(op) & _LR and not _role(op) & _OPT]
         self.var_meta = {v.name: v for v in program.list_vars()}
         self._collect_params(block)
+        self.tables = find_tables(block)
+        check_tables(self.tables, self.params, block, self.opt_ops)
         self.blocks = []
         for p in self.params:
-            self.blocks.extend(
-                slice_param(
-                    p,
-                    self.var_meta[p].shape,
-                    len(self.eps) if cfg.slice_var_up else 1,
-                    cfg.min_block_size,
-                )
-            )
-        dispatch(self.blocks, self.eps, cfg.split_method)
+            shape = self.var_meta[p].shape
+            if p in self.tables:
+                self.blocks.extend(table_blocks(p, shape, self.eps))
+                continue
+            parts = len(self.eps) if cfg.slice_var_up else 1
+            self.blocks.extend(slice_param(p, shape, parts, cfg.min_block_size))
+        dispatch([b for b in self.blocks if b.param not in self.tables], self.eps, cfg.split_method)
         self._rewrite_trainer(block)
         self._rewrite_startup()
 
@@ -160,16 +167,20 @@ class PserverMode:
             if id(block.ops[i]) in drop:
                 block._remove_op(i)
         tid = self.trainer_id
+        blocks_of = {t: [b for b in self.blocks if b.param == t] for t in self.tables}
+        rewrite_lookups(block, self.tables, blocks_of, tid, self.var_meta)
         with self.main._role_guard(OpRole.RPC):
             for p in self.params:
                 bl = [b for b in self.blocks if b.param == p]
                 if len(bl) > 1:
                     outs = [self._block_var(block, b, grad=True) for b in bl]
+                    split, key = (
+                        ("split_selected_rows", "height_sections")
+                        if p in self.tables
+                        else ("split_byref", "sections")
+                    )
                     block.append_op(
-                        "split_byref",
-                        {"X": [p + "@GRAD"]},
-                        {"Out": outs},
-                        {"sections": [b.rows for b in bl]},
+                        split, {"X": [p + "@GRAD"]}, {"Out": outs}, {key: [b.rows for b in bl]}
                     )
             block.append_op(
                 "send",
@@ -189,31 +200,34 @@ class PserverMode:
     def _block_var(self, block, b: ParamBlock, grad: bool) -> str:
         name = b.grad_name if grad else b.name
         src = self.var_meta[b.param]
-        block.create_var(name=name, shape=list(b.shape), dtype=src.dtype, persistable=False)
+        kind = self.var_meta[b.param + "@GRAD"].type if grad else src.type
+        block.create_var(name=name, shape=list(b.shape), dtype=src.dtype, persistable=False, type=kind)
         return name
 
     def _append_recv(self, block, program) -> None:
         tid = self.trainer_id
-        for p in self.params:
+        dense = [p for p in self.params if p not in self.tables]
+        for p in dense:
             if block is not self.main.global_block() and not block.has_var(p):
                 self._var(block, p)
-        outs = [
-            b.name if b.whole else self._block_var(block, b, grad=False) for b in self.blocks
-        ]
-        block.append_op(
-            "recv",
-            {},
-            {"Out": outs},
-            {"epmap": [b.endpoint for b in self.blocks], "varnames": outs, "trainer_id": tid},
-        )
+        blocks = [b for b in self.blocks if b.param not in self.tables]
+        outs = [b.name if b.whole else self._block_var(block, b, grad=False) for b in blocks]
+        if outs:
+            block.append_op(
+                "recv",
+                {},
+                {"Out": outs},
+                {"epmap": [b.endpoint for b in blocks], "varnames": outs, "trainer_id": tid},
+            )
         if self.sync:
             block.append_op("fetch_barrier", {}, {}, {"endpoints": self.eps, "trainer_id": tid})
-        for p in self.params:
+        for p in dense:
             bl = [b for b in self.blocks if b.param == p]
             if len(bl) > 1:
                 block.append_op("concat", {"X": [b.name for b in bl]}, {"Out": [p]}, {"axis": 0})
 
     def _rewrite_startup(self) -> None:
+        drop_initializers(self.startup, self.tables)
         block = self.startup.global_block()
         with self.startup._role_guard(OpRole.RPC):
             self._append_recv(block, self.startup)
@@ -342,6 +356,7 @@ class PserverMode:
                     "grad_to_block_id": grad_to_block,
                     "optimize_programs": json.dumps(programs),
                     "lr_program": json.dumps(lr_prog.to_dict()) if lr_prog is not None else "",
+                    "tables": [b.name for b in owned if b.param in self.tables],
                 },
             )
         prog._oar_pserver = {"endpoint": endpoint, "held": held_names}
@@ -379,9 +394,7 @@ class PserverMode:
             var = block.create_var(
                 name=name, shape=shape, dtype=self.var_meta[origin].dtype, persistable=True
             )
-            attrs = _attrs(op)
-            if "shape" in attrs:
-                attrs["shape"] = list(shape)
+            attrs = shard_attrs(_attrs(op), shape, b)
             ins, outs = _io(op)
             outs = {s: [name if n == origin else n for n in v] for s, v in outs.items()}
             block.append_op(op.type, ins, outs, attrs)

@@ -109,3 +109,20 @@ def dispatch(blocks: list, eps: list, split_method: Any) -> None:
         raise ValueError(f"split_method {cls!r} returned endpoints {eplist} for {len(blocks)} blocks")
     for b, ep in zip(blocks, eplist):
         b.endpoint = ep
+
+
+_VALUES = ("fp32_values", "fp64_values", "int32_values", "int64_values", "bool_values")
+
+
+def shard_attrs(attrs: dict, shape: list, b: ParamBlock | None) -> dict:
+    """The attrs of an initializer op made to create one row block ``b`` of shape ``shape``:
+    the shape changes, and ``assign_value`` (``NumpyArrayInitializer``) keeps the block's rows."""
+    attrs = dict(attrs)
+    if "shape" in attrs:
+        if b is not None and not b.whole and attrs["shape"] and list(attrs["shape"]) != list(shape):
+            row = math.prod(attrs["shape"][1:])
+            for key in _VALUES:
+                if attrs.get(key):
+                    attrs[key] = list(attrs[key][b.offset * row : (b.offset + b.rows) * row])
+        attrs["shape"] = list(shape)
+    return attrs

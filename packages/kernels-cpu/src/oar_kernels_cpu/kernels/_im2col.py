@@ -51,7 +51,7 @@ def grid_windows(xp: Any, x, pads, k, s, d, out_hw, full_width: bool = True):
     cheaper than copying ``OW``-long pieces, at the price of ``Wp / OW`` more GEMM work and a
     cropping copy. Otherwise ``GW = OW`` (the plain window view).
     """
-    if s[1] != 1 or not full_width:
+    if s[1] != 1 or not full_width or (pads[2] == pads[3] == 0 and k[1] == 1):
         return windows(xp, pad_nchw(xp, x, pads), k, s, d, out_hw)
     n, c, h, w = x.shape
     hp, wp = h + pads[0] + pads[1], w + pads[2] + pads[3]
@@ -77,10 +77,18 @@ def im2col(xp: Any, xpad, k, s, d, out_hw):
 
 def col2im_batched(xp: Any, cols, padded_hw, s, d):
     """Sum columns ``(N, C, KH, KW, OH, OW)`` into a padded image ``(N, C, Hp, Wp)``, one add per tap."""
-    n, c, kh, kw, oh, ow = cols.shape
+    n, c = cols.shape[:2]
     out = xp.zeros((n, c) + tuple(padded_hw), dtype=cols.dtype)
+    col2im_add(out, cols, s, d)
+    return out
+
+
+def col2im_add(out, cols, s, d) -> None:
+    """``out (A, B, Hp, Wp) +=`` the columns ``(A, B, KH, KW, OH, OW)`` summed back into image
+    positions, one strided add per tap (any leading ``A, B``: NCHW, or the conv kernels'
+    channel-major ``(C, N, ...)`` chunks)."""
+    kh, kw, oh, ow = cols.shape[2:]
     for i in range(kh):
         hs = slice(i * d[0], i * d[0] + s[0] * (oh - 1) + 1, s[0])
         for j in range(kw):
             out[:, :, hs, j * d[1] : j * d[1] + s[1] * (ow - 1) + 1 : s[1]] += cols[:, :, i, j]
-    return out

@@ -6,7 +6,14 @@ import numpy as np
 from oar.api import resolve_paddings
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
-from oar_kernels_cpu.kernels._im2col import col2im_batched, grid_windows, im2col, pad_nchw
+from oar_kernels_cpu.kernels._im2col import (
+    col2im_add,
+    col2im_batched,
+    grid_windows,
+    im2col,
+    pad_nchw,
+)
+from oar_kernels_cpu.kernels._scratch import scratch
 
 xp = array_module(__name__)
 
@@ -41,6 +48,11 @@ def _geometry(x, w, attrs):
 # written by the copy and once read by the GEMM; a chunk this size (about one core's L2 here) stays in
 # cache between the two.
 CHUNK_BYTES = 3 << 19
+# Output pixels per image from which a GEMM per image is wide enough to run well: below it the
+# columns of a batch chunk are laid out channel major and multiplied in one GEMM.
+IMAGE_MAJOR_PIXELS = 512
+# ... and from which a stride-1, unpadded 1x1 convolution multiplies the input in place.
+GEMM_1X1_PIXELS = 256
 
 
 def wide_grid(cols_per_group: int, out_per_group: int) -> bool:
@@ -55,27 +67,70 @@ def batch_chunks(n: int, per_image_bytes: int):
     return [(i, min(i + b, n)) for i in range(0, n, b)]
 
 
+def column_view(x, pads, k, s, d, out_hw, kg, og):
+    """The read-only view ``(C, KH, KW, N, OH, GW)`` the column matrices are copied from: channel
+    major, so that a batch chunk's columns are one ``(C*KH*KW, m*OH*GW)`` matrix and a GEMM
+    covers the whole chunk. The grid spans the padded width (``GW > OW``, see ``grid_windows``)
+    where that makes the copy cheaper and adds at most an eighth to the GEMM."""
+    wp = x.shape[3] + pads[2] + pads[3]
+    full = wide_grid(kg, og) and 8 * (wp - out_hw[1]) <= out_hw[1]
+    win = grid_windows(xp, x, pads, k, s, d, out_hw, full)
+    return win.transpose(1, 2, 3, 0, 4, 5)
+
+
+def _columns(win, a, b):
+    """Copy images ``a:b`` of a column view into the ``cols`` scratch buffer."""
+    cols = scratch(xp, "cols", win.shape[:3] + (b - a,) + win.shape[4:], win.dtype)
+    xp.copyto(cols, win[:, :, :, a:b])
+    return cols
+
+
 def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
-    """Convolve NCHW ``x`` with ``w_mat`` (G, O/G, C/G*KH*KW): im2col + a batched GEMM per batch
-    chunk, written straight into the NCHW output."""
+    """Convolve NCHW ``x`` with ``w_mat`` (G, O/G, C/G*KH*KW): im2col and GEMMs, batch chunk by
+    batch chunk. A 1x1 convolution is a GEMM per image straight from the input."""
     n = x.shape[0]
     g, og, kg = w_mat.shape
     oh, ow = out_hw
-    win = grid_windows(xp, x, pads, k, s, d, out_hw, wide_grid(kg, og))  # (N, C, KH, KW, OH, GW)
-    gw = win.shape[5]
     out = xp.empty((n, g, og, oh, ow), dtype=np.result_type(x.dtype, w_mat.dtype))
-    buf = tmp = None
-    for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
-        m = b - a
-        if buf is None or buf.shape[0] != m:
-            buf = xp.empty((m,) + win.shape[1:], dtype=x.dtype)
-            tmp = None if gw == ow else xp.empty((m, g, og, oh, gw), dtype=out.dtype)
-        xp.copyto(buf, win[a:b])
-        dst = out[a:b] if gw == ow else tmp
-        xp.matmul(w_mat, buf.reshape(m, g, kg, oh * gw), out=dst.reshape(m, g, og, oh * gw))
-        if gw != ow:
-            out[a:b] = tmp[..., :ow]
+    if tuple(k) == (1, 1) and tuple(s) == (1, 1) and not any(pads) and oh * ow >= GEMM_1X1_PIXELS:
+        xp.matmul(w_mat, x.reshape(n, g, kg, oh * ow), out=out.reshape(n, g, og, oh * ow))
+    elif oh * ow >= IMAGE_MAJOR_PIXELS or kg < og:
+        _conv_image_major(x, w_mat, k, s, d, pads, out)
+    else:
+        _conv_channel_major(x, w_mat, k, s, d, pads, out)
     return out.reshape(n, g * og, oh, ow)
+
+
+def _conv_image_major(x, w_mat, k, s, d, pads, out):
+    """Columns ``(m, C, KH, KW, OH, GW)``, one GEMM per image and group, written straight into the
+    output: best when an image has many output pixels, or the output is wider than the columns."""
+    g, og, kg = w_mat.shape
+    oh, ow = out.shape[3:]
+    win = grid_windows(xp, x, pads, k, s, d, (oh, ow), wide_grid(kg, og))
+    gw = win.shape[5]
+    for a, b in batch_chunks(x.shape[0], g * kg * oh * gw * x.itemsize):
+        m = b - a
+        cols = scratch(xp, "cols", (m,) + win.shape[1:], x.dtype)
+        xp.copyto(cols, win[a:b])
+        dst = out[a:b] if gw == ow else scratch(xp, "prod", (m, g, og, oh, gw), out.dtype)
+        xp.matmul(w_mat, cols.reshape(m, g, kg, oh * gw), out=dst.reshape(m, g, og, oh * gw))
+        if gw != ow:
+            out[a:b] = dst[..., :ow]
+
+
+def _conv_channel_major(x, w_mat, k, s, d, pads, out):
+    """Columns ``(C, KH, KW, m, OH, GW)``: one GEMM per batch chunk and group, whose product is then
+    moved into the NCHW output: best for small images, where a GEMM per image is too narrow."""
+    g, og, kg = w_mat.shape
+    oh, ow = out.shape[3:]
+    win = column_view(x, pads, k, s, d, (oh, ow), kg, og)
+    gw = win.shape[5]
+    for a, b in batch_chunks(x.shape[0], g * kg * oh * gw * x.itemsize):
+        m = b - a
+        cols = _columns(win, a, b)
+        prod = scratch(xp, "prod", (g, og, m, oh, gw), out.dtype)
+        xp.matmul(w_mat, cols.reshape(g, kg, m * oh * gw), out=prod.reshape(g, og, m * oh * gw))
+        out[a:b] = prod[..., :ow].transpose(2, 0, 1, 3, 4)
 
 
 def _conv(inputs, attrs):
@@ -88,43 +143,40 @@ def _conv(inputs, attrs):
     return {"Output": _from_nchw(y, attrs)}
 
 
+def _dy_columns(dy, a, b, g, gw):
+    """dy of images ``a:b`` channel major ``(G, O/G, m*OH*GW)``, zero in the grid's extra columns."""
+    m, (oc, oh, ow) = b - a, dy.shape[1:]
+    dyb = scratch(xp, "dy", (oc, m, oh, gw), dy.dtype)
+    if gw != ow:
+        dyb[..., ow:] = 0
+    dyb[..., :ow] = dy[a:b].transpose(1, 0, 2, 3)
+    return dyb.reshape(g, oc // g, m * oh * gw)
+
+
 def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
     """dW^T = cols (C*KH*KW, N*L) @ dy^T (N*L, O) per group, accumulated over batch chunks
-    (one GEMM each, columns in the (C, KH, KW, n, OH, GW) layout so the transposed operand is free;
-    dy is zero in the grid's garbage columns)."""
+    (the tall-skinny orientation is the faster one for BLAS)."""
     n, oc = x.shape[0], w.shape[0]
-    oh, ow = out_hw
+    oh = out_hw[0]
     kg = w[0].size  # C/G * KH * KW
-    win = grid_windows(xp, x, pads, w.shape[2:], s, d, out_hw, wide_grid(kg, oc // g)).transpose(
-        1, 2, 3, 0, 4, 5
-    )
+    dtype = np.result_type(x.dtype, dy.dtype)
+    dwt = xp.zeros((g, kg, oc // g), dtype)
+    win = column_view(x, pads, w.shape[2:], s, d, out_hw, kg, oc // g)
     gw = win.shape[5]
-    dw = tmp = buf = dyb = None
-    for a, b in batch_chunks(n, g * kg * oh * gw * x.itemsize):
-        m = b - a
-        if buf is None or buf.shape[3] != m:
-            buf = xp.empty(win.shape[:3] + (m,) + win.shape[4:], dtype=x.dtype)
-            dyb = xp.zeros((oc, m, oh, gw), dtype=dy.dtype)
-        xp.copyto(buf, win[:, :, :, a:b])
-        dyb[..., :ow] = dy[a:b].transpose(1, 0, 2, 3)
-        # dW^T (kg, O/G) = cols @ dy^T: the tall-skinny orientation is the faster one for BLAS
-        prod = xp.matmul(
-            buf.reshape(g, kg, m * oh * gw),
-            dyb.reshape(g, oc // g, m * oh * gw).transpose(0, 2, 1),
-            out=tmp,
-        )
-        if dw is None:
-            dw, tmp = prod, xp.empty_like(prod)
+    chunks = batch_chunks(n, g * kg * oh * gw * x.itemsize)
+    for a, b in chunks:
+        cols = _columns(win, a, b).reshape(g, kg, -1)
+        dyc = _dy_columns(dy, a, b, g, gw).transpose(0, 2, 1)
+        if len(chunks) == 1:
+            xp.matmul(cols, dyc, out=dwt)
         else:
-            dw += prod
-    if dw is None:  # empty batch
-        return xp.zeros(w.shape, np.result_type(x.dtype, dy.dtype))
-    return xp.ascontiguousarray(dw.transpose(0, 2, 1)).reshape(w.shape)
+            dwt += xp.matmul(cols, dyc, out=scratch(xp, "dw", dwt.shape, dtype))
+    return xp.ascontiguousarray(dwt.transpose(0, 2, 1)).reshape(w.shape)
 
 
 def _input_grad(x_shape, dy, w, g, s, d, pads):
     """dX. Stride 1: a convolution of the padded dy with the flipped, transposed filter
-    (im2col + GEMM). Otherwise: batched GEMM to columns, then col2im."""
+    (im2col + GEMM). Otherwise: per batch chunk, one GEMM to columns, then col2im."""
     n, c, h, wd = x_shape
     oc, cg, kh, kw = w.shape
     og = oc // g
@@ -134,12 +186,23 @@ def _input_grad(x_shape, dy, w, g, s, d, pads):
         wf = w.reshape(g, og, cg, kh, kw)[:, :, :, ::-1, ::-1].transpose(0, 2, 1, 3, 4)
         wf = xp.ascontiguousarray(wf).reshape(g, cg, og * kh * kw)
         return conv_nchw(dy, wf, (kh, kw), (1, 1), d, back, (h, wd))
+    hp, wp = h + pads[0] + pads[1], wd + pads[2] + pads[3]
     oh, ow = dy.shape[2:]
-    dcols = xp.matmul(w.reshape(g, og, -1).transpose(0, 2, 1), dy.reshape(n, g, og, oh * ow))
-    dcols = dcols.reshape(n, c, kh, kw, oh, ow)
-    hp = (h + pads[0] + pads[1], wd + pads[2] + pads[3])
-    dxp = col2im_batched(xp, dcols, hp, s, d)
-    return dxp[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + wd]
+    wt = w.reshape(g, og, -1).transpose(0, 2, 1)  # (G, C/G*KH*KW, O/G)
+    if oh * ow >= IMAGE_MAJOR_PIXELS or cg * kh * kw < og:  # image major: a GEMM per image
+        dcols = xp.matmul(wt, dy.reshape(n, g, og, oh * ow)).reshape(n, c, kh, kw, oh, ow)
+        dxp = col2im_batched(xp, dcols, (hp, wp), s, d)
+        return dxp[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + wd]
+    dx = xp.empty((n, c, h, wd), dtype=np.result_type(dy.dtype, w.dtype))
+    for a, b in batch_chunks(n, c * kh * kw * oh * ow * dy.itemsize):
+        m = b - a
+        cols = scratch(xp, "cols", (g, cg * kh * kw, m * oh * ow), dx.dtype)
+        xp.matmul(wt, _dy_columns(dy, a, b, g, ow), out=cols)
+        acc = scratch(xp, "acc", (c, m, hp, wp), dx.dtype)
+        acc[...] = 0
+        col2im_add(acc, cols.reshape(c, kh, kw, m, oh, ow).transpose(0, 3, 1, 2, 4, 5), s, d)
+        dx[a:b] = acc[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + wd].transpose(1, 0, 2, 3)
+    return dx
 
 
 def _conv_grad(inputs, attrs, wanted):

@@ -6,6 +6,7 @@ from oar_kernels_cpu.kernels import array_module, kernel
 from oar_kernels_cpu.kernels._util import rng_for
 
 xp = array_module(__name__)
+_CHUNK = 1 << 18
 
 
 def _shape(inputs, attrs):
@@ -46,9 +47,13 @@ def fill_any_like(inputs, attrs):
 @kernel("uniform_random")
 def uniform_random(inputs, attrs):
     shape = _shape(inputs, attrs)
-    out = (
-        rng_for(xp, attrs["seed"]).uniform(attrs["min"], attrs["max"], shape).astype(attrs["dtype"])
-    )
+    rng = rng_for(xp, attrs["seed"])
+    out = xp.empty(shape, dtype=attrs["dtype"])
+    flat = out.reshape(-1)
+    # drawn in chunks (the same stream as one draw): a large table never has a float64 twin
+    for at in range(0, flat.size, _CHUNK):
+        n = min(_CHUNK, flat.size - at)
+        flat[at : at + n] = rng.uniform(attrs["min"], attrs["max"], n)
     if attrs["diag_num"] > 0:  # Fluid: flattened positions i * (diag_step + 1)
         flat = out.reshape(-1)
         step = attrs["diag_step"] + 1

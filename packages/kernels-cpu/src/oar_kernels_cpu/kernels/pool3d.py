@@ -104,3 +104,57 @@ def pool3d_grad(inputs, attrs):
     padded = tuple(x.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] for i in range(3))
     dx = crop_nd(col2vol(xp, cols, padded, s, (1, 1, 1)), pads)
     return {"X@GRAD": _back(xp.ascontiguousarray(dx), attrs)}
+
+
+def _adaptive_argmax(x, out):
+    """Max of each adaptive cell and the flat ``(d*H + h)*W + w`` index of its first maximum."""
+    d, h, w = x.shape[2:]
+    y = xp.empty(x.shape[:2] + tuple(out), x.dtype)
+    mask = xp.empty(x.shape[:2] + tuple(out), np.int64)
+    for o, cell in _adaptive_cells(x, out):
+        v = x[(slice(None), slice(None)) + cell]
+        arg = v.reshape(v.shape[:2] + (-1,)).argmax(axis=-1)
+        kd, kh, kw = xp.unravel_index(arg, v.shape[2:])
+        at = (slice(None), slice(None)) + o
+        y[at] = v.max(axis=_KAX)
+        mask[at] = ((kd + cell[0].start) * h + kh + cell[1].start) * w + kw + cell[2].start
+    return y, mask
+
+
+def _regular_argmax(x, k, s, pads, out):
+    d, h, w = x.shape[2:]
+    n, c = x.shape[:2]
+    win = windows_nd(xp, pad_nd(xp, x, pads, -np.inf), k, s, (1, 1, 1), out)
+    flat = win.reshape((n, c, k[0] * k[1] * k[2]) + tuple(out))
+    arg = flat.argmax(axis=2)
+    kd, kh, kw = xp.unravel_index(arg, tuple(k))
+    od, oh, ow = (xp.arange(o).reshape(sh) for o, sh in zip(out, ((-1, 1, 1), (-1, 1), (-1,))))
+    pos_d = od * s[0] - pads[0] + kd
+    pos_h = oh * s[1] - pads[2] + kh
+    pos_w = ow * s[2] - pads[4] + kw
+    return xp.take_along_axis(flat, arg[:, :, None], axis=2)[:, :, 0], (
+        pos_d * h + pos_h
+    ) * w + pos_w
+
+
+@kernel("max_pool3d_with_index", FLOATS)
+def max_pool3d_with_index(inputs, attrs):
+    """Max pooling that also returns each maximum's flat index in its input volume."""
+    x = inputs["X"]
+    k, s, pads, out = pool3d_geometry(x.shape[2:], attrs)
+    if attrs["adaptive"] and not attrs["global_pooling"]:
+        y, mask = _adaptive_argmax(x, out)
+    else:
+        y, mask = _regular_argmax(x, k, s, _full_pads(x.shape[2:], k, s, pads, out), out)
+    return {"Out": y.astype(x.dtype, copy=False), "Mask": mask.astype(np.int32)}
+
+
+@kernel("max_pool3d_with_index_grad", FLOATS)
+def max_pool3d_with_index_grad(inputs, attrs):
+    x, mask, dy = inputs["X"], inputs["Mask"], inputs["Out@GRAD"]
+    n, c = x.shape[:2]
+    vol = x.shape[2] * x.shape[3] * x.shape[4]
+    base = (xp.arange(n * c) * vol).reshape((n, c) + (1,) * (mask.ndim - 2))
+    where = (base + mask.astype(np.int64)).reshape(-1)
+    dx = xp.bincount(where, weights=dy.reshape(-1).astype("float64"), minlength=n * c * vol)
+    return {"X@GRAD": dx.reshape(x.shape).astype(x.dtype)}

@@ -12,6 +12,7 @@ from oar.fluid.contrib import (
     model_stat,
     op_frequence,
 )
+from oar.fluid.contrib.decoder import BeamSearchDecoder, InitState, StateCell, TrainingDecoder
 from oar.fluid.contrib.hdfs_utils import HDFSClient, multi_download, multi_upload
 from oar.fluid.contrib.layers import (
     ctr_metric_bundle,
@@ -22,7 +23,12 @@ from oar.fluid.contrib.layers import (
     shuffle_batch,
 )
 from oar.fluid.contrib.memory_usage_calc import memory_usage
-from oar.fluid.contrib.nn import tree_conv
+from oar.fluid.contrib.nn import (
+    match_matrix_tensor,
+    sequence_topk_avg_pooling,
+    tree_conv,
+    var_conv_2d,
+)
 from oar.fluid.contrib.op_frequence import op_freq_statistic
 from oar.optimizer.decoupled import extend_with_decoupled_weight_decay
 
@@ -45,6 +51,14 @@ __all__ = [
     "multi_upload",
     "hdfs_utils",
     "tree_conv",
+    "match_matrix_tensor",
+    "var_conv_2d",
+    "sequence_topk_avg_pooling",
+    "decoder",
+    "InitState",
+    "StateCell",
+    "TrainingDecoder",
+    "BeamSearchDecoder",
 ]
 
 _plugin_getattr = module_getattr("contrib.")

@@ -1,14 +1,15 @@
 """``fluid.contrib`` layers over their own ops (Fluid 1.8's ``contrib.layers.nn``):
-``tree_conv``."""
+``tree_conv`` and the text-matching layers ``match_matrix_tensor``, ``var_conv_2d``,
+``sequence_topk_avg_pooling``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from oar.errors import ArgumentError
+from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_activation, check_variable
 
-__all__ = ["tree_conv"]
+__all__ = ["tree_conv", "match_matrix_tensor", "var_conv_2d", "sequence_topk_avg_pooling"]
 
 
 def _positive(layer: str, name: str, v: Any) -> int:
@@ -62,3 +63,138 @@ def tree_conv(
     )
     pre_act = helper.append_bias_op(out) if bias_attr is not False else out
     return helper.append_activation(pre_act)
+
+
+def _lod_input(layer: str, name: str, v: Any) -> None:
+    check_variable(layer, name, v)
+    if v.lod_level < 1 and not _eager():
+        raise ArgumentError(
+            layer, f"{name} must be a LoD variable (lod_level >= 1), given {v.name}"
+        )
+
+
+def _eager() -> bool:
+    from oar.framework import in_dygraph_mode
+
+    return in_dygraph_mode()
+
+
+def _pair(layer: str, name: str, v: Any) -> list:
+    vals = [v, v] if isinstance(v, int) and not isinstance(v, bool) else v
+    if (
+        not isinstance(vals, (list, tuple))
+        or len(vals) != 2
+        or not all(isinstance(i, int) and not isinstance(i, bool) and i > 0 for i in vals)
+    ):
+        raise ArgumentTypeError(
+            layer, f"{name} must be a positive int or a list of 2 positive ints, given {v!r}"
+        )
+    return list(vals)
+
+
+def match_matrix_tensor(
+    x: Any,
+    y: Any,
+    channel_num: int,
+    act: Any = None,
+    param_attr: Any = None,
+    dtype: str = "float32",
+    name: str | None = None,
+) -> tuple:
+    """For each pair of sequences of ``x`` and ``y`` (LoD, [rows, h] each) and each of the
+    ``channel_num`` channels, the matching matrix ``x W[:, t, :] y^T`` (W [h, channel_num,
+    h]); returns ``(out, tmp)``: ``out`` [-1, 1] holds the matrices per pair, channel-major
+    (then ``act``), ``tmp`` is ``x @ W``."""
+    layer = "match_matrix_tensor"
+    _lod_input(layer, "x", x)
+    _lod_input(layer, "y", y)
+    if len(x.shape) != 2 or len(y.shape) != 2 or x.shape[1] != y.shape[1]:
+        raise ArgumentError(
+            layer,
+            f"x and y must be [rows, h] with the same h, given {list(x.shape)} and {list(y.shape)}",
+        )
+    channels = _positive(layer, "channel_num", channel_num)
+    helper = LayerHelper(layer, param_attr=param_attr, act=act, name=name)
+    w = helper.create_parameter(
+        helper.kwargs.get("param_attr"), [x.shape[1], channels, y.shape[1]], dtype
+    )
+    out = helper.create_variable_for_type_inference(dtype)
+    tmp = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(
+        layer,
+        {"X": [x], "Y": [y], "W": [w]},
+        {"Out": [out], "Tmp": [tmp]},
+        {"dim_t": channels},
+    )
+    return helper.append_activation(out), tmp
+
+
+def var_conv_2d(
+    input: Any,
+    row: Any,
+    col: Any,
+    input_channel: int,
+    output_channel: int,
+    filter_size: Any,
+    stride: Any = 1,
+    param_attr: Any = None,
+    act: Any = None,
+    dtype: str = "float32",
+    name: str | None = None,
+) -> Any:
+    """A 2-D convolution of each instance's [input_channel, rows, cols] image, flattened in
+    ``input`` (LoD, one column); ``row`` and ``col`` are LoD variables whose sequence lengths
+    give each instance's rows and cols. Zero padding ``filter // 2`` before, output
+    ``ceil(rows / stride)`` by ``ceil(cols / stride)`` per output channel, then ``act``."""
+    layer = "var_conv_2d"
+    _lod_input(layer, "input", input)
+    _lod_input(layer, "row", row)
+    _lod_input(layer, "col", col)
+    kh, kw = _pair(layer, "filter_size", filter_size)
+    sh, sw = _pair(layer, "stride", stride)
+    cin = _positive(layer, "input_channel", input_channel)
+    cout = _positive(layer, "output_channel", output_channel)
+    helper = LayerHelper(layer, param_attr=param_attr, act=act, name=name)
+    w = helper.create_parameter(helper.kwargs.get("param_attr"), [cout, cin * kh * kw], dtype)
+    out = helper.create_variable_for_type_inference(dtype)
+    tmp = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(
+        layer,
+        {"X": [input], "ROW": [row], "COLUMN": [col], "W": [w]},
+        {"Out": [out], "Col": [tmp]},
+        {
+            "InputChannel": cin,
+            "OutputChannel": cout,
+            "KernelH": kh,
+            "KernelW": kw,
+            "StrideH": sh,
+            "StrideW": sw,
+        },
+    )
+    return helper.append_activation(out)
+
+
+def sequence_topk_avg_pooling(input: Any, row: Any, col: Any, topks: Any, channel_num: int) -> Any:
+    """For each instance's [channel_num, rows, cols] matrix in ``input`` (LoD, one column;
+    sizes from the sequence lengths of ``row`` and ``col``), each row and channel: the sum of
+    the k largest values divided by k, for each k in ``topks``. Out is [rows,
+    channel_num * len(topks)] with the LoD of ``row``."""
+    layer = "sequence_topk_avg_pooling"
+    _lod_input(layer, "input", input)
+    _lod_input(layer, "row", row)
+    _lod_input(layer, "col", col)
+    if not isinstance(topks, (list, tuple)) or not topks:
+        raise ArgumentTypeError(layer, f"topks must be a non-empty list of ints, given {topks!r}")
+    topks = [_positive(layer, "topks[i]", k) for k in topks]
+    channels = _positive(layer, "channel_num", channel_num)
+    helper = LayerHelper(layer)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    pos = helper.create_variable_for_type_inference("int32")
+    pos.stop_gradient = True
+    helper.append_op(
+        layer,
+        {"X": [input], "ROW": [row], "COLUMN": [col]},
+        {"Out": [out], "pos": [pos]},
+        {"topks": topks, "channel_num": channels},
+    )
+    return out

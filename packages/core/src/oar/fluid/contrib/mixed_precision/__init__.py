@@ -1,6 +1,6 @@
 """``fluid.contrib.mixed_precision``: loss-scaled training (``decorate``) and the op lists."""
 
-from oar.fluid.contrib.mixed_precision import decorator, fp16_lists
+from oar.fluid.contrib.mixed_precision import decorator, fp16_lists, fp16_utils
 from oar.fluid.contrib.mixed_precision.decorator import OptimizerWithMixedPrecision, decorate
 from oar.fluid.contrib.mixed_precision.fp16_lists import AutoMixedPrecisionLists
 
@@ -10,4 +10,5 @@ __all__ = [
     "OptimizerWithMixedPrecision",
     "decorator",
     "fp16_lists",
+    "fp16_utils",
 ]

@@ -1,14 +1,16 @@
 """``decorate(optimizer)``: training with a (dynamically) scaled loss, Fluid 1.8's AMP API.
 
-``minimize`` multiplies the loss by the loss-scaling variable, appends the
+``minimize`` first rewrites the forward program for float16 compute
+(``fp16_utils.rewrite_program``: white-list ops, and gray-list ops fed float16, compute
+in float16 between casts, as ``amp_lists`` says), multiplies the loss by the
+loss-scaling variable, appends the
 backward pass, then ``check_finite_and_unscale`` (gradients divided by the
 scale; all zero and ``FoundInfinite`` set when any overflowed) and, with
 ``use_dynamic_loss_scaling``, ``update_loss_scaling`` (grow the scale after
 ``incr_every_n_steps`` finite steps, shrink it after ``decr_every_n_nan_or_inf``
 overflows), before the wrapped optimizer's update ops. Parameters stay float32
-(the master weights). On the CPU plugin the white-list ops also compute in
-float32: it has no float16 kernels, so ``amp_lists`` only records the choice.
-Static graphs only, as in Fluid 1.8.
+(the master weights; their float16 copies are casts). Static graphs only, as in
+Fluid 1.8.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from oar.fluid.contrib.mixed_precision.fp16_lists import AutoMixedPrecisionLists
+from oar.fluid.contrib.mixed_precision.fp16_utils import rewrite_program
 
 __all__ = ["decorate", "OptimizerWithMixedPrecision"]
 
@@ -93,6 +96,7 @@ class OptimizerWithMixedPrecision:
 
             startup = default_startup_program()
         with program_guard(program, startup):
+            rewrite_program(program, self._amp_lists)
             self._state_vars()
             self._scaled_loss = layers.elementwise_mul(loss, self._loss_scaling)
         return self._optimizer.backward(

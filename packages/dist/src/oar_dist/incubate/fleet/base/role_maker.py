@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import os
+import pickle
 
 import numpy as np
 
@@ -106,6 +107,32 @@ class RoleMakerBase:
         if self.worker_num() == 1:
             return [input]
         return self._communicator().allgather(np.asarray([input])).tolist()
+
+    def _all_to_all(self, buckets: list) -> list:
+        """Exchange Python objects between workers: ``buckets[j]`` (a list) goes to worker j.
+
+        Returns what every worker sent to this one, concatenated in worker order. The
+        buckets travel pickled (peers of one job trust each other) through two allgathers
+        of the job's communicator: the sizes, then the bytes.
+        """
+        n = self.worker_num()
+        if len(buckets) != n:
+            raise ValueError(f"_all_to_all: {n} buckets expected (one per worker), given {len(buckets)}")
+        if n == 1:
+            return list(buckets[0])
+        comm = self._communicator()
+        blobs = [pickle.dumps(list(b), protocol=pickle.HIGHEST_PROTOCOL) for b in buckets]
+        sizes = comm.allgather(np.array([[len(b) for b in blobs]], np.int64)).reshape(n, n)
+        joined = np.frombuffer(b"".join(blobs), np.uint8)
+        buf = np.zeros((1, max(int(sizes.sum(axis=1).max()), 1)), np.uint8)
+        buf[0, : joined.size] = joined
+        everything = comm.allgather(buf)
+        me = self.worker_index()
+        out: list = []
+        for sender in range(n):
+            start = int(sizes[sender, :me].sum())
+            out.extend(pickle.loads(everything[sender, start : start + int(sizes[sender, me])].tobytes()))
+        return out
 
     def to_string(self) -> str:
         return (

@@ -1,0 +1,98 @@
+"""Distributed lookup tables: op definitions (the trainer's half of ``is_distributed=True``).
+
+A distributed table lives only on the pservers, cut into row blocks
+(``height_sections``): block ``i`` holds rows ``[sum(sections[:i]),
+sum(sections[:i+1]))`` on pserver ``endpoints[i]``, named ``table_names[i]``.
+
+- ``distributed_lookup_table`` replaces ``lookup_table(_v2)``: it asks each
+  pserver once for the distinct rows of its block that ``Ids`` needs
+  (``prefetch``) and gathers them into ``Out``.
+- ``distributed_lookup_table_grad`` replaces ``lookup_table_grad``: the
+  SelectedRows gradient of the table, from ``Ids`` and ``Out@GRAD`` alone.
+- ``split_selected_rows`` cuts that gradient into the row blocks (row ids
+  local to each block) for ``send``.
+"""
+
+from __future__ import annotations
+
+from oar.api import Attr, OpDef, VarMeta
+
+_TABLE = {
+    "table_names": Attr(list, []),
+    "endpoints": Attr(list, []),
+    "height_sections": Attr(list, []),
+    "padding_idx": Attr(int, -1),
+    "trainer_id": Attr(int, 0),
+    "lookup_table_version": Attr(int, 1),
+    "emb_dim": Attr(int, 0),
+    "dtype": Attr(str, "float32"),
+}
+
+
+def _check_sections(attrs) -> None:
+    n = len(attrs["height_sections"])
+    if n == 0 or len(attrs["table_names"]) != n or len(attrs["endpoints"]) != n:
+        raise ValueError(
+            f"height_sections {attrs['height_sections']}, table_names {attrs['table_names']} and "
+            f"endpoints {attrs['endpoints']} must list one entry per row block"
+        )
+
+
+def _lookup_shape(ins, attrs):
+    _check_sections(attrs)
+    ids = ins["Ids"]
+    lead = tuple(ids.shape) if attrs["lookup_table_version"] == 2 else tuple(ids.shape[:-1])
+    return {"Out": VarMeta(lead + (attrs["emb_dim"],), attrs["dtype"], ids.lod_level)}
+
+
+def _split_shape(ins, attrs):
+    x = ins["X"]
+    return {"Out": [VarMeta((s,) + tuple(x.shape[1:]), x.dtype) for s in attrs["height_sections"]]}
+
+
+def _grad_type(inputs, outputs, attrs):
+    return {n: "selected_rows" for n in outputs.get("W@GRAD", ())}
+
+
+def _split_type(inputs, outputs, attrs):
+    return {n: "selected_rows" for n in outputs.get("Out", ())}
+
+
+def register(registry) -> None:
+    registry.register_op(
+        OpDef(
+            "distributed_lookup_table",
+            ["Ids"],
+            ["Out"],
+            dict(_TABLE),
+            infer_shape=_lookup_shape,
+            share_lod=(("Ids", "Out"),),
+            doc="Out = rows Ids of a table held by the pservers (one prefetch per pserver)",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "distributed_lookup_table_grad",
+            ["Ids", "Out@GRAD"],
+            ["W@GRAD"],
+            {
+                "height": Attr(int, 0),
+                "padding_idx": Attr(int, -1),
+                "lookup_table_version": Attr(int, 1),
+            },
+            kernel_dtype="Out@GRAD",
+            infer_var_type=_grad_type,
+            doc="W@GRAD = SelectedRows(rows Ids, Out@GRAD) of a distributed table of height rows",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "split_selected_rows",
+            ["X"],
+            ["Out*"],
+            {"height_sections": Attr(list, [])},
+            infer_shape=_split_shape,
+            infer_var_type=_split_type,
+            doc="Out[i] = the rows of SelectedRows X in row block i (row ids local to the block)",
+        )
+    )

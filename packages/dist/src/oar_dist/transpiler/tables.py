@@ -1,0 +1,122 @@
+"""Distributed lookup tables in the pserver rewrite (``embedding(..., is_distributed=True)``).
+
+A table is cut into one row block per pserver (block ``i``: rows
+``[i * ceil(H / n), ...)`` on the ``i``-th pserver, whatever ``slice_var_up``,
+``min_block_size`` and ``split_method`` say); only the pservers hold it. On the
+trainer, ``lookup_table`` becomes ``distributed_lookup_table`` (prefetch of
+the rows a batch needs), its gradient op becomes
+``distributed_lookup_table_grad`` (no read of the table), and the SelectedRows
+gradient is cut by ``split_selected_rows`` and sent block by block. The
+table's initializer leaves the trainer's startup program; each pserver runs it
+for its own block only.
+"""
+
+from __future__ import annotations
+
+import math
+
+from oar_dist.transpiler.slicing import ParamBlock
+
+LOOKUPS = {"lookup_table": 1, "lookup_table_v2": 2}
+GRADS = {"lookup_table_grad": 1, "lookup_table_v2_grad": 2}
+
+
+def _attrs(op) -> dict:
+    return {n: op.attr(n) for n in op.attr_names}
+
+
+def find_tables(block) -> dict:
+    """Table parameter -> the lookup ops that read it with ``is_distributed``."""
+    tables: dict = {}
+    for op in block.ops:
+        if op.type in LOOKUPS and op.has_attr("is_distributed") and op.attr("is_distributed"):
+            tables.setdefault(op.input("W")[0], []).append(op)
+    return tables
+
+
+def table_blocks(param: str, shape, eps: list) -> list:
+    """One row block per pserver (fewer when the table has fewer rows than pservers)."""
+    height = int(shape[0])
+    n = max(1, min(len(eps), height))
+    per = math.ceil(height / n)
+    blocks, at = [], 0
+    while at < height:
+        rows = min(per, height - at)
+        b = ParamBlock(param, len(blocks), rows, at, (rows,) + tuple(shape[1:]), n == 1)
+        b.endpoint = eps[len(blocks)]
+        blocks.append(b)
+        at += rows
+    return blocks
+
+
+def check_tables(tables: dict, params: list, block, optimize_ops: list) -> None:
+    skip = {id(op) for op in optimize_ops}
+    for t, ops in tables.items():
+        if t not in params:
+            raise ValueError(
+                f"DistributeTranspiler: the distributed table '{t}' (embedding with "
+                f"is_distributed=True) is not trained by the program: a distributed table must be "
+                f"a trainable parameter updated by the optimizer"
+            )
+        users = [
+            op.type
+            for op in block.ops
+            if t in op.input_arg_names
+            and op.type not in LOOKUPS
+            and op.type not in GRADS
+            and id(op) not in skip
+        ]
+        if users:
+            raise NotImplementedError(
+                f"DistributeTranspiler: the distributed table '{t}' is also read by {users}; "
+                f"a table kept on the pservers can only be read by embedding lookups"
+            )
+
+
+def rewrite_lookups(block, tables: dict, blocks_of: dict, trainer_id: int, var_meta: dict) -> None:
+    """Swap the lookups of distributed tables (and their gradient ops) for the trainer's ops."""
+    i = 0
+    while i < len(block.ops):
+        op = block.ops[i]
+        w = op.input("W")[0] if "W" in op.input_names and op.input("W") else None
+        if w in tables and (op.type in LOOKUPS or op.type in GRADS):
+            new = _forward(op, w, blocks_of[w], trainer_id, var_meta) if op.type in LOOKUPS else _grad(op, w, var_meta)
+            block._insert_op(i, *new)
+            block._remove_op(i + 1)
+        i += 1
+
+
+def _forward(op, w: str, blocks: list, trainer_id: int, var_meta: dict) -> tuple:
+    meta = var_meta[w]
+    attrs = {
+        "table_names": [b.name for b in blocks],
+        "endpoints": [b.endpoint for b in blocks],
+        "height_sections": [b.rows for b in blocks],
+        "padding_idx": op.attr("padding_idx"),
+        "trainer_id": trainer_id,
+        "lookup_table_version": LOOKUPS[op.type],
+        "emb_dim": int(meta.shape[1]),
+        "dtype": str(meta.dtype),
+        "op_role": op.attr("op_role") if op.has_attr("op_role") else 0,
+    }
+    return ("distributed_lookup_table", {"Ids": op.input("Ids")}, {"Out": op.output("Out")}, attrs)
+
+
+def _grad(op, w: str, var_meta: dict) -> tuple:
+    attrs = {
+        "height": int(var_meta[w].shape[0]),
+        "padding_idx": op.attr("padding_idx"),
+        "lookup_table_version": GRADS[op.type],
+    }
+    if op.has_attr("op_role"):
+        attrs["op_role"] = op.attr("op_role")
+    ins = {"Ids": op.input("Ids"), "Out@GRAD": op.input("Out@GRAD")}
+    return ("distributed_lookup_table_grad", ins, {"W@GRAD": op.output("W@GRAD")}, attrs)
+
+
+def drop_initializers(startup, tables: dict) -> None:
+    """The trainer's startup program no longer creates the tables (the pservers do)."""
+    block = startup.global_block()
+    for i in range(len(block.ops) - 1, -1, -1):
+        if set(block.ops[i].output_arg_names) & set(tables):
+            block._remove_op(i)

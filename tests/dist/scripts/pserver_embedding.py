@@ -1,0 +1,132 @@
+"""A pserver job with a distributed embedding table (``is_distributed=True``), roles from the
+seed's environment variables (as ``pserver_train.py``).
+
+``OAR_T_VOCAB`` (table rows), ``OAR_T_DIM``, ``OAR_T_SYNC`` (1/0), ``OAR_T_STEPS``,
+``OAR_T_OPT`` (sgd/adam), ``OAR_T_INIT`` (``array``: a NumpyArrayInitializer drawn from seed 5;
+``uniform``: the default initializer), ``OAR_T_TRACE`` (1: record this process's tracemalloc
+peak after building the model). Trainers write trainer<i>.npz (losses, feeds, initial and final dense parameters);
+pservers write pserver_<ip>.npz (the final values of the variables they hold).
+"""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+
+if os.environ.get("OAR_T_TRACE") == "1":
+    tracemalloc.start()
+
+import numpy as np  # noqa: E402
+
+from oar import fluid  # noqa: E402
+
+env = os.environ.get
+vocab = int(env("OAR_T_VOCAB", "50"))
+dim = int(env("OAR_T_DIM", "4"))
+opt = env("OAR_T_OPT", "sgd")
+init = env("OAR_T_INIT", "array")
+
+def initial_table(vocab, dim) -> np.ndarray:
+    return np.random.RandomState(5).uniform(-1, 1, (vocab, dim)).astype("float32")
+
+
+def build(vocab, dim, opt, init):
+    ids = fluid.layers.data(name="ids", shape=[1], dtype="int64")
+    y = fluid.layers.data(name="y", shape=[1], dtype="float32")
+    if init == "array":
+        w_init = fluid.initializer.NumpyArrayInitializer(initial_table(vocab, dim))
+    else:
+        w_init = fluid.initializer.Uniform(-0.1, 0.1)
+    emb = fluid.layers.embedding(
+        input=ids,
+        size=[vocab, dim],
+        is_sparse=True,
+        is_distributed=True,
+        param_attr=fluid.ParamAttr(name="emb", initializer=w_init),
+    )
+    pred = fluid.layers.fc(input=emb, size=1)
+    loss = fluid.layers.mean(fluid.layers.square_error_cost(input=pred, label=y))
+    optimizer = fluid.optimizer.Adam(0.05) if opt == "adam" else fluid.optimizer.SGD(0.5)
+    optimizer.minimize(loss)
+    return loss
+
+
+def batch(rng, vocab):
+    ids = rng.randint(0, vocab, (8, 1)).astype("int64")
+    yb = (np.sin(ids.astype("float32")) + 0.5).astype("float32")
+    return ids, yb
+
+
+def _peak() -> dict:
+    """This process's tracemalloc peak since the model was built (when tracing)."""
+    if not tracemalloc.is_tracing():
+        return {}
+    return {"peak": np.array(tracemalloc.get_traced_memory()[1] - _BASE[0])}
+
+
+_BASE = [0]
+
+
+def run_pserver(t, exe, port: str) -> tuple:
+    ip = os.environ["PADDLE_CURRENT_IP"]
+    current = ip + ":" + port
+    prog = t.get_pserver_program(current)
+    exe.run(t.get_startup_program(current, prog))
+    exe.run(prog)
+    rec = _peak()
+    scope = fluid.global_scope()
+    for v in prog.global_block().vars.values():
+        if v.persistable and scope.find_var(v.name) is not None:
+            rec[v.name] = np.array(scope.find_var(v.name).get_tensor())
+    return f"pserver_{ip}", rec
+
+
+def run_trainer(t, exe, loss, tid: int, steps: int) -> tuple:
+    main = t.get_trainer_program()
+    exe.run(fluid.default_startup_program())
+    scope = fluid.global_scope()
+    dense = [p.name for p in main.global_block().all_parameters() if p.name != "emb"]
+    rec = {"init/" + n: np.array(scope.find_var(n).get_tensor()) for n in dense}
+    rec["emb_held"] = np.array(scope.find_var("emb") is not None)
+    rng = np.random.RandomState(10 + tid)
+    losses = []
+    for step in range(steps):
+        ids, yb = batch(rng, vocab)
+        rec[f"feed/{step}/ids"], rec[f"feed/{step}/y"] = ids, yb
+        (lv,) = exe.run(main, feed={"ids": ids, "y": yb}, fetch_list=[loss])
+        losses.append(float(lv[0]))
+        print("step", step, losses[-1], flush=True)
+    rec.update({"final/" + n: np.array(scope.find_var(n).get_tensor()) for n in dense})
+    rec["losses"] = np.array(losses)
+    rec["ops"] = np.array([op.type for op in main.global_block().ops])
+    exe.close()
+    rec.update(_peak())
+    return f"trainer{tid}", rec
+
+
+def main() -> None:
+    port = os.environ["PADDLE_PSERVER_PORT"]
+    eps = ",".join(f"{ip}:{port}" for ip in os.environ["PADDLE_PSERVER_IPS"].split(","))
+    tid = int(env("PADDLE_TRAINER_ID", "0"))
+    loss = build(vocab, dim, opt, init)
+    t = fluid.DistributeTranspiler()
+    t.transpile(
+        trainer_id=tid,
+        pservers=eps,
+        trainers=int(os.environ["PADDLE_TRAINERS"]),
+        sync_mode=env("OAR_T_SYNC", "1") == "1",
+    )
+    exe = fluid.Executor(fluid.CPUPlace())
+    if tracemalloc.is_tracing():  # imports and the program objects are not the table
+        tracemalloc.reset_peak()
+        _BASE[0] = tracemalloc.get_traced_memory()[0]
+    if os.environ["PADDLE_TRAINING_ROLE"] == "PSERVER":
+        name, rec = run_pserver(t, exe, port)
+    else:
+        name, rec = run_trainer(t, exe, loss, tid, int(env("OAR_T_STEPS", "10")))
+    np.savez(os.path.join(os.environ["OAR_HARNESS_OUT"], name + ".npz"), **rec)
+    print(name, "done", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""conv2d's kernel paths, each forced on small arrays and checked against a direct reference:
+image-major and channel-major columns, batch chunks of one image, the in-place 1x1 GEMM, and
+scratch buffers reused across calls of different shapes."""
+
+import numpy as np
+import pytest
+from oar_kernels_cpu.kernels import _scratch
+from oar_kernels_cpu.kernels import conv as conv_mod
+
+rng = np.random.default_rng(7)
+
+
+def _attrs(stride, pad, dilation=1, groups=1):
+    return {
+        "strides": [stride, stride],
+        "paddings": [pad, pad],
+        "padding_algorithm": "EXPLICIT",
+        "dilations": [dilation, dilation],
+        "groups": groups,
+        "data_format": "NCHW",
+    }
+
+
+def _reference(x, w, dy, stride, pad, dilation, groups):
+    """Output, dX and dW by a sum over filter taps on the padded input (no im2col)."""
+    n, c, h, wd = x.shape
+    oc, cg, kh, kw = w.shape
+    og = oc // groups
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (h + 2 * pad - dilation * (kh - 1) - 1) // stride + 1
+    ow = (wd + 2 * pad - dilation * (kw - 1) - 1) // stride + 1
+    y = np.zeros((n, oc, oh, ow))
+    dxp = np.zeros(xp.shape)
+    dw = np.zeros(w.shape)
+    for g in range(groups):
+        cs, os_ = slice(g * cg, (g + 1) * cg), slice(g * og, (g + 1) * og)
+        for i in range(kh):
+            for j in range(kw):
+                hs = slice(i * dilation, i * dilation + stride * (oh - 1) + 1, stride)
+                ws = slice(j * dilation, j * dilation + stride * (ow - 1) + 1, stride)
+                patch = xp[:, cs, hs, ws]
+                y[:, os_] += np.einsum("nchw,oc->nohw", patch, w[os_, :, i, j])
+                dw[os_, :, i, j] = np.einsum("nohw,nchw->oc", dy[:, os_], patch)
+                dxp[:, cs, hs, ws] += np.einsum("nohw,oc->nchw", dy[:, os_], w[os_, :, i, j])
+    return y, dxp[:, :, pad : pad + h, pad : pad + wd], dw
+
+
+SHAPES = [  # (x shape, w shape, stride, pad, dilation, groups)
+    ((3, 4, 7, 7), (5, 4, 3, 3), 1, 1, 1, 1),
+    ((3, 4, 9, 8), (6, 4, 3, 3), 2, 1, 1, 1),
+    ((2, 4, 8, 8), (4, 2, 3, 3), 1, 2, 2, 2),
+    ((2, 3, 6, 6), (8, 3, 1, 1), 1, 0, 1, 1),
+    ((2, 3, 7, 7), (8, 3, 1, 1), 2, 0, 1, 1),
+]
+PATHS = {  # constants of conv.py forcing each path
+    "image_major": {"IMAGE_MAJOR_PIXELS": 0, "GEMM_1X1_PIXELS": 1 << 30},
+    "channel_major": {"IMAGE_MAJOR_PIXELS": 1 << 30, "GEMM_1X1_PIXELS": 1 << 30},
+    "gemm_1x1": {"IMAGE_MAJOR_PIXELS": 0, "GEMM_1X1_PIXELS": 0},
+    "one_image_chunks": {"CHUNK_BYTES": 1, "IMAGE_MAJOR_PIXELS": 1 << 30},
+    "one_image_chunks_image_major": {"CHUNK_BYTES": 1, "IMAGE_MAJOR_PIXELS": 0},
+}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}s{s[2]}p{s[3]}")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_conv_kernel_path(monkeypatch, path, shape, dtype):
+    for name, value in PATHS[path].items():
+        monkeypatch.setattr(conv_mod, name, value)
+    xs, wsh, stride, pad, dilation, groups = shape
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(wsh).astype(dtype)
+    attrs = _attrs(stride, pad, dilation, groups)
+    y = conv_mod._conv({"Input": x, "Filter": w}, attrs)["Output"]
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    grads = conv_mod._conv_grad(
+        {"Input": x, "Filter": w, "Output@GRAD": dy}, attrs, {"Input@GRAD", "Filter@GRAD"}
+    )
+    ref_y, ref_dx, ref_dw = _reference(x, w, dy, stride, pad, dilation, groups)
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-10}
+    for got, want in ((y, ref_y), (grads["Input@GRAD"], ref_dx), (grads["Filter@GRAD"], ref_dw)):
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, want, **tol)
+
+
+def test_scratch_reuses_and_resizes():
+    a = _scratch.scratch(np, "t", (4, 5), np.float32)
+    a[...] = 1
+    b = _scratch.scratch(np, "t", (2, 3), np.float32)
+    assert np.shares_memory(a, b) and b.shape == (2, 3) and b.flags.c_contiguous
+    c = _scratch.scratch(np, "t", (8, 8), np.float32)  # larger: a new buffer
+    assert c.shape == (8, 8) and not np.shares_memory(a, c)
+    assert not np.shares_memory(c, _scratch.scratch(np, "t", (8, 8), np.float64))
+    big = _scratch.scratch(np, "t", (_scratch.MAX_BYTES // 4 + 1,), np.float32)
+    assert not np.shares_memory(big, _scratch.scratch(np, "t", (8, 8), np.float32))
+    _scratch.release()

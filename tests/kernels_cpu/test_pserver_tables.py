@@ -1,0 +1,70 @@
+"""The trainer-side gradient ops of distributed tables: ``distributed_lookup_table_grad`` (equal to
+``lookup_table_grad`` with ``is_sparse``, which reads the table) and ``split_selected_rows``.
+``distributed_lookup_table`` itself runs against a pserver in ``test_pserver.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("oar_dist")
+
+from oar.api import SelectedRows, registries
+from oar_dist.kernels.tables import (
+    distributed_lookup_table_grad,
+    prefetch_rows,
+    split_selected_rows,
+)
+
+RNG = np.random.RandomState(7)
+IDS = np.array([[3], [0], [6], [3], [2]], dtype="int64")
+DOUT = RNG.rand(5, 4).astype("float32")
+
+
+def _lookup_grad(padding_idx: int):
+    entry = registries().kernels.lookup("lookup_table_grad", "cpu", "float32")
+    w = np.zeros((7, 4), "float32")
+    attrs = (
+        registries()
+        .ops.get("lookup_table_grad")
+        .complete_attrs({"is_sparse": True, "padding_idx": padding_idx})
+    )
+    return entry.kernel({"W": w, "Ids": IDS, "Out@GRAD": DOUT}, attrs)["W@GRAD"]
+
+
+@pytest.mark.parametrize("padding_idx", [-1, 3])
+def test_grad_equals_lookup_table_grad(padding_idx):
+    attrs = {"height": 7, "padding_idx": padding_idx, "lookup_table_version": 1}
+    got = distributed_lookup_table_grad({"Ids": IDS, "Out@GRAD": DOUT}, attrs)["W@GRAD"]
+    want = _lookup_grad(padding_idx)
+    assert isinstance(got, SelectedRows) and got.height() == 7
+    np.testing.assert_array_equal(got.to_dense(), want.to_dense())
+
+
+def test_grad_refuses_ids_outside_the_table():
+    attrs = {"height": 3, "padding_idx": -1, "lookup_table_version": 1}
+    with pytest.raises(ValueError, match=r"outside the table's rows \[0, 3\)"):
+        distributed_lookup_table_grad({"Ids": IDS, "Out@GRAD": DOUT}, attrs)
+
+
+def test_split_selected_rows_makes_block_local_rows():
+    x = SelectedRows([3, 0, 6, 3, 2], 7, DOUT)
+    parts = split_selected_rows({"X": x}, {"height_sections": [4, 3]})["Out"]
+    assert [p.height() for p in parts] == [4, 3]
+    assert parts[0].rows() == [3, 0, 3, 2] and parts[1].rows() == [2]
+    dense = np.concatenate([p.to_dense() for p in parts])
+    np.testing.assert_allclose(dense, x.to_dense())
+
+
+def test_split_selected_rows_checks_the_sections():
+    x = SelectedRows([1], 7, DOUT[:1])
+    with pytest.raises(ValueError, match="add up to 6, X's height is 7"):
+        split_selected_rows({"X": x}, {"height_sections": [4, 2]})
+
+
+def test_prefetch_asks_nothing_for_no_ids():
+    attrs = {"height_sections": [4, 3], "table_names": ["a", "b"], "endpoints": ["x:1", "y:2"]}
+    out = prefetch_rows(
+        np.zeros(0, np.int64), dict(attrs, trainer_id=0, emb_dim=4, dtype="float32")
+    )
+    assert out.shape == (0, 4)

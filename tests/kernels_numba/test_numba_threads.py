@@ -1,0 +1,77 @@
+"""Compiled loops called from several Python threads at once.
+
+numba's workqueue threading layer aborts the whole process when two threads launch
+parallel regions at the same time, so the check runs in a child process: three
+threads (the main one and two others, like the data-parallel executor's places)
+run the relu kernel and a loop of this package's kind, at parallel sizes, together, many times, and every result
+must equal the single-threaded one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("oar_kernels_numba")
+from oar_kernels_numba.compat import unavailable_reason
+
+if unavailable_reason() is not None:
+    pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
+
+CHILD = """
+    import threading
+    import numpy as np
+    from oar.api import registries
+    from oar_kernels_numba import _jit
+
+    @_jit.loop
+    def heavy(a, out):
+        for i in _jit.prange(a.size):
+            out[i] = np.sqrt(a[i]) + 1
+
+    kernels = registries().kernels
+    relu = kernels.lookup("relu", "cpu", "float32")
+    assert relu.plugin == "kernels_numba", relu.plugin
+    rng = np.random.default_rng(0)
+    n = _jit.PARALLEL_MIN * 4 + 3
+    xs = [rng.standard_normal(n).astype("float32") for _ in range(3)]
+    want = [np.maximum(x, 0) for x in xs]
+    want_heavy = [np.sqrt(np.abs(x)) + 1 for x in xs]
+    bad, done = [], []
+    start = threading.Barrier(3)
+
+    def work(i):
+        out2 = np.empty_like(xs[i])
+        start.wait()
+        for _ in range(ROUNDS):
+            out = relu.kernel({"X": xs[i]}, {})["Out"]
+            heavy(n, np.abs(xs[i]), out2)
+            if not (np.array_equal(out, want[i]) and np.allclose(out2, want_heavy[i])):
+                bad.append(i)
+            done.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in (1, 2)]
+    for t in threads:
+        t.start()
+    work(0)
+    for t in threads:
+        t.join(60)
+    print("BAD", len(bad), "CALLS", len(done))
+"""
+
+
+def test_parallel_loops_from_three_threads_at_once(tmp_path):
+    env = dict(os.environ, OMP_NUM_THREADS="2", NUMBA_NUM_THREADS="2")
+    env.pop("OAR_DISABLE_PLUGINS", None)
+    env.pop("NUMBA_THREADING_LAYER", None)  # the default layer: workqueue, not thread-safe
+    child = tmp_path / "child.py"  # a file: numba caches compiled loops next to their source
+    child.write_text(textwrap.dedent(CHILD).replace("ROUNDS", "100"))
+    res = subprocess.run(
+        [sys.executable, str(child)], capture_output=True, text=True, timeout=180, env=env
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "BAD 0 CALLS 300" in res.stdout, res.stdout + res.stderr[-2000:]
