@@ -51,7 +51,8 @@ def _reference(recs, vocab, dim) -> dict:
 
 
 def test_distributed_embedding_sync_equals_one_process(tmp_path):
-    recs, servers = _run(tmp_path, OAR_T_VOCAB=50, OAR_T_STEPS=8)
+    ckpt = tmp_path / "ckpt"
+    recs, servers = _run(tmp_path, OAR_T_VOCAB=50, OAR_T_STEPS=8, OAR_T_SAVE=ckpt)
     ops = list(recs[0]["ops"])
     assert "distributed_lookup_table" in ops and "lookup_table" not in ops
     assert "split_selected_rows" in ops
@@ -65,6 +66,37 @@ def test_distributed_embedding_sync_equals_one_process(tmp_path):
         if n != "emb":
             np.testing.assert_array_equal(recs[0]["final/" + n], recs[1]["final/" + n])
             np.testing.assert_allclose(recs[0]["final/" + n], v, rtol=1e-5, atol=1e-6)
+    _check_checkpoint(ckpt, recs, servers, np.concatenate(blocks))
+
+
+def _check_checkpoint(ckpt, recs, servers, table):
+    """trainer 0's save_persistables wrote the whole job: a single-process program and each
+    pserver's startup program load it."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        model.build(50, 4, "sgd", "uniform")
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        fluid.io.load_persistables(exe, str(ckpt), main)
+    np.testing.assert_array_equal(np.array(scope.find_var("emb").get_tensor()), table)
+    for n in ("fc_0.w_0", "fc_0.b_0"):
+        got = np.array(scope.find_var(n).get_tensor())
+        np.testing.assert_array_equal(got, recs[0]["final/" + n])
+    with fluid.program_guard(fluid.Program(), fluid.Program()), fluid.unique_name.guard():
+        model.build(50, 4, "sgd", "uniform")
+        t = fluid.DistributeTranspiler()
+        eps = ",".join(f"{ip}:6170" for ip in IPS)
+        t.transpile(1, pservers=eps, trainers=2)
+        for ip, held in zip(IPS, servers):
+            start = t.get_startup_program(f"{ip}:6170", t.get_pserver_program(f"{ip}:6170"))
+            pscope = fluid.Scope()
+            with fluid.scope_guard(pscope):
+                exe.run(start)
+                fluid.io.load_persistables(exe, str(ckpt), start)
+            for n in held.files:
+                np.testing.assert_array_equal(np.array(pscope.find_var(n).get_tensor()), held[n])
 
 
 def test_distributed_embedding_async_adam_losses_fall(tmp_path):

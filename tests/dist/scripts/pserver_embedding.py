@@ -4,7 +4,8 @@ seed's environment variables (as ``pserver_train.py``).
 ``OAR_T_VOCAB`` (table rows), ``OAR_T_DIM``, ``OAR_T_SYNC`` (1/0), ``OAR_T_STEPS``,
 ``OAR_T_OPT`` (sgd/adam), ``OAR_T_INIT`` (``array``: a NumpyArrayInitializer drawn from seed 5;
 ``uniform``: the default initializer), ``OAR_T_TRACE`` (1: record this process's tracemalloc
-peak after building the model). Trainers write trainer<i>.npz (losses, feeds, initial and final dense parameters);
+peak after building the model), ``OAR_T_SAVE`` (a directory: the trainers end with
+``fluid.io.save_persistables`` there). Trainers write trainer<i>.npz (losses, feeds, initial and final dense parameters);
 pservers write pserver_<ip>.npz (the final values of the variables they hold).
 """
 
@@ -99,6 +100,8 @@ def run_trainer(t, exe, loss, tid: int, steps: int) -> tuple:
     rec.update({"final/" + n: np.array(scope.find_var(n).get_tensor()) for n in dense})
     rec["losses"] = np.array(losses)
     rec["ops"] = np.array([op.type for op in main.global_block().ops])
+    if env("OAR_T_SAVE"):  # every trainer calls it; the first one writes the job's checkpoint
+        fluid.io.save_persistables(exe, env("OAR_T_SAVE"), main)
     exe.close()
     rec.update(_peak())
     return f"trainer{tid}", rec

@@ -169,11 +169,21 @@ def save_persistables(
     *,
     format: str | None = None,
 ) -> None:
-    """Save every persistable variable (parameters, optimizer accumulators, learning rate): a checkpoint."""
+    """Save every persistable variable (parameters, optimizer accumulators, learning rate): a checkpoint.
+
+    A program that says how it is checkpointed (``program._oar_save_persistables``: a trainer
+    program of a parameter-server job, whose pservers hold part of the state) is saved that way.
+    """
+    program = _program(main_program, "save_persistables")
+    custom = getattr(program, "_oar_save_persistables", None)
+    if custom is not None:
+        kw = {} if format is None else {"format": format}
+        custom(executor, dirname, filename=filename, **kw)
+        return
     save_vars(
         executor,
         dirname,
-        _program(main_program, "save_persistables"),
+        program,
         predicate=is_persistable,
         filename=filename,
         format=format,

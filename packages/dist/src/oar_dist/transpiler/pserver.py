@@ -15,11 +15,13 @@ sub-block execution in the executor: see docs/dist.md).
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from oar.api import OpRole, Program
 
+from oar_dist.transpiler.checkpoint import save_checkpoint
 from oar_dist.transpiler.slicing import ParamBlock, dispatch, shard_attrs, slice_param
 from oar_dist.transpiler.tables import (
     check_tables,
@@ -117,6 +119,8 @@ class PserverMode:
         dispatch([b for b in self.blocks if b.param not in self.tables], self.eps, cfg.split_method)
         self._rewrite_trainer(block)
         self._rewrite_startup()
+        # fluid.io.save_persistables(exe, dirname, trainer_program): the whole job's checkpoint
+        self.main._oar_save_persistables = functools.partial(save_checkpoint, self)
 
     def _collect_params(self, block) -> None:
         self.params: list = []

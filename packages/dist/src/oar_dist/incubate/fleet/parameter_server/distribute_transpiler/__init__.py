@@ -176,6 +176,8 @@ class FleetTranspiler:
         self._programs("save_persistables")
         prog = main_program if main_program is not None else self.main_program
         fluid.io.save_persistables(executor, dirname, prog)
+        if getattr(prog, "_oar_save_persistables", None) is not None:
+            return  # the transpiled trainer program saved the pservers' variables too
         name = np.frombuffer(str(dirname).encode(), dtype=np.uint8)
         for ep in self.server_endpoints():
             get_client(ep, self.worker_index()).request(
