@@ -15,19 +15,7 @@ this module (``python tools/public_names_report.py --write-docs``).
 
 from __future__ import annotations
 
-PENDING: dict[str, list[str]] = {
-    "issue 13 (parameter-server training, in progress)": [
-        "transpiler.memory_optimize",
-        "transpiler.release_memory",
-        "incubate.fleet.parameter_server",
-        "incubate.fleet.base.role_maker.GeneralRoleMaker",
-        "incubate.fleet.base.role_maker.MPISymetricRoleMaker",
-    ],
-    "issue 15 (platform breadth: data API, datasets, profiler, industrial path, contrib helpers)": [
-        "contrib.load_persistables_for_increment",
-        "contrib.load_persistables_for_inference",
-    ],
-}
+PENDING: dict[str, list[str]] = {}
 
 NOT_PROVIDED: dict[str, str] = {
     "ComplexVariable": "Fluid 1.8's complex-number preview (paddle.complex) is out of scope; "

@@ -79,7 +79,7 @@ def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
 
 @hookimpl
 def oar_fluid_api() -> dict:
-    from oar_dist import dygraph_parallel, incubate, launch, transpiler
+    from oar_dist import contrib_tables, dygraph_parallel, incubate, launch, transpiler
 
     return {
         "DistributeTranspiler": transpiler.DistributeTranspiler,
@@ -91,4 +91,6 @@ def oar_fluid_api() -> dict:
         "dygraph.DataParallel": dygraph_parallel.DataParallel,
         "dygraph.prepare_context": dygraph_parallel.prepare_context,
         "incubate": incubate,
+        "contrib.load_persistables_for_increment": contrib_tables.load_persistables_for_increment,
+        "contrib.load_persistables_for_inference": contrib_tables.load_persistables_for_inference,
     }

@@ -363,7 +363,8 @@ class PserverMode:
                     "tables": [b.name for b in owned if b.param in self.tables],
                 },
             )
-        prog._oar_pserver = {"endpoint": endpoint, "held": held_names}
+        tables = {b.name: (b.param, b.offset, b.rows) for b in owned if b.param in self.tables}
+        prog._oar_pserver = {"endpoint": endpoint, "held": held_names, "tables": tables}
         return prog
 
     def get_pserver_programs(self, endpoint: str) -> tuple:
@@ -403,4 +404,5 @@ class PserverMode:
             outs = {s: [name if n == origin else n for n in v] for s, v in outs.items()}
             block.append_op(op.type, ins, outs, attrs)
             del var
+        prog._oar_pserver = info
         return prog
