@@ -69,9 +69,8 @@ def test_distributed_embedding_sync_equals_one_process(tmp_path):
     _check_checkpoint(ckpt, recs, servers, np.concatenate(blocks))
 
 
-def _check_checkpoint(ckpt, recs, servers, table):
-    """trainer 0's save_persistables wrote the whole job: a single-process program and each
-    pserver's startup program load it."""
+def _local_model() -> tuple:
+    """The model in one process, initialised in a scope of its own."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         model.build(50, 4, "sgd", "uniform")
@@ -79,6 +78,14 @@ def _check_checkpoint(ckpt, recs, servers, table):
     exe = fluid.Executor(fluid.CPUPlace())
     with fluid.scope_guard(scope):
         exe.run(startup)
+    return main, scope, exe
+
+
+def _check_checkpoint(ckpt, recs, servers, table):
+    """trainer 0's save_persistables wrote the whole job: a single-process program and each
+    pserver's startup program load it."""
+    main, scope, exe = _local_model()
+    with fluid.scope_guard(scope):
         fluid.io.load_persistables(exe, str(ckpt), main)
     np.testing.assert_array_equal(np.array(scope.find_var("emb").get_tensor()), table)
     for n in ("fc_0.w_0", "fc_0.b_0"):
@@ -116,13 +123,8 @@ def _check_inference_load(ckpt, table):
     blocks_only = ckpt.parent / "blocks_only"
     shutil.copytree(ckpt, blocks_only)
     (blocks_only / "emb").unlink()
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        model.build(50, 4, "sgd", "uniform")
-    scope = fluid.Scope()
-    exe = fluid.Executor(fluid.CPUPlace())
+    main, scope, exe = _local_model()
     with fluid.scope_guard(scope):
-        exe.run(startup)
         with pytest.raises(Exception, match="emb"):
             fluid.io.load_persistables(exe, str(blocks_only), main)
         fluid.contrib.load_persistables_for_inference(str(blocks_only), exe, main, "emb")

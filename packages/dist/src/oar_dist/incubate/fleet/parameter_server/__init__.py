@@ -1,15 +1,6 @@
 """``fluid.incubate.fleet.parameter_server``: fleet over parameter servers."""
 
 
-def __getattr__(name: str):
-    """Subpackages on attribute access (``fluid.incubate.fleet.parameter_server``), as Fluid's."""
-    import importlib
+from oar_dist.incubate._lazy import lazy_submodules  # noqa: E402
 
-    if name.startswith("_"):
-        raise AttributeError(name)
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name}":
-            raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+__getattr__ = lazy_submodules(__name__)
