@@ -61,3 +61,8 @@ def register(case, x, d, L) -> None:
     case("auc-steps", "auc", "slide_steps")(
         lambda: L.auc(x(), d("l", [2, 1], "int64"), slide_steps=-1)
     )
+    case("auc-curve", "auc", "curve")(lambda: L.auc(x(), d("l", [2, 1], "int64"), curve="DET"))
+    case("data_norm-slot_dim", "data_norm", "slot_dim")(lambda: L.data_norm(x((2, 3)), slot_dim=2))
+    case("adaptive_pool3d-index-avg", "adaptive_pool3d", "require_index")(
+        lambda: L.adaptive_pool3d(x(V5), 2, "avg", require_index=True)
+    )

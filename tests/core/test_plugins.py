@@ -292,7 +292,8 @@ def test_broken_plugins_are_failed_and_rolled_back_and_oar_still_works(broken_di
     assert "unknown hook oar_register_kernel" in infos["typo"]
     assert infos["kernels_cpu"] == "None"
     assert "half op left: False" in r.stdout  # its op definition was rolled back too
-    assert "sigmoid left: [0]" in r.stdout  # dup's priority 7 and 3 kernels were rolled back
+    # dup's priority 7 and 3 kernels were rolled back (50: oar-kernels-numba's, where installed)
+    assert re.search(r"sigmoid left: \[0(, 50)?\]\n", r.stdout), r.stdout
     # the built-in relu (oar-kernels-numba overrides the numpy one where it is installed)
     assert re.search(r"relu plugin: kernels_(cpu|numba)\n", r.stdout)
 

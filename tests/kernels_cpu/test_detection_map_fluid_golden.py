@@ -1,18 +1,14 @@
 """fluid.metrics.DetectionMAP (the detection_map op and its accumulated state) reproduces
 Fluid 1.8.5's per-batch and accumulated mAP over batches and a reset (golden data in data/)."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 from oar import fluid
+from oar.golden import load_golden
 
 DATA = Path(__file__).parent / "data"
-_spec = importlib.util.spec_from_file_location(
-    "fluid18_detection_map", DATA / "fluid18_detection_map.py"
-)
-golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(golden)
+golden = load_golden(DATA / "fluid18_detection_map.py")
 
 
 def test_matches_fluid18():

@@ -56,7 +56,7 @@ CASES = [
         {"X": X, "ROIs": ROIS},
         ATTRS,
         ref=_avg_ref,
-        grad=["X"],
+        grad=["X", "ROIs"],
         lod=LOD,
         rtol=1e-3,
         atol=1e-4,

@@ -5,29 +5,20 @@ cell (2, 2) of the second head), Fluid 1.8.5 adds both to the loss but keeps onl
 gradient; oar's gradient is the loss's (test_detection_yolo.py checks it numerically).
 """
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
-from oar import fluid
+from oar.golden import load_golden, run_golden
 
 DATA = Path(__file__).parent / "data"
-_spec = importlib.util.spec_from_file_location(
-    "fluid18_detection_yolo", DATA / "fluid18_detection_yolo.py"
-)
-golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(golden)
+golden = load_golden(DATA / "fluid18_detection_yolo.py")
 
 
 @pytest.fixture(scope="module")
 def results():
-    with fluid.unique_name.guard():
-        main, startup, feed, outs = golden.build(fluid)
-    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
-    exe.run(startup, scope=scope)
-    got = exe.run(main, feed=feed, fetch_list=outs, scope=scope)
-    return got, np.load(DATA / "fluid18_detection_yolo.npz")
+    got, expected = run_golden(golden.build, DATA / "fluid18_detection_yolo.npz")
+    return [np.array(g) for g in got], expected
 
 
 @pytest.mark.parametrize("name", golden.NAMES)

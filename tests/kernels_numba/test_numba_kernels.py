@@ -16,27 +16,17 @@ import numpy as np
 import pytest
 
 pytest.importorskip("oar_kernels_numba")
-from oar.api import LoDTensor, SelectedRows, registries
+from oar.api import LoDTensor, SelectedRows
 from oar_kernels_numba.compat import unavailable_reason
 
 if unavailable_reason() is not None:
     pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
 
 from oar_kernels_numba import _jit
-from oar_kernels_numba.plugin import PRIORITY
 
 rng = np.random.default_rng(17)
 BIG = _jit.PARALLEL_MIN + 37  # odd size: the parallel loop's chunks are uneven
 MID = _jit.SMALL + 5  # compiled, serial (smaller arrays go to the numpy kernels: dispatch cost)
-
-
-def _pair(op_type, dtype="float32"):
-    kernels = registries().kernels
-    mine = kernels.lookup(op_type, "cpu", dtype)
-    below = kernels.lookup_below(op_type, "cpu", dtype, PRIORITY)
-    assert mine.plugin == "kernels_numba", f"{op_type}: {mine.plugin}'s kernel wins"
-    assert below is not None and below.plugin == "kernels_cpu"
-    return mine.kernel, below.kernel
 
 
 def _copy(d):
@@ -55,8 +45,8 @@ def _same(a: dict, b: dict):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("size", [33, MID, BIG])
-def test_adam_dense_bit_for_bit(dtype, size):
-    mine, numpy_k = _pair("adam", dtype)
+def test_adam_dense_bit_for_bit(dtype, size, numba_pair):
+    mine, numpy_k = numba_pair("adam", dtype)
     inputs = {
         "Param": rng.standard_normal(size).astype(dtype),
         "Grad": rng.standard_normal(size).astype(dtype),
@@ -73,8 +63,8 @@ def test_adam_dense_bit_for_bit(dtype, size):
         inputs.update({k[:-3]: v for k, v in want.items()})
 
 
-def test_adam_lazy_selected_rows():
-    mine, numpy_k = _pair("adam")
+def test_adam_lazy_selected_rows(numba_pair):
+    mine, numpy_k = numba_pair("adam")
     p = rng.standard_normal((20, 600)).astype("float32")
     rows = [3, 7, 3, 19, 0]
     g = SelectedRows(rows, 20, rng.standard_normal((5, 600)).astype("float32"))
@@ -96,8 +86,8 @@ def test_adam_lazy_selected_rows():
 
 
 @pytest.mark.parametrize("size", [10, MID, BIG])
-def test_sgd_and_momentum_bit_for_bit(size):
-    mine, numpy_k = _pair("sgd")
+def test_sgd_and_momentum_bit_for_bit(size, numba_pair):
+    mine, numpy_k = numba_pair("sgd")
     inputs = {
         "Param": rng.standard_normal(size).astype("float32"),
         "Grad": rng.standard_normal(size).astype("float32"),
@@ -106,15 +96,15 @@ def test_sgd_and_momentum_bit_for_bit(size):
     _same(mine(_copy(inputs), {}), numpy_k(_copy(inputs), {}))
     # the donated path of the numpy kernel scales the gradient in place: the same numbers
     _same(mine(_copy(inputs), {}), numpy_k(_copy(inputs), {}, donated=frozenset({"Grad"})))
-    mine, numpy_k = _pair("momentum")
+    mine, numpy_k = numba_pair("momentum")
     inputs["Velocity"] = rng.standard_normal(size).astype("float32")
     for nesterov in (False, True):
         attrs = {"mu": 0.9, "use_nesterov": nesterov}
         _same(mine(_copy(inputs), attrs), numpy_k(_copy(inputs), attrs))
 
 
-def test_sgd_selected_rows_repeated_rows():
-    mine, numpy_k = _pair("sgd")
+def test_sgd_selected_rows_repeated_rows(numba_pair):
+    mine, numpy_k = numba_pair("sgd")
     p = rng.standard_normal((10, 4)).astype("float32")
     g = SelectedRows([1, 5, 1], 10, rng.standard_normal((3, 4)).astype("float32"))
     lr = np.array([0.5], "float32")
@@ -124,29 +114,29 @@ def test_sgd_selected_rows_repeated_rows():
 
 
 @pytest.mark.parametrize("size", [(7, 5), (MID,), (BIG,)])
-def test_relu_and_grad_bit_for_bit(size):
-    mine, numpy_k = _pair("relu")
+def test_relu_and_grad_bit_for_bit(size, numba_pair):
+    mine, numpy_k = numba_pair("relu")
     x = rng.standard_normal(size).astype("float32")
     x.reshape(-1)[:3] = [np.nan, -0.0, 0.0]
     _same(mine({"X": x.copy()}, {}), numpy_k({"X": x.copy()}, {}))
     donated = x.copy()
     out = mine({"X": donated}, {}, donated=frozenset({"X"}))["Out"]
     assert out is donated  # a dying input holds the result, as in the numpy kernel
-    mine, numpy_k = _pair("relu_grad")
+    mine, numpy_k = numba_pair("relu_grad")
     y = np.maximum(x, 0)
     d = rng.standard_normal(size).astype("float32")
     _same(mine({"Out": y, "Out@GRAD": d.copy()}, {}), numpy_k({"Out": y, "Out@GRAD": d}, {}))
 
 
-def test_non_contiguous_input_goes_to_the_numpy_kernel():
-    mine, numpy_k = _pair("relu")
+def test_non_contiguous_input_goes_to_the_numpy_kernel(numba_pair):
+    mine, numpy_k = numba_pair("relu")
     x = rng.standard_normal((MID, 8)).astype("float32")[:, ::2]
     _same(mine({"X": x}, {}), numpy_k({"X": x}, {}))
 
 
-def test_loops_off_the_main_thread():
+def test_loops_off_the_main_thread(numba_pair):
     """Another Python thread (a data-parallel place) gets the same numbers."""
-    mine, _ = _pair("relu")
+    mine, _ = numba_pair("relu")
     x = rng.standard_normal(BIG).astype("float32")
     main = mine({"X": x}, {})["Out"]
     box = {}
@@ -157,9 +147,9 @@ def test_loops_off_the_main_thread():
 
 
 @pytest.mark.parametrize("kind", ["SUM", "AVERAGE", "SQRT", "MAX", "FIRST"])
-def test_sequence_pool(kind):
-    mine, numpy_k = _pair("sequence_pool")
-    gmine, gnumpy = _pair("sequence_pool_grad")
+def test_sequence_pool(kind, numba_pair):
+    mine, numpy_k = numba_pair("sequence_pool")
+    gmine, gnumpy = numba_pair("sequence_pool_grad")
     x = rng.standard_normal((9, 3, 2)).astype("float32")
     t = LoDTensor(x, [[0, 4, 4, 9]])  # an empty sequence in the middle
     attrs = {"pooltype": kind, "pad_value": 0.5}
@@ -175,8 +165,8 @@ def test_sequence_pool(kind):
 
 @pytest.mark.parametrize("op_type", ["lookup_table_grad", "lookup_table_v2_grad"])
 @pytest.mark.parametrize("padding_idx", [-1, 3])
-def test_dense_embedding_grad_bit_for_bit(op_type, padding_idx):
-    mine, numpy_k = _pair(op_type)
+def test_dense_embedding_grad_bit_for_bit(op_type, padding_idx, numba_pair):
+    mine, numpy_k = numba_pair(op_type)
     w = rng.standard_normal((12, 5)).astype("float32")
     ids = rng.integers(0, 12, (40, 1) if op_type == "lookup_table_grad" else (8, 5))
     d = rng.standard_normal((40, 5)).astype("float32").reshape(ids.shape[:1] + (-1, 5)[-2:])
@@ -193,9 +183,9 @@ def test_dense_embedding_grad_bit_for_bit(op_type, padding_idx):
 
 @pytest.mark.parametrize("affine", [True, False])
 @pytest.mark.parametrize("shape,axis", [((64, 96), 1), ((8, 12, 64), 2), ((4, 40, 300), 1)])
-def test_layer_norm_and_grad(affine, shape, axis):
-    mine, numpy_k = _pair("layer_norm", "float64")
-    gmine, gnumpy = _pair("layer_norm_grad", "float64")
+def test_layer_norm_and_grad(affine, shape, axis, numba_pair):
+    mine, numpy_k = numba_pair("layer_norm", "float64")
+    gmine, gnumpy = numba_pair("layer_norm_grad", "float64")
     x = rng.standard_normal(shape) * 3 + 1
     d = int(np.prod(shape[axis:]))
     ins = {"X": x}
@@ -214,8 +204,8 @@ def test_layer_norm_and_grad(affine, shape, axis):
         np.testing.assert_allclose(got[k], want[k], rtol=1e-9, atol=1e-11, err_msg=k)
 
 
-def test_layer_norm_float32_within_tolerance():
-    mine, numpy_k = _pair("layer_norm", "float32")
+def test_layer_norm_float32_within_tolerance(numba_pair):
+    mine, numpy_k = numba_pair("layer_norm", "float32")
     x = rng.standard_normal((64, 128)).astype("float32")
     attrs = {"begin_norm_axis": 1, "epsilon": 1e-5, "is_test": False}
     got, want = mine({"X": x}, attrs), numpy_k({"X": x}, attrs)

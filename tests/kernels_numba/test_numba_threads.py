@@ -75,3 +75,28 @@ def test_parallel_loops_from_three_threads_at_once(tmp_path):
     )
     assert res.returncode == 0, res.stderr[-3000:]
     assert "BAD 0 CALLS 300" in res.stdout, res.stdout + res.stderr[-2000:]
+
+
+def test_serial_and_parallel_twins_do_not_share_cached_code(tmp_path):
+    """numba's disk cache does not key on ``parallel=True``: a serial loop must not load the
+    parallel twin's cached code (then every thread would launch parallel regions)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env.pop("OAR_DISABLE_PLUGINS", None)
+    head = (
+        "import numpy as np\nfrom oar_kernels_numba.activation import _relu\n"
+        "x = np.ones(10, np.float32)\n"
+    )
+    steps = [
+        "_relu.parallel(x, np.empty_like(x))\n",  # compiles and caches the parallel twin only
+        "_relu.serial(x, np.empty_like(x))\nprint('HITS', sum(_relu.serial.stats.cache_hits.values()))\n",
+    ]
+    for step in steps:
+        res = subprocess.run(
+            [sys.executable, "-c", head + step],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert res.returncode == 0, res.stderr[-3000:]
+    assert "HITS 0" in res.stdout, res.stdout

@@ -127,7 +127,9 @@ def test_sections_split_the_backward_pass_in_reverse_order():
     assert all(g.endswith("@GRAD") for g in secs.grads) and len(secs.grads) == 6
 
 
-def test_a_failing_stage_raises_in_the_caller():
+def _sgd_two_stages():
+    """A 2-stage, 2-micro-batch SGD pipeline, initialised: (main, loss, executor, scope)."""
+
     def pipe(h, loss):
         return fluid.optimizer.PipelineOptimizer(
             fluid.optimizer.SGD(0.1), cut_list=[[h]], num_microbatches=2
@@ -137,9 +139,22 @@ def test_a_failing_stage_raises_in_the_caller():
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
+    return main, loss, exe, scope
+
+
+def test_a_failing_stage_raises_in_the_caller():
+    main, loss, exe, scope = _sgd_two_stages()
     with pytest.raises(OarError, match="equal micro-batches"):
         exe.run(main, feed={"x": X[:3], "y": Y[:3]}, fetch_list=[loss], scope=scope)
     with pytest.raises(OarError):  # stage 1 lacks the label: the worker's error comes back
         exe.run(main, feed={"x": X}, fetch_list=[loss], scope=scope)
     with pytest.raises(OarError, match="num_microbatches"):
         fluid.optimizer.PipelineOptimizer(fluid.optimizer.SGD(0.1), num_microbatches=0)
+
+
+def test_fetching_a_parameter_gives_its_updated_value():
+    main, loss, exe, scope = _sgd_two_stages()
+    before = np.array(scope.find_var("w0").get_tensor())
+    _, w0 = exe.run(main, feed={"x": X, "y": Y}, fetch_list=[loss, "w0"], scope=scope)
+    np.testing.assert_array_equal(w0, np.array(scope.find_var("w0").get_tensor()))
+    assert not np.allclose(w0, before)

@@ -1,8 +1,13 @@
 """generate_proposal_labels (use_random=False) from the real Fluid 1.8.5: two images (image
-scales 1 and 2, a crowd box), class-specific and class-agnostic targets.
+scales 1 and 2, a crowd box), class-specific and class-agnostic targets; and the Cascade
+R-CNN mode (``is_cascade_rcnn=True``) on two images of scale 1 with empty proposals.
 
 Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_proposal_labels.py``
-(writes ``fluid18_proposal_labels.npz``: arrays and LoD offsets).
+(writes ``fluid18_proposal_labels.npz`` and ``fluid18_cascade_labels.npz``: arrays and LoD
+offsets). Fluid 1.8.5's cascade kernel sizes its outputs for ``batch_size_per_im`` rows per
+image although it keeps every candidate, and leaves the first (number of ground-truth boxes)
+proposals of an image unscaled; the cascade case stays clear of both (scale 1, no crowd,
+``batch_size_per_im`` above the candidate count).
 """
 
 import os
@@ -39,20 +44,25 @@ LOD = {
 }
 
 
+def _data_args(fluid, feed):
+    """The layer's five inputs as data variables; ``feed`` gets its LoD tensors."""
+    v = {}
+    for k, a in feed.items():
+        lod = 1 if k in LOD else 0
+        v[k] = fluid.data(
+            k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
+        )
+        if lod:
+            feed[k] = fluid.create_lod_tensor(a, [LOD[k]], fluid.CPUPlace())
+    return v["rois"], v["gt_classes"], v["is_crowd"], v["gt_boxes"], v["im_info"]
+
+
 def build(fluid):
     feed = inputs()
     L = fluid.layers
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        v = {}
-        for k, a in feed.items():
-            lod = 1 if k in LOD else 0
-            v[k] = fluid.data(
-                k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
-            )
-            if lod:
-                feed[k] = fluid.create_lod_tensor(a, [LOD[k]], fluid.CPUPlace())
-        args = (v["rois"], v["gt_classes"], v["is_crowd"], v["gt_boxes"], v["im_info"])
+        args = _data_args(fluid, feed)
         outs = list(
             L.generate_proposal_labels(
                 *args,
@@ -73,16 +83,42 @@ def build(fluid):
 
 PARTS = ["rois", "labels", "targets", "inside", "outside"]
 NAMES = PARTS + [p + "_agnostic" for p in PARTS]
+CASCADE_NAMES = [p + "_cascade" for p in PARTS] + [p + "_cascade_agnostic" for p in PARTS]
+
+
+def build_cascade(fluid):
+    feed = inputs()
+    feed["rois"][3] = [10, 10, 5, 30]  # empty: dropped
+    feed["rois"][9] = [20, 20, 19.5, 30]  # thin but not empty (x2 - x1 + 1 > 0)
+    feed["rois"][12:] /= 2.0
+    feed["im_info"] = np.array([[80, 80, 1.0], [80, 80, 1.0]], "float32")
+    feed["is_crowd"] = np.zeros_like(feed["is_crowd"])
+    L = fluid.layers
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        args = _data_args(fluid, feed)
+        outs = []
+        for agnostic in (False, True):
+            outs += list(L.generate_proposal_labels(*args, batch_size_per_im=64, fg_fraction=0.05, fg_thresh=0.5,
+                                                    bg_thresh_hi=0.5, bg_thresh_lo=0.0, class_nums=4, use_random=False,
+                                                    is_cls_agnostic=agnostic, is_cascade_rcnn=True))  # fmt: skip
+    return main, startup, feed, outs
+
+
+def _save(fluid, built, names, filename):
+    main, startup, feed, outs = built
+    exe = fluid.Executor(fluid.CPUPlace())
+    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
+    data = {}
+    for name, t in zip(names, res):
+        data[name] = np.array(t)
+        data[name + "_lod"] = np.array(t.lod()[-1] if t.lod() else [], "int64")
+    here = os.path.dirname(os.path.abspath(__file__))
+    np.savez(os.path.join(here, filename), **data)
+
 
 if __name__ == "__main__":
     import paddle.fluid as fluid
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    data = {}
-    for name, t in zip(NAMES, res):
-        data[name] = np.array(t)
-        data[name + "_lod"] = np.array(t.lod()[-1] if t.lod() else [], "int64")
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, "fluid18_proposal_labels.npz"), **data)
+    _save(fluid, build(fluid), NAMES, "fluid18_proposal_labels.npz")
+    _save(fluid, build_cascade(fluid), CASCADE_NAMES, "fluid18_cascade_labels.npz")

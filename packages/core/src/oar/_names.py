@@ -27,9 +27,6 @@ NOT_PROVIDED: dict[str, str] = {
     "oar's CPU plugin does not have",
     "contrib.convert_dist_to_sparse_program": "rewrites pslib (Baidu-internal parameter server) "
     "lookup tables; oar's parameter server is the transpiler's",
-    "contrib.tdm_child": "tree-based deep model ops (tdm_*) depend on a tree file format that "
-    "Fluid 1.8.5 does not document",
-    "contrib.tdm_sampler": "see contrib.tdm_child",
     "contrib.search_pyramid_hash": "contrib op tied to Baidu's search white/black lists; "
     "not provided",
     "contrib.rank_attention": "contrib op for Baidu's ranking models (GPU-only in Fluid 1.8.5)",

@@ -1,7 +1,8 @@
 """The numba decorators this package compiles with, and when a loop runs on several threads.
 
 Every loop is written once with ``prange`` and compiled twice on demand: serially
-(``prange`` is ``range`` there) and with ``parallel=True``. The parallel twin runs
+(``prange`` is ``range`` there) and with ``parallel=True``, under two names so that
+the disk cache keeps them apart (it does not key on the ``parallel`` flag). The parallel twin runs
 only for large arrays, when CPU math may use more than one thread, and in one
 Python thread at a time: numba's workqueue threading layer aborts the process
 ("Concurrent access has been detected") when two threads launch parallel regions
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import types
 
 import numba
 from oar.api import cpu_math_library_num_threads
@@ -45,12 +47,26 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 
 
+def _twin(fn, suffix: str):
+    """A copy of ``fn`` under its own name: numba's disk cache keys compiled code by the
+    function's qualified name, source line and bytecode, not by the ``parallel`` flag, so
+    two dispatchers of one function would load each other's cached code (a "serial" loop
+    running the parallel code, from any thread)."""
+    twin = types.FunctionType(
+        fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__
+    )
+    twin.__qualname__ = fn.__qualname__ + suffix
+    twin.__module__ = fn.__module__
+    twin.__doc__ = fn.__doc__
+    return twin
+
+
 class Loop:
     """A loop function compiled serially and in parallel, each on first use."""
 
     def __init__(self, fn, **opts) -> None:
-        self.serial = numba.njit(**_OPTS, **opts)(fn)
-        self.parallel = numba.njit(parallel=True, **_OPTS, **opts)(fn)
+        self.serial = numba.njit(**_OPTS, **opts)(_twin(fn, "__serial"))
+        self.parallel = numba.njit(parallel=True, **_OPTS, **opts)(_twin(fn, "__parallel"))
 
     def __call__(self, size: int, *args):
         if size >= PARALLEL_MIN:

@@ -1,20 +1,23 @@
-"""relu and its gradient: one pass, on several threads for large tensors.
+"""Activations and their gradients: one pass, on several threads for large tensors.
 
-numpy's ``maximum`` is already one vectorised pass; what these add is the parallel
-loop at the machine's default threads (and the same in-place reuse of dying inputs
-as the numpy kernels). Results are bit for bit the numpy kernels' (NaN propagates
-through ``relu`` as through ``np.maximum``; the gradient is ``d * (y > 0)``).
+relu: numpy's ``maximum`` is already one vectorised pass; what these add is the
+parallel loop at the machine's default threads (and the same in-place reuse of dying
+inputs as the numpy kernels). Results are bit for bit the numpy kernels' (NaN
+propagates through ``relu`` as through ``np.maximum``; the gradient is ``d * (y > 0)``).
+
+sigmoid, gelu, leaky_relu and the gradients of those and tanh: one to three passes
+where the numpy kernels take two to ten; see ``_unary_loops`` for what is bit for
+bit and what is within float tolerance.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from oar_kernels_numba._arrays import DTYPES
+from oar_kernels_numba._arrays import plain as _plain
 from oar_kernels_numba._fallback import Fallback
 from oar_kernels_numba._jit import SMALL, loop, prange
-
-DTYPES = ("float32", "float64")
-FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
 
 
 @loop
@@ -28,15 +31,6 @@ def _relu(x, out):
 def _relu_grad(y, d, out):
     for i in prange(y.size):
         out[i] = d[i] * (1 if y[i] > 0 else 0)
-
-
-def _plain(a) -> bool:
-    return (
-        type(a) is np.ndarray
-        and a.size >= SMALL
-        and a.flags.c_contiguous
-        and a.dtype in FLOAT_DTYPES
-    )
 
 
 class _Kernels:
@@ -62,7 +56,61 @@ class _Kernels:
         return {"X@GRAD": out}
 
 
+# op -> (the forward's scalar arguments from attrs and the dtype's scalar type)
+_SCALARS = {
+    "sigmoid": lambda a, t: (),
+    "gelu": lambda a, t: (bool(a["approximate"]),),
+    "leaky_relu": lambda a, t: (t(a["alpha"]),),
+}
+# op -> (the grad's scalar arguments, the forward slot its loop reads: "Out" or "X")
+_GRAD_SCALARS = {
+    "sigmoid": (lambda a, t: (t(1),), "Out"),
+    "tanh": (lambda a, t: (t(1),), "Out"),
+    "gelu": (lambda a, t: (bool(a["approximate"]),), "X"),
+    "leaky_relu": (lambda a, t: (t(a["alpha"]), t(1)), "X"),
+}
+
+
+def _forward(op: str, fb: Fallback):
+    from oar_kernels_numba import _unary_loops
+
+    fn, scalars = getattr(_unary_loops, op), _SCALARS[op]
+
+    def forward(inputs, attrs, donated=frozenset()):
+        x = inputs["X"]
+        if not _plain(x):
+            return fb(x.dtype, inputs, attrs, donated=donated)
+        out = x if "X" in donated else np.empty_like(x)
+        fn(x.size, x.reshape(-1), *scalars(attrs, x.dtype.type), out.reshape(-1))
+        return {"Out": out}
+
+    return forward
+
+
+def _backward(op: str, fb: Fallback):
+    from oar_kernels_numba import _unary_loops
+
+    fn = getattr(_unary_loops, op + "_grad")
+    scalars, slot = _GRAD_SCALARS[op]
+
+    def backward(inputs, attrs):
+        a, d = inputs.get(slot), inputs["Out@GRAD"]
+        if not (_plain(a) and _plain(d) and a.shape == d.shape and a.dtype == d.dtype):
+            return fb(d.dtype, inputs, attrs)
+        out = np.empty_like(d)
+        fn(d.size, a.reshape(-1), d.reshape(-1), *scalars(attrs, d.dtype.type), out.reshape(-1))
+        return {"X@GRAD": out}
+
+    return backward
+
+
 def register(registry, family: str, device: str, priority: int) -> None:
     k = _Kernels(device, priority)
     registry.register_kernel("relu", device, DTYPES, k.relu, priority, inplace=True)
     registry.register_kernel("relu_grad", device, DTYPES, k.relu_grad, priority, inplace=True)
+    for op in _SCALARS:
+        fwd = _forward(op, Fallback(op, device, priority))
+        registry.register_kernel(op, device, DTYPES, fwd, priority, inplace=True)
+    for op in _GRAD_SCALARS:  # tanh's forward stays numpy's: one vectorised pass already
+        bwd = _backward(op, Fallback(op + "_grad", device, priority))
+        registry.register_kernel(op + "_grad", device, DTYPES, bwd, priority)

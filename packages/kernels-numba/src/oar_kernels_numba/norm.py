@@ -134,6 +134,9 @@ class _Kernels:
 
 
 def register(registry, family: str, device: str, priority: int) -> None:
+    from oar_kernels_numba import batch_norm
+
+    batch_norm.register(registry, family, device, priority)
     k = _Kernels(device, priority)
     registry.register_kernel("layer_norm", device, DTYPES, k.layer_norm, priority)
     registry.register_kernel(

@@ -207,4 +207,7 @@ def register(registry, family: str, device: str, priority: int) -> None:
         )
         registry.register_kernel("adam", device, DTYPES, k.adam, priority, selected_rows=True)
     elif family == "optimizer_updates":
+        from oar_kernels_numba import lamb
+
         registry.register_kernel("momentum", device, DTYPES, k.momentum, priority)
+        lamb.register(registry, device, priority)

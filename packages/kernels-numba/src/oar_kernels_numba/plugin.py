@@ -27,6 +27,9 @@ FAMILIES = {
     "sequence_pool": "oar_kernels_numba.sequence_pool",
     "embedding": "oar_kernels_numba.embedding",
     "norm": "oar_kernels_numba.norm",
+    "softmax": "oar_kernels_numba.softmax",
+    "losses": "oar_kernels_numba.softmax",
+    "dropout": "oar_kernels_numba.dropout",
 }
 
 

@@ -33,6 +33,14 @@ def _check_volume(layer: str, input: Any, channels: int) -> None:
         )
 
 
+def _adopt_spec(layer: Layer, spec: Any, num_filters: int, act: Any) -> None:
+    """The attributes ``Conv3D`` and ``Conv3DTranspose`` keep from their checked spec."""
+    layer._attrs, layer._act = spec.attrs, act
+    layer._stride, layer._padding = spec.attrs["strides"], spec.attrs["paddings"]
+    layer._dilation, layer._groups = spec.attrs["dilations"], spec.attrs["groups"]
+    layer._filter_size, layer._num_filters = spec.filter_shape[2:], num_filters
+
+
 class Conv3D(Layer):
     """3-D convolution on NCDHW input; filter [num_filters, num_channels/groups, kd, kh, kw]."""
 
@@ -65,10 +73,7 @@ class Conv3D(Layer):
             groups,
             use_cudnn,
         )
-        self._attrs, self._act = spec.attrs, act
-        self._stride, self._padding = spec.attrs["strides"], spec.attrs["paddings"]
-        self._dilation, self._groups = spec.attrs["dilations"], spec.attrs["groups"]
-        self._filter_size, self._num_filters = spec.filter_shape[2:], num_filters
+        _adopt_spec(self, spec, num_filters, act)
         k = spec.filter_shape[2:]
         std = (2.0 / (k[0] * k[1] * k[2] * self._num_channels)) ** 0.5
         self.weight = self.create_parameter(
@@ -116,10 +121,7 @@ class Conv3DTranspose(Layer):
             groups,
             use_cudnn,
         )
-        self._attrs, self._act = spec.attrs, act
-        self._stride, self._padding = spec.attrs["strides"], spec.attrs["paddings"]
-        self._dilation, self._groups = spec.attrs["dilations"], spec.attrs["groups"]
-        self._filter_size, self._num_filters = spec.filter_shape[2:], num_filters
+        _adopt_spec(self, spec, num_filters, act)
         self.weight = self.create_parameter(spec.filter_shape, param_attr, dtype, False)
         self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
 

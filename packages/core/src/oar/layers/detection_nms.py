@@ -89,16 +89,8 @@ def multiclass_nms(
     best ``keep_top_k`` per image: a LoD tensor of rows [label, score, x1, y1, x2, y2]
     (a single row [-1] when no image keeps any box)."""
     layer = "multiclass_nms"
-    attrs = nms_attrs(
-        layer,
-        score_threshold,
-        nms_top_k,
-        keep_top_k,
-        nms_threshold,
-        normalized,
-        nms_eta,
-        background_label,
-    )
+    attrs = nms_attrs(layer, score_threshold, nms_top_k, keep_top_k, nms_threshold, normalized,
+                      nms_eta, background_label)  # fmt: skip
     return _nms(layer, layer, bboxes, scores, attrs, name=name)[0]
 
 
@@ -118,16 +110,8 @@ def multiclass_nms2(
     """:func:`multiclass_nms`; with ``return_index`` also the kept boxes' indices into the
     flattened [N * M] boxes (fluid.contrib.multiclass_nms2)."""
     layer = "multiclass_nms2"
-    attrs = nms_attrs(
-        layer,
-        score_threshold,
-        nms_top_k,
-        keep_top_k,
-        nms_threshold,
-        normalized,
-        nms_eta,
-        background_label,
-    )
+    attrs = nms_attrs(layer, score_threshold, nms_top_k, keep_top_k, nms_threshold, normalized,
+                      nms_eta, background_label)  # fmt: skip
     out, index = _nms(layer, layer, bboxes, scores, attrs, ("Out", "Index"), name)
     return (out, index) if return_index else out
 
@@ -179,16 +163,8 @@ def locality_aware_nms(
     ``nms_threshold`` are merged (coordinates weighted by score, scores summed), then greedy
     NMS. ``bboxes`` [N, M, 4 or 8 (quadrilaterals)], ``scores`` [N, C, M]."""
     layer = "locality_aware_nms"
-    attrs = nms_attrs(
-        layer,
-        score_threshold,
-        nms_top_k,
-        keep_top_k,
-        nms_threshold,
-        normalized,
-        nms_eta,
-        background_label,
-    )
+    attrs = nms_attrs(layer, score_threshold, nms_top_k, keep_top_k, nms_threshold, normalized,
+                      nms_eta, background_label)  # fmt: skip
     return _nms(layer, layer, bboxes, scores, attrs, name=name)[0]
 
 

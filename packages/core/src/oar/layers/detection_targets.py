@@ -102,7 +102,9 @@ def ssd_loss(
     """SSD's multibox loss, [N, 1]: priors matched to ground truth by IoU, hard negatives
     mined from the confidence loss (``neg_pos_ratio`` per positive), softmax cross entropy
     on the kept priors plus smooth L1 on the encoded boxes of the matched ones; divided by
-    the number of matched priors when ``normalize``."""
+    the number of matched priors when ``normalize``. ``mining_type="hard_example"`` keeps
+    instead the ``sample_size`` priors of highest confidence loss (positives outside them
+    are dropped); Fluid 1.8.5's layer refuses it, its op computes it."""
     from oar import layers as L
 
     layer = "ssd_loss"
@@ -115,8 +117,7 @@ def ssd_loss(
             f"location must be [N, P, 4] and confidence [N, P, C], given {list(location.shape)} "
             f"and {list(confidence.shape)}",
         )
-    if mining_type != "max_negative":
-        raise ArgumentError(layer, f"mining_type must be 'max_negative', given {mining_type!r}")
+    _check_mining(layer, mining_type, sample_size)
     n_cls = confidence.shape[2]
     known = [d for d in (location.shape[1], confidence.shape[1], prior_box.shape[0]) if d >= 0]
     if not known:
@@ -157,6 +158,20 @@ def ssd_loss(
     if normalize:
         loss = loss / L.reduce_sum(loc_weight)
     return loss
+
+
+def _check_mining(layer: str, mining_type: Any, sample_size: Any) -> None:
+    if mining_type not in ("max_negative", "hard_example"):
+        raise ArgumentError(
+            layer, f"mining_type must be 'max_negative' or 'hard_example', given {mining_type!r}"
+        )
+    if mining_type == "hard_example" and (
+        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
+    ):
+        raise ArgumentError(
+            layer,
+            f"mining_type='hard_example' needs sample_size, a positive int; given {sample_size!r}",
+        )
 
 
 def _per_layer(layer: str, name: str, v: Any, n: int) -> list:
@@ -276,15 +291,15 @@ def generate_proposal_labels(
     (scaled back by ``im_info``) with IoU >= ``fg_thresh`` as foreground (at most
     ``batch_size_per_im * fg_fraction``), those in [``bg_thresh_lo``, ``bg_thresh_hi``) as
     background: (rois, labels int32, box targets [R, 4 * class_nums], inside and outside
-    weights), LoD per image. With ``use_random=False`` the first candidates are kept."""
+    weights), LoD per image. With ``use_random=False`` the first candidates are kept.
+    With ``is_cascade_rcnn`` (a later Cascade R-CNN stage) the ground truth is not added,
+    empty proposals are dropped and every foreground and background candidate is kept."""
     layer = "generate_proposal_labels"
     for arg, v in (("rpn_rois", rpn_rois), ("gt_classes", gt_classes), ("is_crowd", is_crowd),
                    ("gt_boxes", gt_boxes), ("im_info", im_info)):  # fmt: skip
         check_variable(layer, arg, v)
     if not isinstance(class_nums, int) or isinstance(class_nums, bool) or class_nums <= 0:
         raise ArgumentTypeError(layer, f"class_nums must be a positive int, given {class_nums!r}")
-    if is_cascade_rcnn:
-        raise ArgumentError(layer, "is_cascade_rcnn=True is not implemented")
     weights = bbox_reg_weights
     if not isinstance(weights, (list, tuple)) or len(weights) != 4:
         raise ArgumentError(layer, f"bbox_reg_weights must hold 4 numbers, given {weights!r}")
@@ -292,7 +307,7 @@ def generate_proposal_labels(
         "batch_size_per_im": int(batch_size_per_im), "fg_fraction": float(fg_fraction),
         "fg_thresh": float(fg_thresh), "bg_thresh_hi": float(bg_thresh_hi), "bg_thresh_lo": float(bg_thresh_lo),
         "bbox_reg_weights": [float(w) for w in weights], "class_nums": class_nums,
-        "use_random": bool(use_random), "is_cls_agnostic": bool(is_cls_agnostic), "is_cascade_rcnn": False,
+        "use_random": bool(use_random), "is_cls_agnostic": bool(is_cls_agnostic), "is_cascade_rcnn": bool(is_cascade_rcnn),
     }  # fmt: skip
     helper = LayerHelper(layer)
     dt = rpn_rois.dtype

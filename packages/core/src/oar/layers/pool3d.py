@@ -97,7 +97,8 @@ def adaptive_pool3d(input, pool_size, pool_type="max", require_index=False, name
     if require_index:
         if pool_type != "max":
             raise ArgumentError(
-                "adaptive_pool3d", "require_index needs pool_type='max' (as in Fluid)"
+                "adaptive_pool3d",
+                f"require_index=True needs pool_type='max' (as in Fluid), given {pool_type!r}",
             )
     attrs = {
         "pooling_type": pool_type,

@@ -4,7 +4,7 @@ roi_perspective_transform (quadrilateral ROIs warped to rectangles).
 
 ROIs are [R, 4] boxes (x1, y1, x2, y2) in input-image coordinates; their LoD (or the
 optional ``RoisLod`` offsets / ``BatchRoINums`` counts input) says which image each belongs
-to. Each op has a gradient for X.
+to. Each op has a gradient for X; prroi_pool also one for the ROI coordinates.
 """
 
 from __future__ import annotations
@@ -94,5 +94,5 @@ def register(registry) -> None:
             doc="each quadrilateral ROI warped to a rectangle (perspective transform, bilinear)"))  # fmt: skip
     r(OpDef("prroi_pool", ["X", "ROIs", "BatchRoINums?"], ["Out"], _pooled(),
             infer_shape=_infer,
-            grad=GradSpec(("X", "ROIs", "BatchRoINums", "Out@GRAD"), ("X@GRAD",)),
+            grad=GradSpec(("X", "ROIs", "BatchRoINums", "Out@GRAD"), ("X@GRAD", "ROIs@GRAD")),
             doc="precise ROI pooling: integral of the bilinear interpolation per bin"))  # fmt: skip

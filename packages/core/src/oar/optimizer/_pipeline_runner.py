@@ -176,11 +176,11 @@ class PipelineRunner:
                 raise ArgumentError(
                     "PipelineOptimizer", f"fetch_list names an unknown variable {f!r}"
                 )
-            if var.persistable:
+            values = [(k._vars[name].value if name in k._vars else None) for k in kids]
+            if var.persistable or all(v is None for v in values):
+                # parameters, and what the update section computes, live in the run's scope
                 sv = scope.find_var(name)
                 values = [None if sv is None else sv.value]
-            else:
-                values = [(k._vars[name].value if name in k._vars else None) for k in kids]
             if any(v is None for v in values):
                 raise ArgumentError(
                     "PipelineOptimizer", f"fetched variable '{name}' was not computed by the run"

@@ -259,9 +259,58 @@ def prroi_pool(inputs, attrs):
     return {"Out": _prroi(inputs, attrs)}
 
 
-@kernel("prroi_pool_grad", FLOATS, lod=True, generic=False)
-def prroi_pool_grad(inputs, attrs):
-    return {"X@GRAD": _prroi(inputs, attrs, array_of(inputs["Out@GRAD"]))}
+def _pr_weight_grads(start, b, pooled, size):
+    """d ``_pr_weights`` / d start and / d end, where the bins span [start, end] evenly."""
+    i = np.arange(pooled)[:, None]
+    lo = start + b * i
+    grid = np.arange(size)[None, :]
+    hi_t = np.clip(1.0 - np.abs(lo + b - grid), 0.0, None)  # the tent: the CDF's slope
+    lo_t = np.clip(1.0 - np.abs(lo - grid), 0.0, None)
+    d_start = hi_t * (1.0 - (i + 1) / pooled) - lo_t * (1.0 - i / pooled)
+    d_end = hi_t * ((i + 1) / pooled) - lo_t * (i / pooled)
+    return d_start, d_end
+
+
+def _prroi_rois_grad(inputs, attrs, dout):
+    """[R, 4]: the derivative of sum(Out * dOut) for each ROI's x1, y1, x2, y2."""
+    x = array_of(inputs["X"]).astype(np.float64)
+    n, _, h, w = x.shape
+    rois = array_of(inputs["ROIs"])
+    img = roi_images(inputs, n, "prroi_pool")
+    ph, pw, scale = attrs["pooled_height"], attrs["pooled_width"], attrs["spatial_scale"]
+    grad = np.zeros(rois.shape, dtype=np.float64)
+    for r, roi in enumerate(rois):
+        x1, y1, x2, y2 = (float(v) * scale for v in roi)
+        bh, bw = (y2 - y1) / ph, (x2 - x1) / pw
+        if bh <= 0 or bw <= 0:
+            continue
+        area = bh * bw
+        ky, kx = _pr_weights(y1, bh, ph, h), _pr_weights(x1, bw, pw, w)
+        g = dout[r].astype(np.float64)
+        m = np.einsum("cij,chw,jw->ih", g, x[img[r]], kx)  # d loss * area / d ky
+        nx = np.einsum("cij,ih,chw->jw", g, ky, x[img[r]])  # d loss * area / d kx
+        total = float((m * ky).sum()) / area
+        dy1, dy2 = (float((m * d).sum()) / area for d in _pr_weight_grads(y1, bh, ph, h))
+        dx1, dx2 = (float((nx * d).sum()) / area for d in _pr_weight_grads(x1, bw, pw, w))
+        # the 1 / area normalisation: area shrinks as x1 or y1 grows
+        grad[r] = [
+            dx1 + total / (pw * bw),
+            dy1 + total / (ph * bh),
+            dx2 - total / (pw * bw),
+            dy2 - total / (ph * bh),
+        ]
+    return (grad * scale).astype(rois.dtype)
+
+
+@kernel("prroi_pool_grad", FLOATS, lod=True, generic=False, wants_outputs=True)
+def prroi_pool_grad(inputs, attrs, wanted):
+    dout = array_of(inputs["Out@GRAD"])
+    res = {}
+    if "X@GRAD" in wanted:
+        res["X@GRAD"] = _prroi(inputs, attrs, dout)
+    if "ROIs@GRAD" in wanted:
+        res["ROIs@GRAD"] = _prroi_rois_grad(inputs, attrs, dout)
+    return res
 
 
 def perspective_matrix(quad, th: int, tw: int):

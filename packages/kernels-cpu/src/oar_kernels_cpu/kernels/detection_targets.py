@@ -95,24 +95,37 @@ def target_assign(inputs, attrs):
     return {"Out": out, "OutWeight": weight}
 
 
+def _hard_examples(loss, match, sample_size):
+    """``hard_example`` mining of one image: the ``sample_size`` priors of highest loss are
+    kept; the negatives among them are returned, the positives outside them unmatched."""
+    top = np.argsort(-loss, kind="stable")[:sample_size]
+    kept = np.zeros(len(match), dtype=bool)
+    kept[top] = True
+    updated = np.where(kept, match, -1)
+    return np.flatnonzero(kept & (match == -1)), updated
+
+
 @kernel("mine_hard_examples", FLOATS, lod=True, generic=False)
 def mine_hard_examples(inputs, attrs):
-    if attrs["mining_type"] != "max_negative":
-        raise NotImplementedError(
-            "mine_hard_examples: only mining_type 'max_negative' is implemented"
-        )
     loss = array_of(inputs["ClsLoss"])
     match = array_of(inputs["MatchIndices"])
     dist = array_of(inputs["MatchDist"])
+    hard = attrs["mining_type"] == "hard_example"
+    if hard and inputs.get("LocLoss") is not None:
+        loss = loss + array_of(inputs["LocLoss"])
+    updated = match.copy()
     negs, offsets = [], [0]
     for i in range(match.shape[0]):
-        cand = np.flatnonzero((match[i] == -1) & (dist[i] < attrs["neg_dist_threshold"]))
-        k = min(int((match[i] != -1).sum() * attrs["neg_pos_ratio"]), len(cand))
-        chosen = np.sort(cand[np.argsort(-loss[i, cand], kind="stable")[:k]])
+        if hard:
+            chosen, updated[i] = _hard_examples(loss[i], match[i], attrs["sample_size"])
+        else:
+            cand = np.flatnonzero((match[i] == -1) & (dist[i] < attrs["neg_dist_threshold"]))
+            k = min(int((match[i] != -1).sum() * attrs["neg_pos_ratio"]), len(cand))
+            chosen = np.sort(cand[np.argsort(-loss[i, cand], kind="stable")[:k]])
         negs.append(chosen)
         offsets.append(offsets[-1] + len(chosen))
     flat = np.concatenate(negs).astype(np.int32).reshape(-1, 1)
-    return {"NegIndices": with_lod(flat, [offsets]), "UpdatedMatchIndices": match.copy()}
+    return {"NegIndices": with_lod(flat, [offsets]), "UpdatedMatchIndices": updated}
 
 
 def _pixel_iou(a, b):
@@ -140,22 +153,39 @@ def _sample(idx, count: int, use_random: bool):
     return np.sort(np.random.default_rng().permutation(idx)[:count]) if use_random else idx[:count]
 
 
+def _candidate_boxes(rois, gts, crowd, scale, cascade) -> np.ndarray:
+    """The boxes to label, at the original image scale.
+
+    Fast R-CNN: the non-crowd ground truth, then the proposals. Cascade R-CNN: the proposals
+    of the previous stage only, dropping empty ones (``x2 - x1 + 1 <= 0`` or the same in y).
+    """
+    props = rois.astype(np.float64) / scale
+    if not cascade:
+        return np.concatenate([gts[~crowd], props])
+    keep = (props[:, 2] - props[:, 0] + 1 > 0) & (props[:, 3] - props[:, 1] + 1 > 0)
+    return props[keep]
+
+
 def _proposal_labels(rois, gt_cls, crowd, gts, info, attrs) -> tuple:
     scale = float(info[2])
     gts, gt_cls, crowd = gts.astype(np.float64), gt_cls.reshape(-1), crowd.reshape(-1) != 0
     # crowd boxes are matched against but are not samples themselves
-    boxes = np.concatenate([gts[~crowd], rois.astype(np.float64) / scale])
-    if len(gts):
+    cascade = attrs["is_cascade_rcnn"]
+    boxes = _candidate_boxes(rois, gts, crowd, scale, cascade)
+    if len(gts) and len(boxes):
         iou = _pixel_iou(boxes, gts)
         best, match = iou.max(axis=1), iou.argmax(axis=1)
     else:
         best, match = np.full(len(boxes), -1.0), np.zeros(len(boxes), dtype=np.int64)
     is_fg = best >= attrs["fg_thresh"]
-    per_im = attrs["batch_size_per_im"]
-    fg = _sample(np.flatnonzero(is_fg), int(math.floor(per_im * attrs["fg_fraction"])),
-                 attrs["use_random"])  # fmt: skip
     bg_cand = np.flatnonzero((best < attrs["bg_thresh_hi"]) & (best >= attrs["bg_thresh_lo"]))
-    bg = _sample(bg_cand, per_im - len(fg), attrs["use_random"])
+    if cascade:  # every candidate is kept, in order: no sampling
+        fg, bg = np.flatnonzero(is_fg), bg_cand
+    else:
+        per_im = attrs["batch_size_per_im"]
+        fg = _sample(np.flatnonzero(is_fg), int(math.floor(per_im * attrs["fg_fraction"])),
+                     attrs["use_random"])  # fmt: skip
+        bg = _sample(bg_cand, per_im - len(fg), attrs["use_random"])
     sel = np.concatenate([fg, bg]).astype(np.int64)
     labels = np.zeros(len(sel), dtype=np.int32)
     labels[: len(fg)] = gt_cls[match[fg]] if len(gts) else 0
@@ -178,10 +208,6 @@ def _proposal_labels(rois, gt_cls, crowd, gts, info, attrs) -> tuple:
 
 @kernel("generate_proposal_labels", FLOATS, lod=True, generic=False)
 def generate_proposal_labels(inputs, attrs):
-    if attrs["is_cascade_rcnn"]:
-        raise NotImplementedError(
-            "generate_proposal_labels: is_cascade_rcnn=True is not implemented"
-        )
     rois_t, gt_t = inputs["RpnRois"], inputs["GtBoxes"]
     rois, gts = array_of(rois_t), array_of(gt_t)
     cls, crowd = array_of(inputs["GtClasses"]), array_of(inputs["IsCrowd"])

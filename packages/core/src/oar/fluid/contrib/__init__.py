@@ -26,6 +26,8 @@ from oar.fluid.contrib.memory_usage_calc import memory_usage
 from oar.fluid.contrib.nn import (
     match_matrix_tensor,
     sequence_topk_avg_pooling,
+    tdm_child,
+    tdm_sampler,
     tree_conv,
     var_conv_2d,
 )
@@ -54,6 +56,8 @@ __all__ = [
     "match_matrix_tensor",
     "var_conv_2d",
     "sequence_topk_avg_pooling",
+    "tdm_child",
+    "tdm_sampler",
     "decoder",
     "InitState",
     "StateCell",

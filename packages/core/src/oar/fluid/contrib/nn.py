@@ -1,5 +1,5 @@
 """``fluid.contrib`` layers over their own ops (Fluid 1.8's ``contrib.layers.nn``):
-``tree_conv`` and the text-matching layers ``match_matrix_tensor``, ``var_conv_2d``,
+``tree_conv``, ``tdm_child``, ``tdm_sampler`` and the text-matching layers ``match_matrix_tensor``, ``var_conv_2d``,
 ``sequence_topk_avg_pooling``."""
 
 from __future__ import annotations
@@ -9,7 +9,14 @@ from typing import Any
 from oar.errors import ArgumentError, ArgumentTypeError
 from oar.layer_helper import LayerHelper, check_activation, check_variable
 
-__all__ = ["tree_conv", "match_matrix_tensor", "var_conv_2d", "sequence_topk_avg_pooling"]
+__all__ = [
+    "tree_conv",
+    "match_matrix_tensor",
+    "var_conv_2d",
+    "sequence_topk_avg_pooling",
+    "tdm_child",
+    "tdm_sampler",
+]
 
 
 def _positive(layer: str, name: str, v: Any) -> int:
@@ -198,3 +205,121 @@ def sequence_topk_avg_pooling(input: Any, row: Any, col: Any, topks: Any, channe
         {"topks": topks, "channel_num": channels},
     )
     return out
+
+
+def tdm_child(
+    x: Any, node_nums: int, child_nums: int, param_attr: Any = None, dtype: str = "int32"
+) -> tuple:
+    """The children of each node id of ``x`` in a TDM tree, and whether each is an item leaf:
+    returns ``(child, leaf_mask)``, each ``x.shape + [child_nums]`` of ``dtype``. The tree is a
+    parameter [node_nums, 3 + child_nums] (``param_attr``; rows: item id, layer id, parent
+    id, child ids padded with 0); node 0 is padding (no children)."""
+    from oar.framework.dtypes import convert_dtype
+    from oar.initializer import Constant
+
+    layer = "tdm_child"
+    check_variable(layer, "x", x)
+    nodes = _positive(layer, "node_nums", node_nums)
+    children = _positive(layer, "child_nums", child_nums)
+    out_dtype = convert_dtype(dtype)
+    if out_dtype not in ("int32", "int64"):
+        raise ArgumentError(layer, f"dtype must be int32 or int64, given {dtype!r}")
+    helper = LayerHelper(layer, param_attr=param_attr)
+    tree = helper.create_parameter(
+        helper.kwargs.get("param_attr"), [nodes, 3 + children], out_dtype,
+        default_initializer=Constant(0),
+    )  # fmt: skip
+    tree.stop_gradient = True
+    child = helper.create_variable_for_type_inference(out_dtype)
+    leaf = helper.create_variable_for_type_inference(out_dtype)
+    helper.append_op(
+        layer,
+        {"X": [x], "TreeInfo": [tree]},
+        {"Child": [child], "LeafMask": [leaf]},
+        {"child_nums": children, "dtype": out_dtype},
+    )
+    child.stop_gradient = leaf.stop_gradient = True
+    return child, leaf
+
+
+def _int_list(layer: str, name: str, v: Any, low: int) -> list:
+    if (
+        not isinstance(v, (list, tuple))
+        or not v
+        or any(isinstance(i, bool) or not isinstance(i, int) or i < low for i in v)
+    ):
+        raise ArgumentError(layer, f"{name} must be a non-empty list of ints >= {low}, given {v!r}")
+    return list(v)
+
+
+def tdm_sampler(
+    x: Any,
+    neg_samples_num_list: Any,
+    layer_node_num_list: Any,
+    leaf_node_num: int,
+    tree_travel_attr: Any = None,
+    tree_layer_attr: Any = None,
+    output_positive: bool = True,
+    output_list: bool = True,
+    seed: int = 0,
+    tree_dtype: str = "int32",
+    dtype: str = "int32",
+) -> tuple:
+    """Layer-by-layer samples of a TDM tree for each item id of ``x`` (op ``tdm_sampler``):
+    the node on the item's path (when ``output_positive``) and ``neg_samples_num_list[l]``
+    other nodes of layer ``l`` drawn uniformly without replacement. The path is the
+    parameter [leaf_node_num, layers] (``tree_travel_attr``, 0 past a short path), the
+    layers' nodes the parameter [sum(layer_node_num_list), 1] (``tree_layer_attr``).
+    Returns (samples, labels, masks): [rows, width] each, or with ``output_list`` lists of
+    [rows, width of layer l, 1] per layer. ``seed`` 0 draws from the shared generator; the
+    draws differ from Fluid's generator's."""
+    from oar import layers
+    from oar.framework.dtypes import convert_dtype
+    from oar.initializer import Constant
+
+    layer = "tdm_sampler"
+    check_variable(layer, "x", x)
+    negs = _int_list(layer, "neg_samples_num_list", neg_samples_num_list, 0)
+    widths = _int_list(layer, "layer_node_num_list", layer_node_num_list, 1)
+    if len(negs) != len(widths):
+        raise ArgumentError(
+            layer, f"neg_samples_num_list and layer_node_num_list must have one entry per "
+            f"layer, given {len(negs)} and {len(widths)}",
+        )  # fmt: skip
+    leaves = _positive(layer, "leaf_node_num", leaf_node_num)
+    tdtype, odtype = convert_dtype(tree_dtype), convert_dtype(dtype)
+    if tdtype not in ("int32", "int64") or odtype not in ("int32", "int64"):
+        raise ArgumentError(layer, f"tree_dtype and dtype must be int32 or int64, given "
+                            f"{tree_dtype!r} and {dtype!r}")  # fmt: skip
+    helper = LayerHelper(layer)
+    travel = helper.create_parameter(
+        tree_travel_attr, [leaves, len(widths)], tdtype, default_initializer=Constant(0)
+    )
+    nodes = helper.create_parameter(
+        tree_layer_attr, [sum(widths), 1], tdtype, default_initializer=Constant(0)
+    )
+    travel.stop_gradient = nodes.stop_gradient = True
+    outs = [helper.create_variable_for_type_inference(odtype) for _ in range(3)]
+    offsets = [0]
+    for w in widths:
+        offsets.append(offsets[-1] + w)
+    helper.append_op(
+        layer,
+        {"X": [x], "Travel": [travel], "Layer": [nodes]},
+        {"Out": [outs[0]], "Labels": [outs[1]], "Mask": [outs[2]]},
+        {
+            "neg_samples_num_list": negs,
+            "layer_offset_lod": offsets,
+            "output_positive": bool(output_positive),
+            "seed": int(seed),
+            "dtype": odtype,
+        },
+    )
+    for v in outs:
+        v.stop_gradient = True
+    if not output_list:
+        return tuple(outs)
+    sizes = [n + bool(output_positive) for n in negs]
+    return tuple(
+        [layers.unsqueeze(part, [2]) for part in layers.split(v, sizes, dim=1)] for v in outs
+    )
