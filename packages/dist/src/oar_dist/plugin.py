@@ -45,13 +45,13 @@ def oar_register_ops(registry: Any) -> None:
 def oar_register_kernels(registry: Any) -> None:
     from oar_dist.kernels import collective
 
-    from oar_dist.kernels import pserver, tables
+    from oar_dist.kernels import geo, pserver, tables
 
     for op_type, dtypes, fn in collective.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn)
     for op_type, dtypes, fn in collective.cuda_kernels():
         registry.register_kernel(op_type, "cuda", dtypes, fn)
-    for op_type, dtypes, fn, sparse in pserver.kernels() + tables.kernels():
+    for op_type, dtypes, fn, sparse in pserver.kernels() + tables.kernels() + geo.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn, selected_rows=sparse)
 
 
