@@ -143,20 +143,21 @@ def test_distributed_embedding_async_adam_losses_fall(tmp_path):
 
 
 def test_no_process_holds_the_whole_table(tmp_path):
-    """A 100000 x 64 float32 table (25.6 MB): each process's tracemalloc peak after building
-    the model stays below the table's size (the pservers hold half each; the trainer none)."""
+    """A 64000 x 64 float32 table (16.4 MB): each process's tracemalloc peak after building
+    the model stays below the table's size (the pservers hold half each; the trainer none; the
+trainer's few MB are the kernels and plans it loads)."""
     recs, servers = _run(
         tmp_path,
         trainers=1,
-        OAR_T_VOCAB=100000,
+        OAR_T_VOCAB=64000,
         OAR_T_DIM=64,
         OAR_T_INIT="uniform",
-        OAR_T_STEPS=3,
+        OAR_T_STEPS=2,
         OAR_T_TRACE=1,
         # the numba plugin's lazy compile would dominate the allocations measured
         OAR_DISABLE_PLUGINS="kernels_numba",
     )
-    full = 100000 * 64 * 4
-    for s in servers:
-        assert full // 2 <= int(s["peak"]) < 0.75 * full, int(s["peak"]) / full
-    assert int(recs[0]["peak"]) < 0.25 * full, int(recs[0]["peak"]) / full
+    full = 64000 * 64 * 4
+    for s in servers:  # its half, not the whole table, nor a float64 copy of its half
+        assert full // 2 <= int(s["peak"]) < 0.8 * full, int(s["peak"]) / full
+    assert int(recs[0]["peak"]) < 0.4 * full, int(recs[0]["peak"]) / full  # no block at all
