@@ -5,7 +5,7 @@ Keys are facade keys as in ``oar._facade.OWNERS``: relative to ``oar.fluid``
 ``paddle.*`` namespaces (``"oar.dataset.wmt16"``).  A key may name a whole
 namespace (``"metrics"``): every name below it is covered.
 
-``PENDING`` groups names by the issue whose work will add them; once a name
+``PENDING`` groups names by the feature whose work will add them; once a name
 exists, its entry is stale but harmless (``python tools/public_names_report.py``
 lists stale entries).  ``NOT_PROVIDED`` holds names left out on purpose, each
 with its reason.  Touching a listed name raises ``NotProvidedError`` (an
