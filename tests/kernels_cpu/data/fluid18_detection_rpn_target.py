@@ -5,8 +5,6 @@ Regenerate with the oracle:
 (writes ``fluid18_detection_rpn_target.npz``).
 """
 
-import os
-
 import numpy as np
 
 GT_PER_IMAGE = [2, 3]
@@ -62,14 +60,6 @@ PARTS = ["scores", "location", "label", "bbox", "inside_weight"]
 NAMES = PARTS + [p + "_2" for p in PARTS]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18_write import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(
-        os.path.join(here, "fluid18_detection_rpn_target.npz"),
-        **{n: np.array(t) for n, t in zip(NAMES, res)},
-    )
+    write_golden(__file__, build, NAMES)

@@ -7,8 +7,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_det
 (writes ``fluid18_detection_targets.npz``).
 """
 
-import os
-
 import numpy as np
 
 GT_PER_IMAGE = [2, 3]
@@ -96,16 +94,6 @@ def set_params(fluid, main, scope):
 
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18_write import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    scope = fluid.global_scope()
-    exe.run(startup)
-    set_params(fluid, main, scope)
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(
-        os.path.join(here, "fluid18_detection_targets.npz"),
-        **{n: np.array(t) for n, t in zip(NAMES, res)},
-    )
+    write_golden(__file__, build, NAMES, setup=set_params)

@@ -10,8 +10,6 @@ proposals of an image unscaled; the cascade case stays clear of both (scale 1, n
 ``batch_size_per_im`` above the candidate count).
 """
 
-import os
-
 import numpy as np
 
 ROIS_PER_IMAGE, GT_PER_IMAGE = [12, 10], [3, 2]
@@ -105,20 +103,8 @@ def build_cascade(fluid):
     return main, startup, feed, outs
 
 
-def _save(fluid, built, names, filename):
-    main, startup, feed, outs = built
-    exe = fluid.Executor(fluid.CPUPlace())
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    data = {}
-    for name, t in zip(names, res):
-        data[name] = np.array(t)
-        data[name + "_lod"] = np.array(t.lod()[-1] if t.lod() else [], "int64")
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, filename), **data)
-
-
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18_write import write_golden
 
-    _save(fluid, build(fluid), NAMES, "fluid18_proposal_labels.npz")
-    _save(fluid, build_cascade(fluid), CASCADE_NAMES, "fluid18_cascade_labels.npz")
+    write_golden(__file__, build, NAMES, lod=True)
+    write_golden(__file__, build_cascade, CASCADE_NAMES, "fluid18_cascade_labels.npz", lod=True)
