@@ -50,6 +50,6 @@ def build(fluid):
 NAMES = ["out", "out_groups_std", "out_no_trans", "grad_x", "grad_trans"]
 
 if __name__ == "__main__":
-    from _fluid18_write import write_golden
+    from _fluid18 import write_golden
 
     write_golden(__file__, build, NAMES)

@@ -129,6 +129,6 @@ NAMES = [
 ]
 
 if __name__ == "__main__":
-    from _fluid18_write import write_golden
+    from _fluid18 import write_golden
 
     write_golden(__file__, build, NAMES)

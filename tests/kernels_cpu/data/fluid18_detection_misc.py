@@ -47,6 +47,6 @@ NAMES = ["affine_nchw", "affine_nhwc_relu", "grad_x", "grad_xh", "grad_scale", "
          "decode_box", "assign_box"]  # fmt: skip
 
 if __name__ == "__main__":
-    from _fluid18_write import write_golden
+    from _fluid18 import write_golden
 
     write_golden(__file__, build, NAMES)

@@ -52,6 +52,6 @@ NAMES = ["roi_align_s2", "roi_align_adaptive", "roi_pool", "psroi_pool", "prroi_
 NAMES = NAMES + [n + "_grad" for n in NAMES]
 
 if __name__ == "__main__":
-    from _fluid18_write import write_golden
+    from _fluid18 import write_golden
 
     write_golden(__file__, build, NAMES)

@@ -43,6 +43,6 @@ def build(fluid):
 NAMES = ["rois", "probs", "rois_eta", "probs_eta", "fpn2", "fpn3", "fpn4", "restore", "collected"]
 
 if __name__ == "__main__":
-    from _fluid18_write import write_golden
+    from _fluid18 import write_golden
 
     write_golden(__file__, build, NAMES, lod=True)

@@ -46,6 +46,6 @@ def build(fluid):
 NAMES = ["loss", "loss_score_nosmooth", "grad", "grad_score_nosmooth"]
 
 if __name__ == "__main__":
-    from _fluid18_write import write_golden
+    from _fluid18 import write_golden
 
     write_golden(__file__, build, NAMES)

@@ -57,6 +57,6 @@ def build(fluid):
 NAMES = ["mask_rois", "roi_has_mask_int32", "mask_int32"]
 
 if __name__ == "__main__":
-    from _fluid18_write import write_golden
+    from _fluid18 import write_golden
 
     write_golden(__file__, build, NAMES, lod=True)

@@ -11,6 +11,7 @@ proposals of an image unscaled; the cascade case stays clear of both (scale 1, n
 """
 
 import numpy as np
+from _fluid18 import data_vars
 
 ROIS_PER_IMAGE, GT_PER_IMAGE = [12, 10], [3, 2]
 
@@ -44,14 +45,7 @@ LOD = {
 
 def _data_args(fluid, feed):
     """The layer's five inputs as data variables; ``feed`` gets its LoD tensors."""
-    v = {}
-    for k, a in feed.items():
-        lod = 1 if k in LOD else 0
-        v[k] = fluid.data(
-            k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
-        )
-        if lod:
-            feed[k] = fluid.create_lod_tensor(a, [LOD[k]], fluid.CPUPlace())
+    v = data_vars(fluid, feed, LOD)
     return v["rois"], v["gt_classes"], v["is_crowd"], v["gt_boxes"], v["im_info"]
 
 
@@ -104,7 +98,7 @@ def build_cascade(fluid):
 
 
 if __name__ == "__main__":
-    from _fluid18_write import write_golden
+    from _fluid18 import write_golden
 
     write_golden(__file__, build, NAMES, lod=True)
     write_golden(__file__, build_cascade, CASCADE_NAMES, "fluid18_cascade_labels.npz", lod=True)

@@ -1,6 +1,7 @@
-"""The writing half of the golden-data generators, run under Fluid 1.8.5.
+"""Helpers of the golden-data generators; they run under Fluid 1.8.5 and under oar alike.
 
-A generator's ``__main__`` block calls ``write_golden(__file__, build, NAMES)``: the script's
+``data_vars`` declares a ``build``'s inputs. A generator's ``__main__`` block calls
+``write_golden(__file__, build, NAMES)``: the script's
 ``build(fluid)`` is run once with Fluid 1.8.5 and each fetch is saved under its name in the
 ``.npz`` next to the script (with ``lod``, also ``<name>_lod``: the last LoD level's offsets).
 """
@@ -8,6 +9,19 @@ A generator's ``__main__`` block calls ``write_golden(__file__, build, NAMES)``:
 import os
 
 import numpy as np
+
+
+def data_vars(fluid, feed, lods):
+    """One ``fluid.data`` per feed array; those named in ``lods`` get LoD level 1 and an
+    unknown first dimension, and become LoD tensors in ``feed`` (lengths ``lods[name]``)."""
+    v = {}
+    for k, a in feed.items():
+        lod = k in lods
+        shape = [-1] + list(a.shape[1:]) if lod else list(a.shape)
+        v[k] = fluid.data(k, shape, a.dtype.name, lod_level=int(lod))
+    for k, lengths in lods.items():
+        feed[k] = fluid.create_lod_tensor(feed[k], [lengths], fluid.CPUPlace())
+    return v
 
 
 def write_golden(script_file, build, names, npz_name=None, lod=False, setup=None):
