@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from oar.framework.dtypes import convert_dtype
 from oar.registry import VarMeta
 
 
@@ -123,3 +124,12 @@ def one_of(*choices):
         return None if v in choices else f"must be one of {list(choices)}"
 
     return check
+
+
+def dtype_check(v) -> str | None:
+    """Attr check: None for a dtype ``convert_dtype`` knows, else its error text."""
+    try:
+        convert_dtype(v)
+    except TypeError as exc:
+        return str(exc)
+    return None

@@ -77,6 +77,10 @@ class ConcreteProgram:
             _set_tracer(old)
         self.structure, self.outputs = _flatten(outs)
         self.params = list(ctx.params.values())
+        self.arrays = list(ctx.arrays)
+        written = {n for b in self.main.blocks for op in b.ops for n in op.output_arg_names}
+        # state the forward updates (batch norm's moving mean and variance) goes back to the layer
+        self.updated = [(p, var) for p, var in self.params if var.name in written]
         self.exe = Executor(CPUPlace())
         self.scope = Scope()
         self._backward: Any = None
@@ -95,6 +99,23 @@ class ConcreteProgram:
         self.inputs.append((i, var))
         return var
 
+    def fill_startup(self) -> None:
+        """Make the startup program set each parameter to the layer's current value."""
+        from oar import fluid
+
+        self.startup = fluid.Program()
+        block = self.startup.global_block()
+        old = _set_tracer(None)
+        try:
+            with fluid.program_guard(self.startup, fluid.Program()):
+                for p, var in self.params:
+                    out = block.create_var(
+                        name=var.name, shape=list(var.shape), dtype=var.dtype, persistable=True
+                    )
+                    fluid.layers.assign(np.asarray(p._value), output=out)
+        finally:
+            _set_tracer(old)
+
     # --- running --------------------------------------------------------------------------------
     def _feed(self, args: tuple) -> dict:
         for p, var in self.params:
@@ -106,6 +127,10 @@ class ConcreteProgram:
         return feed
 
     def _run(self, program: Any, feed: dict, fetch: list) -> list:
+        from oar.lod_tensor import LoDTensorArray
+
+        for name in self.arrays:
+            self.scope.var(name).value = LoDTensorArray()
         old = _set_tracer(None)
         try:
             return self.exe.run(program, feed=feed, fetch_list=fetch, scope=self.scope)
@@ -115,6 +140,8 @@ class ConcreteProgram:
     def __call__(self, args: tuple) -> Any:
         feed = self._feed(args)
         values = self._run(self.main, feed, [v.name for v in self.outputs])
+        for p, var in self.updated:
+            p._value = np.array(self.scope.find_var(var.name).get_tensor())
         outs = [VarBase(np.asarray(x)) for x in values]
         tracer = _dygraph_tracer()
         wrt = [(args[i], var) for i, var in self.inputs if isinstance(args[i], VarBase)]
@@ -144,7 +171,10 @@ class ConcreteProgram:
                         seeds.append(None)
                         continue
                     seed = block.create_var(
-                        name=f"_jst_seed_{k}", shape=list(o.shape), dtype=o.dtype, is_data=True
+                        name=f"_jst_seed_{k}",
+                        shape=None if o.shape is None else list(o.shape),
+                        dtype=o.dtype,
+                        is_data=True,
                     )
                     seeds.append(seed.name)
                     term = fluid.layers.reduce_sum(
