@@ -42,7 +42,7 @@ def test_while_loop_over_a_data_variable_has_gradients(wrt_x):
         np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
-def _static_rnn(from_shape):
+def _static_rnn(from_shape, place=None):
     main, start = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, start):
         x = fluid.data("x", [4, 2, 3], "float32")
@@ -60,12 +60,12 @@ def _static_rnn(from_shape):
             rnn.update_memory(mem, h)
             rnn.step_output(h)
         loss = layers.reduce_sum(layers.square(rnn()))
-        grads = fluid.gradients(loss, [main.global_block().var("w")])
-    exe = fluid.Executor(fluid.CPUPlace())
+        grads = fluid.gradients(loss, [main.global_block().var("w"), x])
+    exe = fluid.Executor(place or fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(start, scope=scope)
     w = np.random.RandomState(1).uniform(-0.5, 0.5, (6, 3)).astype("float32")
-    scope.find_var("w").get_tensor().set(w, fluid.CPUPlace())
+    scope.find_var("w").get_tensor().set(w, place or fluid.CPUPlace())
     xv = np.random.RandomState(2).rand(4, 2, 3).astype("float32")
     return exe.run(main, {"x": xv}, fetch_list=grads, scope=scope)
 
@@ -76,3 +76,33 @@ def test_static_rnn_memory_from_a_shape_carries_gradients_through_time():
     with fluid.unique_name.guard():
         want = _static_rnn(from_shape=False)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+
+
+def test_loop_gradients_run_on_another_device():
+    """The host ops of loops and tensor arrays (and their gradients) run on the suite's checking
+    device (its own array type, kernels registered as a GPU plugin registers them) with the
+    CPU's numbers."""
+    from oar.testing import device_places
+
+    checking = [p for p in device_places() if p.device == "checking"]
+    if not checking:
+        pytest.skip("the checking device is registered by tests/kernels_cpu/conftest.py")
+    with fluid.unique_name.guard():
+        got = _static_rnn(from_shape=False, place=checking[0])
+    with fluid.unique_name.guard():
+        want = _static_rnn(from_shape=False)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_a_memory_initialised_inside_the_step_block_is_a_clear_error():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [4, 2, 3], "float32")
+        rnn = layers.StaticRNN()
+        with pytest.raises(ValueError) as info:
+            with rnn.step():
+                rnn.step_input(x)
+                rnn.memory(init=layers.fill_constant([2, 3], "float32", 0.0))
+    msg = str(info.value)
+    assert "StaticRNN" in msg and "before the step block" in msg and "fill_constant" in msg
+    assert "test_control_flow_loops.py" in msg

@@ -19,7 +19,7 @@ def _own_names():
         yield
 
 
-def _numpy(x, w):
+def _numpy(x, w, h0):
     """(per-sequence outputs in LoD order, d loss / d x, d loss / d w) of the model below."""
     sub_start = np.concatenate([[0], np.cumsum(SUB)])
     top_start = np.concatenate([[0], np.cumsum(TOP)])
@@ -27,7 +27,7 @@ def _numpy(x, w):
     for s in range(len(TOP)):
         subs = range(top_start[s], top_start[s + 1])
         pooled = [x[sub_start[j] : sub_start[j + 1]].sum(0) for j in subs]
-        hs, h = [], np.zeros(w.shape[1], "float32")
+        hs, h = [], h0[s]
         for p in pooled:
             h = np.tanh(p @ w + h)
             hs.append(h)
@@ -43,19 +43,25 @@ def _numpy(x, w):
     return np.array(outs), grads, gw
 
 
-def test_dynamic_rnn_over_a_two_level_lod_input():
+@pytest.mark.parametrize("boot", ["shape", "init"])
+def test_dynamic_rnn_over_a_two_level_lod_input(boot):
     rng = np.random.RandomState(0)
     x = rng.uniform(-1, 1, (sum(SUB), 3)).astype("float32")
     w = rng.uniform(-0.5, 0.5, (3, 2)).astype("float32")
+    h0 = rng.uniform(-1, 1, (len(TOP), 2)).astype("float32") if boot == "init" else None
     main, start = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, start):
         xv = fluid.data("x", [None, 3], "float32", lod_level=2)
         xv.stop_gradient = False
+        h0v = fluid.data("h0", [None, 2], "float32") if boot == "init" else None
         drnn = layers.DynamicRNN()
         with drnn.block():
             words = drnn.step_input(xv)  # one sub-sequence per running sequence
             pooled = layers.sequence_pool(words, "sum")
-            mem = drnn.memory(shape=[2], value=0.0)
+            if boot == "init":  # one row per sequence, in the input's order
+                mem = drnn.memory(init=h0v, need_reorder=True)
+            else:
+                mem = drnn.memory(shape=[2], value=0.0)
             h = layers.tanh(
                 layers.fc(pooled, 2, param_attr=fluid.ParamAttr(name="w"), bias_attr=False) + mem
             )
@@ -69,11 +75,13 @@ def test_dynamic_rnn_over_a_two_level_lod_input():
     scope = fluid.Scope()
     exe.run(start, scope=scope)
     scope.find_var("w").get_tensor().set(w, fluid.CPUPlace())
-    feed = fluid.create_lod_tensor(x, [TOP, SUB], fluid.CPUPlace())
-    got = exe.run(
-        main, {"x": feed}, fetch_list=[out, words_out, gx, gw], scope=scope, return_numpy=False
+    feed = {"x": fluid.create_lod_tensor(x, [TOP, SUB], fluid.CPUPlace())}
+    if boot == "init":
+        feed["h0"] = h0
+    got = exe.run(main, feed, fetch_list=[out, words_out, gx, gw], scope=scope, return_numpy=False)
+    want_out, want_gx, want_gw = _numpy(
+        x, w, np.zeros((len(TOP), 2), "float32") if h0 is None else h0
     )
-    want_out, want_gx, want_gw = _numpy(x, w)
     assert got[0].recursive_sequence_lengths() == [TOP]
     np.testing.assert_allclose(np.array(got[0]), want_out, rtol=1e-5, atol=1e-6)
     assert got[1].recursive_sequence_lengths() == [TOP, SUB]

@@ -107,5 +107,7 @@ def test_scores_without_lod_is_a_clear_error():
     exe = fluid.Executor(fluid.CPUPlace())
     feed = {"p": np.zeros((2, 1), "int64"), "ps": np.zeros((2, 1), "float32")}
     feed["s"] = np.full((2, 2), 0.5, "float32")
-    with pytest.raises(Exception, match="beam_search: input scores must be a LoDTensor with LoD"):
+    with pytest.raises(
+        Exception, match=r"beam_search: input scores \('s'\) must be a LoDTensor with LoD"
+    ):
         exe.run(out[0].block.program, feed=feed, fetch_list=[out[0]])

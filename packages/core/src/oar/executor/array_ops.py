@@ -1,5 +1,8 @@
 """Tensor-array ops the executor runs itself: they update a list held by the run's values.
 
+They compute only with the arrays' own methods and operators (indexing, ``+``), so they
+work on any device's arrays (numpy, cupy).
+
 ``write_to_array`` stores an item (growing the list); the gradients that flow
 into an array (``read_from_array_grad``, ``tensor_array_to_tensor_grad``) add
 into the gradient array in place, so an array read at several places or in
@@ -9,8 +12,6 @@ several loop iterations collects the sum without ``sum`` ops over lists.
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from oar.errors import OpRuntimeError
 from oar.executor.block_ops import HostCall, host_op
@@ -105,15 +106,18 @@ class ArrayToTensorGradCall(HostCall):
         items = [v._array if isinstance(v, LoDTensor) else v for v in env[self.x]]
         g = env[self.g]
         arr = _array(env, self.out)
-        if self.stack:
-            axis = self.axis if self.axis >= 0 else self.axis + g.ndim
-            for i in range(len(items)):
-                add_item(arr, i, np.take(g, i, axis=axis))
-            return
         axis = self.axis if self.axis >= 0 else self.axis + g.ndim
-        bounds = np.cumsum([it.shape[axis] for it in items])[:-1]
-        for i, piece in enumerate(np.split(g, bounds, axis=axis)):
-            add_item(arr, i, piece)
+        lead = (slice(None),) * axis
+        # copies: g's buffer may be reused once this op has run
+        if self.stack:  # item i is g[..., i, ...]
+            for i in range(len(items)):
+                add_item(arr, i, g[lead + (i,)].copy())
+            return
+        start = 0
+        for i, it in enumerate(items):
+            stop = start + int(it.shape[axis])
+            add_item(arr, i, g[lead + (slice(start, stop),)].copy())
+            start = stop
 
 
 def index_value(value: Any, op: Any) -> int:

@@ -21,14 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from oar.errors import OpRuntimeError
 from oar.executor.stepgen import StepFailed
 from oar.kernel_entry import EMPTY_VAR
 from oar.lod_tensor import LoDTensor
-
-_ndarray = np.ndarray
 
 #: op type -> ``factory(plan, op) -> host call``; filled by the modules defining them
 HOST_OPS: dict[str, Callable] = {}
@@ -140,6 +136,7 @@ class WhileCall(HostCall):
         self.scopes = _scopes_var(plan, op, "StepScopes")
         self.sub = sub_plan(plan, op, keep_locals=self.scopes is not None)
         self.takes_lod = self.sub.has_lod_ops
+        self.loop = None  # the generated loop (made on first use)
 
     def run(self, env: dict, lods: dict | None = None) -> None:
         op, cond, sub = self.op, self.cond, self.sub
@@ -161,16 +158,16 @@ class WhileCall(HostCall):
         env[self.scopes] = steps
 
     def _fast_loop(self, env: dict) -> None:
-        """No LoD, nothing saved: the sub-block's generated functions in a tight loop."""
-        op, cond, fns = self.op, self.cond, self.sub.run_fns
+        """No LoD, nothing saved: the loop and its body as one generated function."""
+        op, cond = self.op, self.cond
+        if self.loop is None:
+            self.loop = self.sub.loop_fn(cond)
         failed = None
         try:
-            while True:
-                v = env[cond]
-                if not (v.item() if type(v) is _ndarray and v.size == 1 else truth(v, op, cond)):
+            while not self.loop(env):  # a condition the generated code does not read itself
+                if not truth(env[cond], op, cond):
                     break
-                for fn in fns:
-                    fn(env)
+                self.sub.run_block(env, {})
         except StepFailed as exc:
             failed = exc
         if failed is not None:  # raised outside the handler: no StepFailed in the chain

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from oar.errors import OarError
 from oar.executor.block_ops import HostCall, host_op, sub_plan
 from oar.framework.dtypes import VarType
@@ -175,6 +173,7 @@ class GradBlockCall(HostCall):
         ]
         self.arrays = tuple(a.get("arrays", ()))
         self.dups = (("X", tuple(op.inputs.get("X", ()))),)
+        self.zeros_like = plan.device.xp.zeros_like  # the device's arrays (numpy, cupy)
 
     def run(self, env: dict, lods: dict | None = None) -> None:
         lods = {} if lods is None else lods
@@ -191,7 +190,7 @@ class GradBlockCall(HostCall):
             lods.update(step_lods)
             for v, g_in, _g_out, _gx, _pre in self.carry:
                 g = carried[v]
-                env[g_in] = np.zeros_like(_plain(values.get(v, env.get(v)))) if g is None else g
+                env[g_in] = self.zeros_like(_plain(values.get(v, env.get(v)))) if g is None else g
             try:
                 self.sub.run_block(env, lods)
             finally:
@@ -210,8 +209,8 @@ class GradBlockCall(HostCall):
         for v, _g_in, _g_out, g_x, _pre in self.carry:
             if g_x != EMPTY_VAR:
                 g = carried[v]
-                env[g_x] = np.zeros_like(_plain(env[v])) if g is None else g
+                env[g_x] = self.zeros_like(_plain(env[v])) if g is None else g
         for x, _step, g_x in self.accumulate:
             if g_x == EMPTY_VAR:
                 continue
-            env[g_x] = sums[x] if x in sums else np.zeros_like(_plain(env[x]))
+            env[g_x] = sums[x] if x in sums else self.zeros_like(_plain(env[x]))

@@ -212,7 +212,9 @@ class Executor:
         if program is None:
             program = default_main_program()
         elif getattr(program, "_oar_compiled", None) is not None:
-            program = program._program  # the threads run the program itself, as Fluid does
+            # a CompiledProgram: the threads run the program itself, as Fluid does; a
+            # pipelined Program (PipelineOptimizer) runs as is, its runner taking each batch
+            program = getattr(program, "_program", program)
         return run(self, program, *args)
 
 
@@ -276,14 +278,25 @@ def _convert_known_feeds(feed: Mapping, specs: tuple, exe: Executor) -> tuple:
 
 def _convert_one(name: str, value: Any, var: Any, exe: Executor, lods: dict) -> Any:
     if isinstance(value, LoDTensor):
+        if value._array is None:
+            raise FeedError(f"Executor.run: the LoDTensor fed to '{name}' holds no data")
         if value._lod:
+            if not value.has_valid_recursive_sequence_lengths():
+                raise FeedError(_bad_lod(name, value))
             lods[name] = value._lod
         value = value._array
-        if value is None:
-            raise FeedError(f"Executor.run: the LoDTensor fed to '{name}' holds no data")
     arr = _check_feed_shape(name, _as_array(name, value, var), var)
     device = exe.device
     return device.from_host(arr, exe.place.device_id) if device.name != "cpu" else arr
+
+
+def _bad_lod(name: str, value: LoDTensor) -> str:
+    rows = value._array.shape[0] if value._array.ndim else 1
+    return (
+        f"Executor.run: the LoD of the LoDTensor fed to '{name}' does not match its rows: "
+        f"sequence lengths {value.recursive_sequence_lengths()} must sum to the {rows} rows "
+        f"of its data (each level to the number of sequences of the next)"
+    )
 
 
 def _fast_key(program: Program, feed: Mapping, fetch_list: Any) -> tuple | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,6 +29,7 @@ from oar.executor.stepgen import (
     MIN_DONATED_BYTES,
     GenStep,
     StepFailed,
+    make_loop_fn,
     make_run_fns,
     make_step_fn,
     shape_stand_in,
@@ -146,6 +148,11 @@ class Plan:
         self.has_lod_ops = any(s.call.takes_lod for s in self.steps)
         # runs without LoD go through generated straight-line code (see stepgen)
         self.run_fns = make_run_fns([_gen_step(s, block) for s in self.steps])
+
+    def loop_fn(self, cond: str) -> Callable:
+        """This (sub-block) plan as the body of one generated While loop on ``cond``
+        (``stepgen.make_loop_fn``)."""
+        return make_loop_fn([_gen_step(s, self.block) for s in self.steps], cond)
 
     def program_readers(self, name: str) -> list:
         """The ops of any block of the program that read ``name``."""
@@ -318,6 +325,7 @@ class Plan:
         """The error with its op's creation site, unless it already names a site (fields)."""
         if step is not None and not _is_eof(exc) and exc.callsite is None:
             exc.with_context(callsite=step.op.callsite, created=True)
+            _name_input(exc, step.op)
         return exc
 
     def _fetch(self, env, lods, scope, return_numpy) -> list:
@@ -395,6 +403,18 @@ class Plan:
             callsite=op.callsite,
             created=True,
         )
+
+
+def _name_input(exc: OarError, op: Any) -> None:
+    """A kernel's error about "input X" names the variable fed to slot X as well."""
+    if exc.variable is not None or not exc.args or not isinstance(exc.args[0], str):
+        return
+    msg = exc.args[0]
+    for slot, names in op.inputs.items():
+        if len(names) == 1 and f"input {slot} " in msg:
+            exc.variable = names[0]
+            exc.args = (msg.replace(f"input {slot} ", f"input {slot} ('{names[0]}') ", 1),)
+            return
 
 
 def _fetch_array(value: list, return_numpy: bool) -> list:

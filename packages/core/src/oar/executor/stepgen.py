@@ -213,6 +213,29 @@ def make_run_fns(steps: list, chunk: int = 200) -> tuple:
     return tuple(fns)
 
 
+def make_loop_fn(steps: list, cond: str) -> Callable:
+    """A While loop as one generated function ``loop(env) -> bool``: while the one-element
+    array ``env[cond]`` holds, run ``steps`` (the body, inlined as in :func:`make_run_fns`).
+
+    Returns True when the condition turned false, False (having run no further step) as soon
+    as the condition is not a one-element numpy array: the caller then checks it itself."""
+    ns = _namespace()
+    lines = ["def step(env):", "  i = 0", "  try:", "    while True:"]
+    lines += [
+        f"      v = env[{cond!r}]",
+        "      if type(v) is not _nd or v.size != 1:",
+        "        return False",
+        "      if not v.item():",
+        "        return True",
+        "      v = None",
+    ]
+    for k, step in enumerate(steps):
+        lines.append(f"      i = {k}")
+        lines += ["  " + line for line in _body(k, step, ns)]
+    lines += ["  except Exception as exc:", "    raise StepFailed(i) from exc"]
+    return _exec(lines, ns, f"while {cond}")
+
+
 def _generic_step(step: GenStep) -> Callable:
     """One op through the kernel call's general path (no LoD tracking), then frees and shrinks."""
     run, frees, shrink = step.call.run, step.frees, step.shrink

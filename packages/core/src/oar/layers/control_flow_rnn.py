@@ -22,6 +22,19 @@ from oar.layers.control_flow import _append_block_op, in_parent_block
 __all__ = ["StaticRNN", "DynamicRNN"]
 
 
+def _outside_step(layer: str, init: Any, program: Any) -> None:
+    """A memory's initial value is read before the first step: it must not be built inside
+    the step block."""
+    if getattr(init, "block", None) is program.current_block():
+        raise ArgumentError(
+            layer,
+            f"memory(init=...) needs a variable built before the step block; '{init.name}' is "
+            f"computed inside it (create it before `with rnn.step():` / `rnn.block():`)",
+            variable=init.name,
+            callsite=user_site(),
+        )
+
+
 class StaticRNN:
     """Fluid's StaticRNN: ``with rnn.step(): ...`` then ``rnn()`` for the stacked outputs."""
 
@@ -144,6 +157,7 @@ class StaticRNN:
         from oar.layers.tensor import assign, fill_constant_batch_size_like
 
         self._check("memory")
+        _outside_step("StaticRNN", init, self.program)
         with in_parent_block(self.program):
             if init is not None:
                 check_variable("StaticRNN.memory", "init", init)
@@ -339,6 +353,7 @@ class DynamicRNN:
             raise ArgumentError(
                 "DynamicRNN", "memory must follow a step_input", callsite=user_site()
             )
+        _outside_step("DynamicRNN", init, self.program)
         with in_parent_block(self.program):
             if init is not None:
                 check_variable("DynamicRNN.memory", "init", init)

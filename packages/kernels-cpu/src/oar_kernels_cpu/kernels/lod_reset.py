@@ -44,7 +44,7 @@ def lod_reset(inputs, attrs):
     target = _target(inputs, attrs)
     if attrs["append"]:
         old = [list(level) for level in x_in._lod] if isinstance(x_in, LoDTensor) else []
-        new_last = _check_level(target[-1], x.shape[0], "X has rows:")
+        new_last = _check_level(target[-1], x.shape[0], "input X has rows:")
         if old and old[-1][-1] != len(new_last) - 1:
             raise ShapeError(
                 f"lod_reset (append): X's last LoD level ends at {old[-1][-1]} but the appended "
@@ -52,7 +52,7 @@ def lod_reset(inputs, attrs):
             )
         return {"Out": with_lod(x, old + [new_last])}
     levels = [list(level) for level in target]
-    levels[-1] = _check_level(levels[-1], x.shape[0], "X has rows:")
+    levels[-1] = _check_level(levels[-1], x.shape[0], "input X has rows:")
     return {"Out": with_lod(x, levels)}
 
 
