@@ -21,6 +21,7 @@ from typing import Any
 
 from oar.api import OpRole, Program
 
+from oar_dist.transpiler import geo
 from oar_dist.transpiler.checkpoint import save_checkpoint
 from oar_dist.transpiler.slicing import ParamBlock, dispatch, shard_attrs, slice_param
 from oar_dist.transpiler.tables import (
@@ -97,8 +98,9 @@ class PserverMode:
                 f"{trainers} trainers"
             )
         self.trainer_id, self.trainers = trainer_id, trainers
-        self.sync = bool(sync_mode) and bool(cfg.sync_mode)
-        self.dist_mode = 0 if self.sync else (2 if cfg.half_async else 1)
+        self.geo = bool(cfg.geo_sgd_mode)
+        self.sync = bool(sync_mode) and bool(cfg.sync_mode) and not self.geo
+        self.dist_mode = 0 if self.sync else (2 if cfg.half_async and not self.geo else 1)
         self.main, self.startup = program, startup_program
         self.origin_startup = startup_program.clone()
         block = program.global_block()
@@ -108,13 +110,15 @@ class PserverMode:
         self._collect_params(block)
         self.tables = find_tables(block)
         check_tables(self.tables, self.params, block, self.opt_ops)
+        if self.geo:
+            geo.check(self)
         self.blocks = []
         for p in self.params:
             shape = self.var_meta[p].shape
             if p in self.tables:
                 self.blocks.extend(table_blocks(p, shape, self.eps))
                 continue
-            parts = len(self.eps) if cfg.slice_var_up else 1
+            parts = len(self.eps) if cfg.slice_var_up and not self.geo else 1
             self.blocks.extend(slice_param(p, shape, parts, cfg.min_block_size))
         dispatch([b for b in self.blocks if b.param not in self.tables], self.eps, cfg.split_method)
         self._rewrite_trainer(block)
@@ -166,6 +170,10 @@ class PserverMode:
         )
 
     def _rewrite_trainer(self, block) -> None:
+        if self.geo:  # local training; the parameters are exchanged every few steps
+            with self.main._role_guard(OpRole.RPC):
+                geo.append_communicate(self, block, init=False)
+            return
         drop = {id(op) for op in self.opt_ops + self.lr_ops}
         for i in range(len(block.ops) - 1, -1, -1):
             if id(block.ops[i]) in drop:
@@ -235,6 +243,8 @@ class PserverMode:
         block = self.startup.global_block()
         with self.startup._role_guard(OpRole.RPC):
             self._append_recv(block, self.startup)
+            if self.geo:
+                geo.append_communicate(self, block, init=True)
 
     # --- queries -------------------------------------------------------------------------
     def get_trainer_program(self, wait_port: bool = True) -> Any:
@@ -265,6 +275,8 @@ class PserverMode:
         return shape
 
     def _optimize_program(self, b: ParamBlock) -> tuple:
+        if self.geo:
+            return geo.update_program(self, b)
         prog = Program()
         block = prog.global_block()
         ren = self._renames(b)
@@ -301,7 +313,7 @@ class PserverMode:
         return {n for op in self.lr_ops for n in op.output_arg_names}
 
     def _lr_program(self) -> tuple:
-        if not self.lr_ops:
+        if not self.lr_ops or self.geo:
             return None, []
         prog = Program()
         block = prog.global_block()
@@ -329,7 +341,8 @@ class PserverMode:
         for i, b in enumerate(owned):
             prog, h = self._optimize_program(b)
             programs.append(prog.to_dict())
-            grad_to_block.append(f"{b.grad_name}:{i}")
+            grad = geo.delta_name(b.param) if self.geo else b.grad_name
+            grad_to_block.append(f"{grad}:{i}")
             held.extend(h)
         lr_prog, lr_held = self._lr_program()
         held.extend(lr_held)
@@ -363,7 +376,8 @@ class PserverMode:
                     "tables": [b.name for b in owned if b.param in self.tables],
                 },
             )
-        prog._oar_pserver = {"endpoint": endpoint, "held": held_names}
+        tables = {b.name: (b.param, b.offset, b.rows) for b in owned if b.param in self.tables}
+        prog._oar_pserver = {"endpoint": endpoint, "held": held_names, "tables": tables}
         return prog
 
     def get_pserver_programs(self, endpoint: str) -> tuple:
@@ -403,4 +417,5 @@ class PserverMode:
             outs = {s: [name if n == origin else n for n in v] for s, v in outs.items()}
             block.append_op(op.type, ins, outs, attrs)
             del var
+        prog._oar_pserver = info
         return prog
