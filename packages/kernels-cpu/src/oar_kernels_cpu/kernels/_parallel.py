@@ -30,18 +30,11 @@ _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def parallel_threads() -> int:
     """Threads :func:`parallel_for` would use now on this thread."""
     if threading.current_thread() is not _MAIN:
         return 1
-    return max(1, min(cpu_math_library_num_threads(), _cores()))
+    return max(1, min(cpu_math_library_num_threads(), os.cpu_count() or 1))
 
 
 def _workers(n: int) -> ThreadPoolExecutor:
