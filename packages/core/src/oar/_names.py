@@ -15,19 +15,7 @@ this module (``python tools/public_names_report.py --write-docs``).
 
 from __future__ import annotations
 
-PENDING: dict[str, list[str]] = {
-    "the rest of parameter-server training (fleet parameter_server, role makers, transpiler memory passes)": [
-        "transpiler.memory_optimize",
-        "transpiler.release_memory",
-        "incubate.fleet.parameter_server",
-        "incubate.fleet.base.role_maker.GeneralRoleMaker",
-        "incubate.fleet.base.role_maker.MPISymetricRoleMaker",
-    ],
-    "contrib loaders of the parameter-server lookup-table layout": [
-        "contrib.load_persistables_for_increment",
-        "contrib.load_persistables_for_inference",
-    ],
-}
+PENDING: dict[str, list[str]] = {}
 
 NOT_PROVIDED: dict[str, str] = {
     "ComplexVariable": "Fluid 1.8's complex-number preview (paddle.complex) is out of scope; "

@@ -75,7 +75,7 @@ class StaticFunction:
             return self.converted()(*args, **kwargs)
         cp = self.concrete_program(args, kwargs)
         translator._last = cp
-        return cp(args)
+        return cp(args, kwargs)
 
     def concrete_program(self, args: tuple, kwargs: dict) -> ConcreteProgram:
         key = signature(args, kwargs, self.instance)
