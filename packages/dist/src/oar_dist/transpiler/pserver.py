@@ -23,6 +23,7 @@ from oar.api import OpRole, Program
 
 from oar_dist.transpiler import geo
 from oar_dist.transpiler.checkpoint import save_checkpoint
+from oar_dist.transpiler.clipping import trainer_side
 from oar_dist.transpiler.slicing import ParamBlock, dispatch, shard_attrs, slice_param
 from oar_dist.transpiler.tables import (
     check_tables,
@@ -110,6 +111,11 @@ class PserverMode:
         self._collect_params(block)
         self.tables = find_tables(block)
         check_tables(self.tables, self.params, block, self.opt_ops)
+        if self.tables and self.grad_of:
+            raise NotImplementedError(
+                f"DistributeTranspiler: gradient clipping by global norm with distributed tables "
+                f"{sorted(self.tables)} is not supported"
+            )
         if self.geo:
             geo.check(self)
         self.blocks = []
@@ -144,15 +150,18 @@ class PserverMode:
                     f"by the program (call optimizer.minimize(loss) before transpile, and do not "
                     f"rename gradients: memory_optimize(..., skip_grads=True))"
                 )
-        closure = {p: {p, p + "@GRAD"} for p in self.params}
+        self.trainer_ops, self.grad_of = trainer_side(self.opt_ops, self.params, self.var_meta)
+        on_trainer = {id(op) for op in self.trainer_ops}
+        closure = {p: {p, p + "@GRAD", self.grad_of.get(p, p + "@GRAD")} for p in self.params}
         for op in self.opt_ops:
+            if id(op) in on_trainer:
+                continue
             names = set(op.input_arg_names) | set(op.output_arg_names)
             owners = [p for p in self.params if names & closure[p]]
             if len(owners) > 1:
                 raise NotImplementedError(
-                    f"DistributeTranspiler (pserver mode): optimize op '{op.type}' uses several "
-                    f"parameters ({owners}); gradient clipping by global norm is not supported "
-                    f"with parameter servers"
+                    f"DistributeTranspiler (pserver mode): optimize op '{op.type}' updates state "
+                    f"shared by several parameters ({owners}), which no single pserver holds"
                 )
             if owners:
                 self.param_ops[owners[0]].append(op)
@@ -174,7 +183,7 @@ class PserverMode:
             with self.main._role_guard(OpRole.RPC):
                 geo.append_communicate(self, block, init=False)
             return
-        drop = {id(op) for op in self.opt_ops + self.lr_ops}
+        drop = {id(op) for op in self.opt_ops + self.lr_ops} - {id(op) for op in self.trainer_ops}
         for i in range(len(block.ops) - 1, -1, -1):
             if id(block.ops[i]) in drop:
                 block._remove_op(i)
@@ -192,11 +201,14 @@ class PserverMode:
                         else ("split_byref", "sections")
                     )
                     block.append_op(
-                        split, {"X": [p + "@GRAD"]}, {"Out": outs}, {key: [b.rows for b in bl]}
+                        split,
+                        {"X": [self.grad_of.get(p, p + "@GRAD")]},
+                        {"Out": outs},
+                        {key: [b.rows for b in bl]},
                     )
             block.append_op(
                 "send",
-                {"X": [b.grad_name for b in self.blocks]},
+                {"X": [self._sent_var(b) for b in self.blocks]},
                 {},
                 {
                     "epmap": [b.endpoint for b in self.blocks],
@@ -208,6 +220,11 @@ class PserverMode:
             if self.sync:
                 block.append_op("send_barrier", {}, {}, {"endpoints": self.eps, "trainer_id": tid})
             self._append_recv(block, self.main)
+
+    def _sent_var(self, b: ParamBlock) -> str:
+        """The trainer variable sent as ``b.grad_name`` (a clipped gradient when clipping by
+        global norm stays on the trainer)."""
+        return b.grad_name if not b.whole else self.grad_of.get(b.param, b.grad_name)
 
     def _block_var(self, block, b: ParamBlock, grad: bool) -> str:
         name = b.grad_name if grad else b.name
@@ -261,6 +278,8 @@ class PserverMode:
     def _renames(self, b: ParamBlock) -> dict:
         """Names of the param's update state on the pserver: per block when sliced."""
         ren = {b.param: b.name, b.param + "@GRAD": b.grad_name}
+        if b.param in self.grad_of:
+            ren[self.grad_of[b.param]] = b.grad_name
         if not b.whole:
             for n in self.closure[b.param]:
                 if n not in ren:
