@@ -1,4 +1,4 @@
-"""oar-dist throughput, as ratios measured in one run (issue 11's performance section).
+"""oar-dist throughput, as ratios measured in one run (the data-parallel and collective targets of docs/dist.md).
 
 1. allreduce of the MLP 784-512-512-10's gradients (2.7 MB of float32) between 2 MPI
    ranks: oar's MPI backend, bucketed (one message) and per tensor, against raw mpi4py

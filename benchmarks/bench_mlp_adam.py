@@ -1,4 +1,4 @@
-"""MLP 784-512-512-10 train step with Adam (issue 3's target: <= 1.15 x the numpy floor).
+"""MLP 784-512-512-10 train step with Adam (target: <= 1.15 x the numpy floor).
 
 Same model, data and initial weights as ``bench_mlp`` (which uses SGD); the
 floor is the same forward/backward by hand plus Adam written with numpy

@@ -1,4 +1,4 @@
-"""Parameter-server benchmarks (issue 13), each side in its own process on loopback.
+"""Parameter-server benchmarks, each side in its own process on loopback.
 
     python benchmarks/bench_pserver.py [--mb 4] [--steps 50]
 

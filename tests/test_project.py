@@ -1,5 +1,5 @@
 """Project habits that hold for every package: one version source, a 600-line module budget,
-type information shipped (issue 9 item 8)."""
+type information shipped."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ OVER_BUDGET = {
     "packages/core/src/oar/dygraph/nn.py": (
         760,
         "Fluid 1.8's dygraph nn Layer classes; being reworked onto the shared per-family "
-        "normalisers (issue 9 items 4-6), then split by family like layers/",
+        "normalisers, then split by family like layers/",
     ),
     "tools/probe_bad_input.py": (
         1100,

@@ -8,7 +8,7 @@ interpreter start-up excluded) and the child's CPU time (user + sys) minus
 that of ``python -c pass``, which is steadier on a shared machine. ``--no-pyc`` compiles every module from
 source (an empty ``PYTHONPYCACHEPREFIX``, nothing written), as a checkout run
 with ``PYTHONDONTWRITEBYTECODE=1`` does; the default uses cached bytecode, as
-an installed package does. The issue 9 target: fluid <= numpy + 0.1 s.
+an installed package does. The target: fluid <= numpy + 0.1 s.
 """
 
 from __future__ import annotations

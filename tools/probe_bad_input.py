@@ -756,13 +756,13 @@ case("autoincreased_step_counter-step-str", "autoincreased_step_counter", "step"
 )
 
 
-# ---- vision, metrics and losses of issue 14 (cases in probe_bad_input_vision.py)
+# ---- vision, metrics and losses (cases in probe_bad_input_vision.py)
 from probe_bad_input_vision import register as _register_vision  # noqa: E402
 
 _register_vision(case, x, d, L)
 
 
-# ---- detection (issue 14)
+# ---- detection
 # fmt: off
 def _F():
     return d("feat", [1, 8, 4, 4])

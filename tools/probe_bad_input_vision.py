@@ -1,4 +1,4 @@
-"""Bad-input probe cases for the vision, metric and loss layers of issue 14.
+"""Bad-input probe cases for the vision, metric and loss layers.
 
 Kept out of probe_bad_input.py (the module budget); it calls ``register`` with its helpers.
 """

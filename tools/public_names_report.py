@@ -97,7 +97,7 @@ def render_docs() -> str:
         "`oar.` for `paddle.*` namespaces; a key without a final name covers the whole "
         "module. `python tools/public_names_report.py` lists entries that have become stale.",
         "",
-        "## Not provided yet (work in progress)",
+        "## Not provided yet",
         "",
         "| name | reason |",
         "| --- | --- |",

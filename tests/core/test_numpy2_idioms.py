@@ -1,5 +1,5 @@
 """Fluid-era scalar idioms on what oar hands back to user code, on every supported NumPy
-(issue 20, docs/numpy2.md): ``float(loss)``, ``int(count)``, ``"%f" % loss``,
+(docs/numpy2.md): ``float(loss)``, ``int(count)``, ``"%f" % loss``,
 ``math.isnan(loss)`` on Executor / CompiledProgram / ParallelExecutor fetches, LoDTensor
 arrays and dygraph ``.numpy()``/``.gradient()``, in static graph and dygraph. On NumPy 2.4
 each of these raises TypeError for a plain shape-[1] array."""

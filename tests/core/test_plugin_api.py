@@ -1,4 +1,4 @@
-"""Plugins import core only through the declared plugin API (issue 9, item 1).
+"""Plugins import core only through the declared plugin API.
 
 Every ``.py`` file of every package under ``packages/`` except core, and of
 ``examples/``, may import ``oar.api``, ``oar.fluid``, ``oar.errors`` (and their

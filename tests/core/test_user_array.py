@@ -1,5 +1,5 @@
 """UserArray: size-1 arrays handed to user code convert to Python scalars on every NumPy,
-and are plain ndarrays in everything else (issue 20, docs/numpy2.md). The idioms on values
+and are plain ndarrays in everything else (docs/numpy2.md). The idioms on values
 from the executor and dygraph: test_numpy2_idioms.py."""
 
 from __future__ import annotations

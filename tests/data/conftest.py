@@ -23,3 +23,11 @@ def no_leaks():
         time.sleep(0.02)
     assert _extra_threads(before) == []
     assert multiprocessing.active_children() == []
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """An empty dataset cache in ``tmp_path`` (``OAR_DATA_HOME``), downloads refused."""
+    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+    return tmp_path

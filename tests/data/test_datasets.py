@@ -29,13 +29,6 @@ def write_idx_labels(path, labels):
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
-    return tmp_path
-
-
-@pytest.fixture
 def fake_mnist(home, monkeypatch):
     import oar.dataset.mnist as mnist
 

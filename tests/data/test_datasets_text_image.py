@@ -22,9 +22,7 @@ VALID = b"the cat ran\nzebra sat on a mat today\n"
 
 
 @pytest.fixture
-def imikolov(tmp_path, monkeypatch):
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+def imikolov(home, tmp_path, monkeypatch):
     import oar.dataset.imikolov as imikolov
 
     d = tmp_path / "imikolov"
@@ -116,11 +114,9 @@ RATINGS = {
 
 
 @pytest.fixture
-def movielens(tmp_path, monkeypatch):
+def movielens(home, tmp_path, monkeypatch):
     import zipfile
 
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
     import oar.dataset.movielens as movielens
 
     d = tmp_path / "movielens"
@@ -168,9 +164,7 @@ WMT16 = {
 
 
 @pytest.fixture
-def wmt16(tmp_path, monkeypatch):
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+def wmt16(home, tmp_path, monkeypatch):
     import oar.dataset.wmt16 as wmt16
 
     d = tmp_path / "wmt16"
@@ -217,9 +211,7 @@ WMT14 = {
 }
 
 
-def test_wmt14_matches_fluid(tmp_path, monkeypatch):
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+def test_wmt14_matches_fluid(home, tmp_path, monkeypatch):
     import oar.dataset.wmt14 as wmt14
 
     d = tmp_path / "wmt14"
@@ -243,12 +235,10 @@ def test_wmt14_matches_fluid(tmp_path, monkeypatch):
     assert wmt14.get_dict(5, reverse=False)[1]["cat"] == 4
 
 
-def test_conll05_matches_fluid(tmp_path, monkeypatch):
+def test_conll05_matches_fluid(home, tmp_path, monkeypatch):
     """Fluid 1.8.5 on the same files (labels decoded: its label ids follow set order)."""
     import gzip
 
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
     import oar.dataset.conll05 as conll05
 
     d = tmp_path / "conll05st"
@@ -298,10 +288,8 @@ def _mq_lines():
     return "\n".join(out) + "\n"
 
 
-def test_mq2007_matches_fluid(tmp_path, monkeypatch):
+def test_mq2007_matches_fluid(home, tmp_path, monkeypatch):
     """Fluid 1.8.5 on the same file: grouping, filter, orders, pair/list layouts, dtypes."""
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
     import oar.dataset.mq2007 as mq
 
     fold = tmp_path / "MQ2007" / "MQ2007" / "Fold1"
@@ -337,12 +325,9 @@ def test_mq2007_matches_fluid(tmp_path, monkeypatch):
 
 
 @needs_pil
-def test_voc2012_reads_images_and_class_labels(tmp_path, monkeypatch):
-    from PIL import Image
-
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
+def test_voc2012_reads_images_and_class_labels(home, tmp_path, monkeypatch):
     import oar.dataset.voc2012 as voc
+    from PIL import Image
 
     def png(img):
         buf = io.BytesIO()
@@ -379,15 +364,12 @@ def test_voc2012_reads_images_and_class_labels(tmp_path, monkeypatch):
 
 
 @needs_pil
-def test_flowers_matches_fluid(tmp_path, monkeypatch):
+def test_flowers_matches_fluid(home, tmp_path, monkeypatch):
     """Fluid 1.8.5 on the same files: splits (train = 'tstid'), 0-based labels, archive order,
     and the default mapper's flattened mean-subtracted 224 x 224 crop."""
     scipy_io = pytest.importorskip("scipy.io")
-    from PIL import Image
-
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
     import oar.dataset.flowers as flowers
+    from PIL import Image
 
     d = tmp_path / "flowers"
     d.mkdir()
@@ -419,12 +401,10 @@ def test_flowers_matches_fluid(tmp_path, monkeypatch):
     assert summary(flowers.valid(use_xmap=False)) == [((150528,), f32, 5.2, 1)]
 
 
-def test_sentiment_matches_fluid(tmp_path, monkeypatch):
+def test_sentiment_matches_fluid(home, tmp_path, monkeypatch):
     """Fluid 1.8.5 (with NLTK) on the same zip, with 3 training and 4 total instances."""
     import zipfile
 
-    monkeypatch.setenv("OAR_DATA_HOME", str(tmp_path))
-    monkeypatch.setenv("OAR_DATA_OFFLINE", "1")
     import oar.dataset.sentiment as sentiment
 
     d = tmp_path / "corpora"

@@ -69,9 +69,8 @@ def test_distributed_embedding_sync_equals_one_process(tmp_path):
     _check_checkpoint(ckpt, recs, servers, np.concatenate(blocks))
 
 
-def _check_checkpoint(ckpt, recs, servers, table):
-    """trainer 0's save_persistables wrote the whole job: a single-process program and each
-    pserver's startup program load it."""
+def _local_model() -> tuple:
+    """The model in one process, initialised in a scope of its own."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         model.build(50, 4, "sgd", "uniform")
@@ -79,6 +78,14 @@ def _check_checkpoint(ckpt, recs, servers, table):
     exe = fluid.Executor(fluid.CPUPlace())
     with fluid.scope_guard(scope):
         exe.run(startup)
+    return main, scope, exe
+
+
+def _check_checkpoint(ckpt, recs, servers, table):
+    """trainer 0's save_persistables wrote the whole job: a single-process program and each
+    pserver's startup program load it."""
+    main, scope, exe = _local_model()
+    with fluid.scope_guard(scope):
         fluid.io.load_persistables(exe, str(ckpt), main)
     np.testing.assert_array_equal(np.array(scope.find_var("emb").get_tensor()), table)
     for n in ("fc_0.w_0", "fc_0.b_0"):
@@ -97,6 +104,31 @@ def _check_checkpoint(ckpt, recs, servers, table):
                 fluid.io.load_persistables(exe, str(ckpt), start)
             for n in held.files:
                 np.testing.assert_array_equal(np.array(pscope.find_var(n).get_tensor()), held[n])
+            # Fluid's helper for this: the pserver's dense variables, its rows of the whole table
+            pscope = fluid.Scope()
+            with fluid.scope_guard(pscope):
+                exe.run(start)
+                fluid.contrib.load_persistables_for_increment(
+                    str(ckpt), exe, start, "emb", str(ckpt / "emb")
+                )
+            for n in held.files:
+                np.testing.assert_array_equal(np.array(pscope.find_var(n).get_tensor()), held[n])
+    _check_inference_load(ckpt, table)
+
+
+def _check_inference_load(ckpt, table):
+    """load_persistables_for_inference puts the table together from the pservers' blocks."""
+    import shutil
+
+    blocks_only = ckpt.parent / "blocks_only"
+    shutil.copytree(ckpt, blocks_only)
+    (blocks_only / "emb").unlink()
+    main, scope, exe = _local_model()
+    with fluid.scope_guard(scope):
+        with pytest.raises(Exception, match="emb"):
+            fluid.io.load_persistables(exe, str(blocks_only), main)
+        fluid.contrib.load_persistables_for_inference(str(blocks_only), exe, main, "emb")
+    np.testing.assert_array_equal(np.array(scope.find_var("emb").get_tensor()), table)
 
 
 def test_distributed_embedding_async_adam_losses_fall(tmp_path):
@@ -111,20 +143,21 @@ def test_distributed_embedding_async_adam_losses_fall(tmp_path):
 
 
 def test_no_process_holds_the_whole_table(tmp_path):
-    """A 100000 x 64 float32 table (25.6 MB): each process's tracemalloc peak after building
-    the model stays below the table's size (the pservers hold half each; the trainer none)."""
+    """A 64000 x 64 float32 table (16.4 MB): each process's tracemalloc peak after building
+    the model stays below the table's size (the pservers hold half each; the trainer none; the
+trainer's few MB are the kernels and plans it loads)."""
     recs, servers = _run(
         tmp_path,
         trainers=1,
-        OAR_T_VOCAB=100000,
+        OAR_T_VOCAB=64000,
         OAR_T_DIM=64,
         OAR_T_INIT="uniform",
-        OAR_T_STEPS=3,
+        OAR_T_STEPS=2,
         OAR_T_TRACE=1,
         # the numba plugin's lazy compile would dominate the allocations measured
         OAR_DISABLE_PLUGINS="kernels_numba",
     )
-    full = 100000 * 64 * 4
-    for s in servers:
-        assert full // 2 <= int(s["peak"]) < 0.75 * full, int(s["peak"]) / full
-    assert int(recs[0]["peak"]) < 0.25 * full, int(recs[0]["peak"]) / full
+    full = 64000 * 64 * 4
+    for s in servers:  # its half, not the whole table, nor a float64 copy of its half
+        assert full // 2 <= int(s["peak"]) < 0.8 * full, int(s["peak"]) / full
+    assert int(recs[0]["peak"]) < 0.4 * full, int(recs[0]["peak"]) / full  # no block at all

@@ -15,6 +15,8 @@ pytest.importorskip("oar_io")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pserver_helpers import HERE, Job, base_env, free_port
 
+from oar import fluid
+
 SCRIPT = HERE / "scripts" / "pserver_fleet.py"
 
 
@@ -65,6 +67,49 @@ def test_fleet_sync_then_resume_from_the_checkpoint_async(tmp_path):
                 np.testing.assert_array_equal(r[k], r0["final/" + k[5:]])
         # async: each trainer's gradients applied as they arrive; training goes on
         assert r["losses"][-5:].mean() < r0["losses"][:5].mean()
+
+
+def test_fleet_geo_sgd_trains_locally_and_exchanges_every_few_steps(tmp_path):
+    job = fleet_job(tmp_path, 2, OAR_T_STRATEGY="geo", OAR_T_STEPS=15)
+    rcs = job.wait(90)
+    assert all(rc == 0 for rc in rcs.values()), job.logs()
+    r0, r1 = (np.load(tmp_path / f"trainer{t}.npz") for t in range(2))
+    ops = list(r0["ops"])
+    assert ops[-1] == "geo_sgd_communicate" and "adam" in ops and "send" not in ops
+    for k in r0.files:
+        if k.startswith("init/"):  # both start from the pservers' values
+            np.testing.assert_array_equal(r0[k], r1[k])
+    for r in (r0, r1):
+        assert r["losses"][-5:].mean() < 0.7 * r["losses"][:5].mean(), r["losses"]
+
+
+def test_fleet_geo_sgd_with_one_trainer_equals_local_training(tmp_path):
+    """One trainer pushing every 3 steps: after step 6 the pservers hold exactly its values."""
+    job = fleet_job(tmp_path, 1, OAR_T_STRATEGY="geo", OAR_T_STEPS=6)
+    rcs = job.wait(90)
+    assert all(rc == 0 for rc in rcs.values()), job.logs()
+    r = np.load(tmp_path / "trainer0.npz")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.layers.data(name="x", shape=[13], dtype="float32")
+        y = fluid.layers.data(name="y", shape=[1], dtype="float32")
+        pred = fluid.layers.fc(input=fluid.layers.fc(input=x, size=8, act="tanh"), size=1)
+        loss = fluid.layers.mean(fluid.layers.square_error_cost(input=pred, label=y))
+        fluid.optimizer.Adam(learning_rate=0.05).minimize(loss)
+    scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        names = [k[5:] for k in r.files if k.startswith("init/")]
+        for n in names:
+            scope.find_var(n).get_tensor().set(r["init/" + n], fluid.CPUPlace())
+        rng = np.random.RandomState(10)
+        w = np.random.RandomState(0).uniform(-1, 1, (13, 1)).astype("float32")
+        for _ in range(6):
+            xb = rng.uniform(-1, 1, (8, 13)).astype("float32")
+            exe.run(main, feed={"x": xb, "y": xb.dot(w)})
+        for n in names:
+            got = np.array(scope.find_var(n).get_tensor())
+            np.testing.assert_allclose(r["final/" + n], got, rtol=1e-5, atol=1e-6)
 
 
 def test_role_makers_read_the_parameter_server_variables(monkeypatch):

@@ -20,12 +20,12 @@ from oar import fluid
 SCRIPT = HERE / "scripts" / "pserver_train.py"
 
 
-def _run(tmp_path, timeout=90, **env):
-    job = seed_job(tmp_path, script=SCRIPT, harness=False, **env)
+def _run(tmp_path, timeout=90, trainers=2, **env):
+    job = seed_job(tmp_path, trainers=trainers, script=SCRIPT, harness=False, **env)
     return job, job.wait(timeout)
 
 
-def _reference(recs, hidden, lr=0.05) -> dict:
+def _reference(recs, hidden, lr=0.05, clip=None) -> dict:
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         x = fluid.layers.data(name="x", shape=[13], dtype="float32")
@@ -33,7 +33,8 @@ def _reference(recs, hidden, lr=0.05) -> dict:
         h = fluid.layers.fc(input=x, size=hidden, act="tanh")
         pred = fluid.layers.fc(input=h, size=1)
         loss = fluid.layers.mean(fluid.layers.square_error_cost(input=pred, label=y))
-        fluid.optimizer.SGD(learning_rate=lr).minimize(loss)
+        grad_clip = fluid.clip.GradientClipByGlobalNorm(clip) if clip else None
+        fluid.optimizer.SGD(learning_rate=lr, grad_clip=grad_clip).minimize(loss)
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup, scope=scope)
@@ -56,6 +57,20 @@ def test_sliced_parameter_sync_equals_one_process(tmp_path):
     for n, v in ref.items():
         np.testing.assert_array_equal(recs[0]["final/" + n], recs[1]["final/" + n])
         np.testing.assert_allclose(recs[0]["final/" + n], v, rtol=1e-5, atol=1e-6)
+
+
+def test_global_norm_clipping_runs_on_the_trainer(tmp_path):
+    """One trainer, fc_0.w_0 sliced over both pservers: equal to one process clipping too."""
+    job, rcs = _run(tmp_path, trainers=1, OAR_T_HIDDEN=1300, OAR_T_STEPS=5, OAR_T_CLIP=0.05)
+    assert all(rc == 0 for rc in rcs.values()), job.logs()
+    rec = np.load(tmp_path / "trainer0.npz")
+    ops = list(rec["ops"])
+    assert "squared_l2_norm" in ops and "sgd" not in ops
+    ref = _reference([rec], 1300, clip=0.05)
+    unclipped = _reference([rec], 1300)
+    for n, v in ref.items():
+        np.testing.assert_allclose(rec["final/" + n], v, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(ref["fc_0.w_0"], unclipped["fc_0.w_0"])  # the clip did bind
 
 
 def test_killed_trainer_stops_the_pservers_with_an_error(tmp_path):

@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("oar_dist")
 
 from oar import fluid  # noqa: E402
+from oar.api import program_from_dict  # noqa: E402
 
 EPS = "127.0.0.1:6174,127.0.0.1:6175"
 
@@ -113,3 +114,19 @@ def test_async_mode_has_no_barriers_and_adam_state_moves_to_pservers():
         assert op.attr("distributed_mode") == 1
         names += op.input("X")
     assert any("moment1" in n for n in names)
+
+
+def test_global_norm_clipping_stays_on_the_trainer():
+    clip = fluid.clip.GradientClipByGlobalNorm(1.0)
+    t, main, startup = transpile(opt=fluid.optimizer.SGD(0.1, grad_clip=clip))
+    ts = types(main)
+    assert "squared_l2_norm" in ts and "sqrt" in ts and "sgd" not in ts
+    send = main.global_block().ops[ts.index("send")]
+    assert all(n.endswith("@GRAD_clip_0") for n in send.input("X"))
+    assert all(n.endswith("@GRAD") for n in send.attr("send_varnames"))
+    for ep in EPS.split(","):
+        prog = t.get_pserver_program(ep)
+        lso = prog.global_block().ops[-1]
+        for d in json.loads(lso.attr("optimize_programs")):
+            assert types(program_from_dict(d)) == ["sgd"]
+        assert all(g.split(":")[0].endswith("@GRAD") for g in lso.attr("grad_to_block_id"))

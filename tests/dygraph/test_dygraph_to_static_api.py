@@ -51,6 +51,9 @@ def test_second_call_with_the_same_signature_does_not_rebuild():
         assert len(CALLS) == 1 and pt.get_program_cache().builds == 1
         double_if_positive(to_variable(np.ones((3, 2), "float32")))  # new shape: new program
         assert len(CALLS) == 2 and pt.get_program_cache().builds == 2
+        by_keyword = double_if_positive(x=b)  # a tensor passed by keyword is fed too
+        np.testing.assert_allclose(by_keyword.numpy(), -1.0)
+        assert len(CALLS) == 3
 
 
 def test_get_code_shows_cond_and_while_loop_helpers():

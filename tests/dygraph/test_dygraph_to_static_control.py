@@ -46,7 +46,7 @@ class IfWhileNet(fluid.dygraph.Layer):
         s = fluid.layers.reduce_sum(h)
         steps = 0
         while s < 50.0:
-            s = s * 2 + 1
+            s = fluid.layers.abs(s) * 2.0 + 1.0
             steps += 1
         return self.fc2(h) * s
 
@@ -72,15 +72,23 @@ def test_if_and_while_on_tensors_equal_eager_outputs_and_gradients(sign):
     _close(static, eager)
 
 
-def test_if_and_while_become_cond_and_while_ops():
+def test_if_and_while_become_cond_and_while_ops_of_a_runnable_program():
+    x0 = np.random.RandomState(2).rand(2, 4).astype("float32")
     with fluid.dygraph.guard():
         net = IfWhileNet()
-        main, _, inputs, outputs = ProgramTranslator().get_program(
-            net.forward, to_variable(np.ones((2, 4), "float32"))
+        main, startup, inputs, outputs = ProgramTranslator().get_program(
+            net.forward, to_variable(x0)
         )
+        expected = net(to_variable(x0)).numpy()
     types = [op.type for op in main.global_block().ops]
     assert "conditional_block" in types and "while" in types
     assert len(inputs) == 1 and len(outputs) == 1
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)  # the layers' parameter values
+        (got,) = exe.run(main, feed={inputs[0].name: x0}, fetch_list=outputs)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
 def _count_to(x, n):
@@ -225,3 +233,65 @@ def test_print_of_a_tensor_prints_when_the_program_runs(capsys):
         out = with_print(to_variable(np.full((1, 2), 1.5, "float32")))
     np.testing.assert_allclose(out.numpy(), [[3.0, 3.0]])
     assert "3" in capsys.readouterr().out
+
+
+class SmallCNN(fluid.dygraph.Layer):
+    def __init__(self):
+        super().__init__()
+        from oar.fluid.dygraph import BatchNorm, Conv2D, Embedding, Pool2D, Sequential
+
+        self.conv = Conv2D(1, 2, 3, padding=1)
+        self.bn = BatchNorm(2, act="relu")
+        self.pool = Pool2D(2, pool_type="max", pool_stride=2)
+        self.head = Sequential(Linear(8, 4), Linear(4, 2))
+        self.emb = Embedding([10, 8])
+
+    @declarative
+    def forward(self, img, ids):
+        h = self.pool(self.bn(self.conv(img)))
+        h = fluid.layers.reshape(h, [h.shape[0], -1])
+        return self.head(h + fluid.layers.reduce_sum(self.emb(ids), dim=1))
+
+
+def test_oar_layers_inside_declarative_equal_eager_with_batch_norm_state():
+    def run():
+        net = SmallCNN()
+        for i, p in enumerate(net.parameters()):
+            p.set_value(np.random.RandomState(i).rand(*p.shape).astype(p.dtype))
+        img = to_variable(np.random.RandomState(5).rand(2, 1, 4, 4).astype("float32"))
+        ids = to_variable(np.array([1, 2, 3, 4], "int64").reshape(2, 2, 1))
+        out = net(img, ids)
+        fluid.layers.mean(out).backward()
+        grads = [p.gradient() for p in net.parameters() if p.trainable]
+        return [out.numpy(), net.bn._mean.numpy(), net.bn._variance.numpy()] + grads
+
+    static, eager = _both(run)
+    _close(static, eager, tol=1e-4)
+
+
+@declarative
+def collect(x, n):
+    outs = []
+    i = 0
+    while i < n:
+        outs.append(x * 2.0)
+        x = x + 1.0
+        i = i + 1
+    return fluid.layers.stack(outs), fluid.layers.concat(outs, axis=0)
+
+
+def test_list_appended_in_a_tensor_loop_becomes_a_tensor_array():
+    def run():
+        results = []
+        for steps in (3, 5):  # one program: the array starts empty at every run
+            x = to_variable(np.ones((1, 2), "float32"))
+            x.stop_gradient = False
+            stacked, joined = collect(x, to_variable(np.array([steps], "int64")))
+            fluid.layers.reduce_sum(stacked * stacked).backward()
+            results += [stacked.numpy(), joined.numpy(), x.gradient()]
+        return results
+
+    static, eager = _both(run)
+    _close(static, eager)
+    assert static[3].shape == (5, 1, 2)
+    assert "convert_append" in ProgramTranslator().get_code(collect)

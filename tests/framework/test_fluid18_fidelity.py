@@ -1,4 +1,4 @@
-"""Behaviours checked against Fluid 1.8.5 (issue 15 item 7); expected values come from the oracle.
+"""Behaviours checked against Fluid 1.8.5; expected values come from the oracle.
 
 Values were produced by running the same programs on Fluid 1.8.5 (see each test's
 docstring); signatures are those ``inspect.signature`` shows there.

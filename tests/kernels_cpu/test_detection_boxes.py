@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from oar import fluid
 from oar.errors import OarError
-from oar.testing import OpCase, check_case
+from oar.testing import OpCase, assert_layer_refuses, check_case
 
 RNG = np.random.RandomState(3)
 
@@ -188,12 +188,6 @@ def test_detection_boxes(case):
     check_case(case)
 
 
-def _build(fn):
-    main = fluid.Program()
-    with fluid.program_guard(main, fluid.Program()):
-        return fn(fluid.layers)
-
-
 def _img():
     return fluid.data("img", [1, 3, 32, 32], "float32")
 
@@ -228,10 +222,7 @@ BAD = [
 
 @pytest.mark.parametrize("layer,fn,match", BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
 def test_bad_input_names_layer_and_line(layer, fn, match):
-    with pytest.raises(OarError, match=match) as info:
-        _build(fn)
-    text = str(info.value)
-    assert layer in text and __file__.split("/")[-1] in text, text
+    assert_layer_refuses(layer, fn, match, __file__)
 
 
 def test_box_clip_without_lod_refuses_several_images():

@@ -152,3 +152,30 @@ def test_matmul_shape_mismatch_is_caught_at_build_time():
         y = fluid.layers.data("y", shape=[3, 4], dtype="float32", append_batch_size=False)
         with pytest.raises(ValueError, match="4 columns but Y has 3 rows"):
             fluid.layers.matmul(x, y)
+
+
+def test_float16_products_accumulate_in_float32():
+    """float16 mul / matmul (mixed precision): the float32 product rounded to float16."""
+    from oar.plugins import registries
+
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (4, 300)).astype("float16")
+    y = rng.uniform(-1, 1, (300, 3)).astype("float16")
+    want = (x.astype("float32") @ y.astype("float32")).astype("float16")
+    kernels = registries().kernels
+    mul = kernels.lookup("mul", "cpu", "float16").kernel
+    out = mul({"X": x, "Y": y}, {"x_num_col_dims": 1, "y_num_col_dims": 1})["Out"]
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, want)
+    attrs = {"transpose_X": False, "transpose_Y": False, "alpha": 1.0}
+    np.testing.assert_array_equal(
+        kernels.lookup("matmul", "cpu", "float16").kernel({"X": x, "Y": y}, attrs)["Out"], want
+    )
+    d = np.ones((4, 3), "float16")
+    grads = kernels.lookup("mul_grad", "cpu", "float16").kernel(
+        {"X": x, "Y": y, "Out@GRAD": d}, {"x_num_col_dims": 1, "y_num_col_dims": 1},
+        frozenset({"X@GRAD", "Y@GRAD"}),
+    )  # fmt: skip
+    np.testing.assert_array_equal(
+        grads["Y@GRAD"], (x.astype("float32").T @ d.astype("float32")).astype("float16")
+    )

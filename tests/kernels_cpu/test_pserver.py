@@ -114,6 +114,14 @@ CASES = (
             name="padding",
         ),
         OpCase(
+            "geo_sgd_communicate",
+            {"X": [W]},
+            {"epmap": [EP], "varnames": ["w"], "init": True},
+            lambda X, **a: {"Out": list(X)},
+            outputs={"Out": 1},
+            name="init",
+        ),
+        OpCase(
             "listen_and_serv",
             {"X": [W, np.zeros(1, "float32")]},
             _serve_attrs(EP2),

@@ -358,6 +358,18 @@ DYGRAPH = [
         ["Conv2DTranspose", "3 channels", "[1, 2, 8, 8]"],
     ),
     (
+        "Conv3D-channels",
+        lambda: DN.Conv3D(3, 4, 3)(tv(np.ones((1, 2, 4, 4, 4), F))),
+        ValueError,
+        ["Conv3D", "NCDHW", "3 channels", "[1, 2, 4, 4, 4]"],
+    ),
+    (
+        "Conv3DTranspose-groups",
+        lambda: DN.Conv3DTranspose(3, 4, 3, groups=2),
+        ValueError,
+        ["Conv3DTranspose", "groups=2"],
+    ),
+    (
         "Pool2D-rank",
         lambda: DN.Pool2D(2)(tv(np.ones((3, 8), F))),
         ValueError,
@@ -521,7 +533,40 @@ DYGRAPH = [
         OpRuntimeError,
         ["lookup_table", "[12]", "[0, 10)"],
     ),
+    (
+        "MSELoss-shapes",
+        lambda: DN.MSELoss()(tv(np.ones((2, 3), F)), tv(np.ones((2, 4), F))),
+        ValueError,
+        ["MSELoss", "[2, 3]", "[2, 4]"],
+    ),
+    (
+        "L1Loss-reduction",
+        lambda: DN.L1Loss(reduction="avg"),
+        ValueError,
+        ["L1Loss", "reduction", "'avg'"],
+    ),
 ]
+
+
+def test_every_dygraph_layer_names_the_user_line():
+    """Every public dygraph Layer's constructor and forward go through the wrapper that adds the
+    layer and the user's line to an error (containers' forward only passes sublayers' errors on)."""
+    import inspect
+
+    from oar.dygraph.container import LayerList, ParameterList, Sequential
+    from oar.dygraph.layers import Layer
+
+    containers = {LayerList, ParameterList, Sequential}
+    unwrapped = []
+    for name in dir(DN):
+        cls = getattr(DN, name)
+        if not (inspect.isclass(cls) and issubclass(cls, Layer)) or cls is Layer:
+            continue
+        meths = ("__init__",) if cls in containers else ("__init__", "forward")
+        unwrapped += [
+            f"{name}.{m}" for m in meths if not getattr(getattr(cls, m), "__oar_user_line__", False)
+        ]
+    assert not unwrapped
 
 
 @pytest.mark.parametrize("cid,build,exc_type,words", DYGRAPH, ids=[c[0] for c in DYGRAPH])

@@ -1,4 +1,4 @@
-"""An optimizer used on many fresh programs holds none of them alive (issue 10, bounded
+"""An optimizer used on many fresh programs holds none of them alive (bounded
 memory in long-lived processes)."""
 
 import gc

@@ -158,3 +158,37 @@ def test_fetching_a_parameter_gives_its_updated_value():
     _, w0 = exe.run(main, feed={"x": X, "y": Y}, fetch_list=[loss, "w0"], scope=scope)
     np.testing.assert_array_equal(w0, np.array(scope.find_var("w0").get_tensor()))
     assert not np.allclose(w0, before)
+
+
+def test_train_from_dataset_runs_the_pipeline(tmp_path):
+    """Fluid 1.8's way to train a pipelined program: Executor.train_from_dataset."""
+    rows = [(X[i], Y[i]) for i in range(8)]
+    path = tmp_path / "part-0"
+    path.write_text(
+        "".join(
+            "4 " + " ".join(map(repr, map(float, x))) + f" 1 {float(y[0])!r}\n" for x, y in rows
+        )
+    )
+
+    def fit(make_opt):
+        main, startup, loss, _ = build(make_opt)
+        block = main.global_block()
+        dataset = fluid.DatasetFactory().create_dataset("QueueDataset")
+        dataset.set_use_var([block.var("x"), block.var("y")])
+        dataset.set_batch_size(4)
+        dataset.set_filelist([str(path)])
+        exe = fluid.Executor(fluid.CPUPlace())
+        scope = fluid.Scope()
+        with fluid.scope_guard(scope):
+            exe.run(startup)
+            for _ in range(2):
+                exe.train_from_dataset(main, dataset, thread=1, print_period=100)
+        return np.array(scope.find_var("w1").get_tensor())
+
+    want = fit(_plain)
+    got = fit(
+        lambda h, loss: fluid.optimizer.PipelineOptimizer(
+            _plain(h, loss), cut_list=[[h]], num_microbatches=2
+        )
+    )
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

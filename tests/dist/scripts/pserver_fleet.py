@@ -1,6 +1,6 @@
 """Fleet's parameter-server API end to end (roles from PaddleCloudRoleMaker's variables).
 
-``OAR_T_STRATEGY`` (sync / async / half_async), ``OAR_T_STEPS``, ``OAR_T_SAVE`` (the first
+``OAR_T_STRATEGY`` (sync / async / half_async / geo: GEO-SGD pushing every 3 steps), ``OAR_T_STEPS``, ``OAR_T_SAVE`` (the first
 worker saves the whole job there at the end), ``OAR_T_RESUME`` (the pservers start from that
 checkpoint), ``OAR_HARNESS_OUT`` (trainer<i>.npz: losses, parameters after the startup
 program and at the end).
@@ -23,6 +23,7 @@ strategy = {
     "sync": StrategyFactory.create_sync_strategy,
     "async": StrategyFactory.create_async_strategy,
     "half_async": StrategyFactory.create_half_async_strategy,
+    "geo": lambda: StrategyFactory.create_geo_strategy(3),
 }[os.environ.get("OAR_T_STRATEGY", "sync")]()
 steps = int(os.environ.get("OAR_T_STEPS", "6"))
 out = os.environ["OAR_HARNESS_OUT"]
@@ -55,6 +56,7 @@ else:
         losses.append(float(lv[0]))
     rec.update({"final/" + n: np.array(scope.find_var(n).get_tensor()) for n in names})
     rec["losses"] = np.array(losses)
+    rec["ops"] = np.array([op.type for op in fleet.main_program.global_block().ops])
     np.savez(os.path.join(out, f"trainer{fleet.worker_index()}.npz"), **rec)
     if os.environ.get("OAR_T_SAVE"):
         fleet.save_persistables(exe, os.environ["OAR_T_SAVE"])

@@ -1,7 +1,7 @@
 """A small pserver job for the tests: roles and endpoints from the seed's environment variables.
 
 ``OAR_T_HIDDEN`` (hidden width; 1300 makes fc_0.w_0 13 x 1300, sliced over 2 pservers),
-``OAR_T_SYNC`` (1/0), ``OAR_T_STEPS``, ``OAR_T_KILL_AT`` (the last trainer SIGKILLs itself after that step),
+``OAR_T_SYNC`` (1/0), ``OAR_T_CLIP`` (clip gradients by this global norm), ``OAR_T_STEPS``, ``OAR_T_KILL_AT`` (the last trainer SIGKILLs itself after that step),
 ``OAR_HARNESS_OUT`` (where trainer<i>.npz goes: losses, initial and final parameters, feeds).
 """
 
@@ -30,7 +30,9 @@ y = fluid.layers.data(name="y", shape=[1], dtype="float32")
 h = fluid.layers.fc(input=x, size=hidden, act="tanh")
 pred = fluid.layers.fc(input=h, size=1)
 loss = fluid.layers.mean(fluid.layers.square_error_cost(input=pred, label=y))
-fluid.optimizer.SGD(learning_rate=0.05).minimize(loss)
+clip = float(os.environ.get("OAR_T_CLIP", "0"))
+grad_clip = fluid.clip.GradientClipByGlobalNorm(clip) if clip else None
+fluid.optimizer.SGD(learning_rate=0.05, grad_clip=grad_clip).minimize(loss)
 
 t = fluid.DistributeTranspiler()
 t.transpile(trainer_id=tid, pservers=eps, trainers=trainers, sync_mode=sync)

@@ -4,8 +4,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_def
 (writes ``fluid18_deformable_roi.npz``).
 """
 
-import os
-
 import numpy as np
 
 ROIS_PER_IMAGE = [2, 1]
@@ -52,11 +50,6 @@ def build(fluid):
 NAMES = ["out", "out_groups_std", "out_no_trans", "grad_x", "grad_trans"]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, "fluid18_deformable_roi.npz"), **dict(zip(NAMES, res)))
+    write_golden(__file__, build, NAMES)

@@ -6,8 +6,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_det
 (writes ``fluid18_detection_boxes.npz`` next to this file).
 """
 
-import os
-
 import numpy as np
 
 
@@ -131,11 +129,6 @@ NAMES = [
 ]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = [np.array(t) for t in exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)]
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, "fluid18_detection_boxes.npz"), **dict(zip(NAMES, res)))
+    write_golden(__file__, build, NAMES)

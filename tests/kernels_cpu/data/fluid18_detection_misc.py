@@ -4,8 +4,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_det
 (writes ``fluid18_detection_misc.npz``).
 """
 
-import os
-
 import numpy as np
 
 
@@ -49,11 +47,6 @@ NAMES = ["affine_nchw", "affine_nhwc_relu", "grad_x", "grad_xh", "grad_scale", "
          "decode_box", "assign_box"]  # fmt: skip
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, "fluid18_detection_misc.npz"), **dict(zip(NAMES, res)))
+    write_golden(__file__, build, NAMES)

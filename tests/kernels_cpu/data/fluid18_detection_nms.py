@@ -5,8 +5,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_det
 (writes ``fluid18_detection_nms.npz``: each output's array and its LoD offsets).
 """
 
-import os
-
 import numpy as np
 
 
@@ -97,15 +95,6 @@ NAMES = [
 ]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    data = {}
-    for name, t in zip(NAMES, res):
-        data[name] = np.array(t)
-        data[name + "_lod"] = np.array(t.lod()[0] if t.lod() else [], "int64")
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, "fluid18_detection_nms.npz"), **data)
+    write_golden(__file__, build, NAMES, lod=True)

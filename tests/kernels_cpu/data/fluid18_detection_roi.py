@@ -6,8 +6,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_det
 (writes ``fluid18_detection_roi.npz``).
 """
 
-import os
-
 import numpy as np
 
 ROIS_PER_IMAGE = [2, 3]
@@ -54,14 +52,6 @@ NAMES = ["roi_align_s2", "roi_align_adaptive", "roi_pool", "psroi_pool", "prroi_
 NAMES = NAMES + [n + "_grad" for n in NAMES]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(
-        os.path.join(here, "fluid18_detection_roi.npz"),
-        **{n: np.array(t) for n, t in zip(NAMES, res)},
-    )
+    write_golden(__file__, build, NAMES)

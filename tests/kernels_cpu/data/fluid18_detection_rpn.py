@@ -5,8 +5,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_det
 (writes ``fluid18_detection_rpn.npz``: arrays and LoD offsets).
 """
 
-import os
-
 import numpy as np
 
 
@@ -45,15 +43,6 @@ def build(fluid):
 NAMES = ["rois", "probs", "rois_eta", "probs_eta", "fpn2", "fpn3", "fpn4", "restore", "collected"]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    data = {}
-    for name, t in zip(NAMES, res):
-        data[name] = np.array(t)
-        data[name + "_lod"] = np.array(t.lod()[-1] if t.lod() else [], "int64")
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, "fluid18_detection_rpn.npz"), **data)
+    write_golden(__file__, build, NAMES, lod=True)

@@ -5,9 +5,8 @@ Regenerate with the oracle:
 (writes ``fluid18_detection_rpn_target.npz``).
 """
 
-import os
-
 import numpy as np
+from _fluid18 import data_vars
 
 GT_PER_IMAGE = [2, 3]
 
@@ -37,14 +36,7 @@ def build(fluid):
     L = fluid.layers
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        v = {}
-        for k, a in feed.items():
-            lod = 1 if k in LOD else 0
-            v[k] = fluid.data(
-                k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
-            )
-        for k in LOD:
-            feed[k] = fluid.create_lod_tensor(feed[k], [GT_PER_IMAGE], fluid.CPUPlace())
+        v = data_vars(fluid, feed, {k: GT_PER_IMAGE for k in LOD})
         outs = L.rpn_target_assign(
             v["bbox_pred"], v["cls_logits"], v["anchor"], v["anchor_var"], v["gt_boxes"],
             v["is_crowd"], v["im_info"], rpn_batch_size_per_im=12, rpn_straddle_thresh=0.0,
@@ -62,14 +54,6 @@ PARTS = ["scores", "location", "label", "bbox", "inside_weight"]
 NAMES = PARTS + [p + "_2" for p in PARTS]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(
-        os.path.join(here, "fluid18_detection_rpn_target.npz"),
-        **{n: np.array(t) for n, t in zip(NAMES, res)},
-    )
+    write_golden(__file__, build, NAMES)

@@ -7,9 +7,8 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_det
 (writes ``fluid18_detection_targets.npz``).
 """
 
-import os
-
 import numpy as np
+from _fluid18 import data_vars
 
 GT_PER_IMAGE = [2, 3]
 
@@ -39,8 +38,7 @@ def inputs():
     }
 
 
-LOD_INPUTS = {"gt_box": [GT_PER_IMAGE], "gt_label": [GT_PER_IMAGE], "dist": [GT_PER_IMAGE],
-              "assign_in": [GT_PER_IMAGE]}  # fmt: skip
+LOD_INPUTS = {k: GT_PER_IMAGE for k in ("gt_box", "gt_label", "dist", "assign_in")}
 
 
 def build(fluid):
@@ -48,15 +46,9 @@ def build(fluid):
     L = fluid.layers
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        v = {}
-        for k, a in feed.items():
-            lod = 1 if k in LOD_INPUTS else 0
-            shape = [-1] + list(a.shape[1:]) if lod else list(a.shape)
-            v[k] = fluid.data(k, shape, a.dtype.name, lod_level=lod)
+        v = data_vars(fluid, feed, LOD_INPUTS)
         v["loc"].stop_gradient = False
         v["conf"].stop_gradient = False
-        for k, lod in LOD_INPUTS.items():
-            feed[k] = fluid.create_lod_tensor(feed[k], lod, fluid.CPUPlace())
         idx, dist = L.bipartite_match(v["dist"])
         idx2, dist2 = L.bipartite_match(v["dist"], "per_prediction", 0.5)
         out, w = L.target_assign(v["assign_in"], v["match"], mismatch_value=-1)
@@ -96,16 +88,6 @@ def set_params(fluid, main, scope):
 
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    scope = fluid.global_scope()
-    exe.run(startup)
-    set_params(fluid, main, scope)
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(
-        os.path.join(here, "fluid18_detection_targets.npz"),
-        **{n: np.array(t) for n, t in zip(NAMES, res)},
-    )
+    write_golden(__file__, build, NAMES, setup=set_params)

@@ -5,8 +5,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_det
 (writes ``fluid18_detection_yolo.npz``).
 """
 
-import os
-
 import numpy as np
 
 ANCHORS = [10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119]
@@ -48,11 +46,6 @@ def build(fluid):
 NAMES = ["loss", "loss_score_nosmooth", "grad", "grad_score_nosmooth"]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, "fluid18_detection_yolo.npz"), **dict(zip(NAMES, res)))
+    write_golden(__file__, build, NAMES)

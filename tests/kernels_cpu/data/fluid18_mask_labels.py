@@ -4,8 +4,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_mas
 (writes ``fluid18_mask_labels.npz``).
 """
 
-import os
-
 import numpy as np
 
 
@@ -59,14 +57,6 @@ def build(fluid):
 NAMES = ["mask_rois", "roi_has_mask_int32", "mask_int32"]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    data = {}
-    for name, t in zip(NAMES, res):
-        data[name] = np.array(t)
-        data[name + "_lod"] = np.array(t.lod()[-1] if t.lod() else [], "int64")
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, "fluid18_mask_labels.npz"), **data)
+    write_golden(__file__, build, NAMES, lod=True)

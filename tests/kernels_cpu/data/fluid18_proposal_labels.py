@@ -10,9 +10,8 @@ proposals of an image unscaled; the cascade case stays clear of both (scale 1, n
 ``batch_size_per_im`` above the candidate count).
 """
 
-import os
-
 import numpy as np
+from _fluid18 import data_vars
 
 ROIS_PER_IMAGE, GT_PER_IMAGE = [12, 10], [3, 2]
 
@@ -46,14 +45,7 @@ LOD = {
 
 def _data_args(fluid, feed):
     """The layer's five inputs as data variables; ``feed`` gets its LoD tensors."""
-    v = {}
-    for k, a in feed.items():
-        lod = 1 if k in LOD else 0
-        v[k] = fluid.data(
-            k, ([-1] if lod else [a.shape[0]]) + list(a.shape[1:]), a.dtype.name, lod_level=lod
-        )
-        if lod:
-            feed[k] = fluid.create_lod_tensor(a, [LOD[k]], fluid.CPUPlace())
+    v = data_vars(fluid, feed, LOD)
     return v["rois"], v["gt_classes"], v["is_crowd"], v["gt_boxes"], v["im_info"]
 
 
@@ -105,20 +97,8 @@ def build_cascade(fluid):
     return main, startup, feed, outs
 
 
-def _save(fluid, built, names, filename):
-    main, startup, feed, outs = built
-    exe = fluid.Executor(fluid.CPUPlace())
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    data = {}
-    for name, t in zip(names, res):
-        data[name] = np.array(t)
-        data[name + "_lod"] = np.array(t.lod()[-1] if t.lod() else [], "int64")
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(os.path.join(here, filename), **data)
-
-
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    _save(fluid, build(fluid), NAMES, "fluid18_proposal_labels.npz")
-    _save(fluid, build_cascade(fluid), CASCADE_NAMES, "fluid18_cascade_labels.npz")
+    write_golden(__file__, build, NAMES, lod=True)
+    write_golden(__file__, build_cascade, CASCADE_NAMES, "fluid18_cascade_labels.npz", lod=True)

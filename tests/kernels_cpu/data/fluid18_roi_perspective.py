@@ -4,8 +4,6 @@ Regenerate with the oracle: ``$FLUID18_PYTHON tests/kernels_cpu/data/fluid18_roi
 (writes ``fluid18_roi_perspective.npz``).
 """
 
-import os
-
 import numpy as np
 
 ROIS_PER_IMAGE = [2, 1]
@@ -53,14 +51,6 @@ NAMES = [
 ]
 
 if __name__ == "__main__":
-    import paddle.fluid as fluid
+    from _fluid18 import write_golden
 
-    main, startup, feed, outs = build(fluid)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    res = exe.run(main, feed=feed, fetch_list=outs, return_numpy=False)
-    here = os.path.dirname(os.path.abspath(__file__))
-    np.savez(
-        os.path.join(here, "fluid18_roi_perspective.npz"),
-        **{n: np.array(t) for n, t in zip(NAMES, res)},
-    )
+    write_golden(__file__, build, NAMES)

@@ -55,6 +55,8 @@ OWNERS = {
     "dygraph.parallel": "oar-dist",
     "dygraph.prepare_context": "oar-dist",
     "incubate": "oar-dist",
+    "contrib.load_persistables_for_increment": "oar-dist",
+    "contrib.load_persistables_for_inference": "oar-dist",
     "oar.distributed.launch": "oar-dist",
     "transpiler": "oar-dist",
     "dygraph.load_dygraph": "oar-io",

@@ -5,7 +5,7 @@ Keys are facade keys as in ``oar._facade.OWNERS``: relative to ``oar.fluid``
 ``paddle.*`` namespaces (``"oar.dataset.wmt16"``).  A key may name a whole
 namespace (``"metrics"``): every name below it is covered.
 
-``PENDING`` groups names by the issue whose work will add them; once a name
+``PENDING`` groups names by the feature whose work will add them; once a name
 exists, its entry is stale but harmless (``python tools/public_names_report.py``
 lists stale entries).  ``NOT_PROVIDED`` holds names left out on purpose, each
 with its reason.  Touching a listed name raises ``NotProvidedError`` (an
@@ -15,19 +15,7 @@ this module (``python tools/public_names_report.py --write-docs``).
 
 from __future__ import annotations
 
-PENDING: dict[str, list[str]] = {
-    "issue 13 (parameter-server training, in progress)": [
-        "transpiler.memory_optimize",
-        "transpiler.release_memory",
-        "incubate.fleet.parameter_server",
-        "incubate.fleet.base.role_maker.GeneralRoleMaker",
-        "incubate.fleet.base.role_maker.MPISymetricRoleMaker",
-    ],
-    "issue 15 (platform breadth: data API, datasets, profiler, industrial path, contrib helpers)": [
-        "contrib.load_persistables_for_increment",
-        "contrib.load_persistables_for_inference",
-    ],
-}
+PENDING: dict[str, list[str]] = {}
 
 NOT_PROVIDED: dict[str, str] = {
     "ComplexVariable": "Fluid 1.8's complex-number preview (paddle.complex) is out of scope; "

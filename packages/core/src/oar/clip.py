@@ -53,6 +53,18 @@ class GradientClipBase:
     def _static_clip(self, params_grads: list) -> list:
         raise NotImplementedError
 
+    def _clip_each(self, params_grads: list, op_type: str, attrs: dict) -> list:
+        """Each gradient to clip through its own ``op_type`` op into a new dense gradient."""
+        out = []
+        for p, g in params_grads:
+            if g is None or not self._needs(p):
+                out.append((p, g))
+                continue
+            ng = _new_grad(g, "clip")
+            g.block.append_op(op_type, {"X": [g]}, {"Out": [ng]}, attrs)
+            out.append((p, ng))
+        return out
+
 
 def _new_grad(grad: Any, tag: str) -> Any:
     """The clipped gradient: dense (a SelectedRows gradient is densified by the clip op's kernel)."""
@@ -86,15 +98,7 @@ class GradientClipByValue(GradientClipBase):
         return f"Clip Gradient By Value, min = {self.min:f}, max={self.max:f}"
 
     def _static_clip(self, params_grads):
-        out = []
-        for p, g in params_grads:
-            if g is None or not self._needs(p):
-                out.append((p, g))
-                continue
-            ng = _new_grad(g, "clip")
-            g.block.append_op("clip", {"X": [g]}, {"Out": [ng]}, {"min": self.min, "max": self.max})
-            out.append((p, ng))
-        return out
+        return self._clip_each(params_grads, "clip", {"min": self.min, "max": self.max})
 
 
 class GradientClipByNorm(GradientClipBase):
@@ -110,17 +114,7 @@ class GradientClipByNorm(GradientClipBase):
         return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
 
     def _static_clip(self, params_grads):
-        out = []
-        for p, g in params_grads:
-            if g is None or not self._needs(p):
-                out.append((p, g))
-                continue
-            ng = _new_grad(g, "clip")
-            g.block.append_op(
-                "clip_by_norm", {"X": [g]}, {"Out": [ng]}, {"max_norm": self.clip_norm}
-            )
-            out.append((p, ng))
-        return out
+        return self._clip_each(params_grads, "clip_by_norm", {"max_norm": self.clip_norm})
 
 
 class GradientClipByGlobalNorm(GradientClipBase):

@@ -60,15 +60,22 @@ def _openblas() -> tuple:
     return _funcs
 
 
+_threadpoolctl: list = []  # [threadpool_limits or None], looked up once (a failed import is slow)
+
+
 def _apply(n: int) -> None:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
+    if not _threadpoolctl:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            threadpool_limits = None
+        _threadpoolctl.append(threadpool_limits)
+    if _threadpoolctl[0] is None:
         fns = _openblas()
         if fns:
             fns[0](ctypes.c_int(n))
         return
-    threadpool_limits(limits=n, user_api="blas")
+    _threadpoolctl[0](limits=n, user_api="blas")
 
 
 def blas_num_threads() -> int | None:

@@ -13,6 +13,7 @@ and ``NAMES`` naming the fetches; run under Fluid 1.8.5 it writes ``fluid18_<nam
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -24,13 +25,19 @@ __all__ = ["load_golden", "run_golden", "assert_golden"]
 
 
 def load_golden(path: str | Path) -> ModuleType:
-    """The generator script at ``path``, imported as a module (it is not on ``sys.path``)."""
+    """The generator script at ``path``, imported as a module; while it loads, its folder is
+    importable (as when it runs as a script), for the helpers generators share."""
     path = Path(path)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"load_golden: cannot import {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    folder = str(path.parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
     return module
 
 

@@ -119,12 +119,14 @@ class Uniform(Initializer):
 
 
 class Normal(Initializer):
+    _op = "gaussian_random"
+
     def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0) -> None:
         self.loc, self.scale, self.seed = float(loc), float(scale), seed
 
     def __call__(self, var, block):
         return block.append_op(
-            "gaussian_random",
+            self._op,
             outputs={"Out": [var]},
             attrs={
                 "shape": list(var.shape),
@@ -136,24 +138,10 @@ class Normal(Initializer):
         )
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(Normal):
     """Normal values redrawn until within two standard deviations."""
 
-    def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0) -> None:
-        self.loc, self.scale, self.seed = float(loc), float(scale), seed
-
-    def __call__(self, var, block):
-        return block.append_op(
-            "truncated_gaussian_random",
-            outputs={"Out": [var]},
-            attrs={
-                "shape": list(var.shape),
-                "dtype": var.dtype,
-                "mean": self.loc,
-                "std": self.scale,
-                "seed": self._seed(var, block, self.seed),
-            },
-        )
+    _op = "truncated_gaussian_random"
 
 
 class Xavier(Initializer):
@@ -172,12 +160,7 @@ class Xavier(Initializer):
         fi, fo = self._fans(var)
         fi = self.fan_in if self.fan_in is not None else fi
         fo = self.fan_out if self.fan_out is not None else fo
-        if self.uniform:
-            limit = math.sqrt(6.0 / (fi + fo))
-            return Uniform(-limit, limit, self._seed(var, block, self.seed))(var, block)
-        return Normal(0.0, math.sqrt(2.0 / (fi + fo)), self._seed(var, block, self.seed))(
-            var, block
-        )
+        return _fan_scaled(self, var, block, fi + fo)
 
 
 class MSRA(Initializer):
@@ -189,10 +172,16 @@ class MSRA(Initializer):
     def __call__(self, var, block):
         fi, _ = self._fans(var)
         fi = self.fan_in if self.fan_in is not None else fi
-        if self.uniform:
-            limit = math.sqrt(6.0 / fi)
-            return Uniform(-limit, limit, self._seed(var, block, self.seed))(var, block)
-        return Normal(0.0, math.sqrt(2.0 / fi), self._seed(var, block, self.seed))(var, block)
+        return _fan_scaled(self, var, block, fi)
+
+
+def _fan_scaled(init: Any, var: Any, block: Any, fan: float) -> Any:
+    """Uniform in ±sqrt(6/fan) when ``init.uniform``, else normal with std sqrt(2/fan)."""
+    seed = init._seed(var, block, init.seed)
+    if init.uniform:
+        limit = math.sqrt(6.0 / fan)
+        return Uniform(-limit, limit, seed)(var, block)
+    return Normal(0.0, math.sqrt(2.0 / fan), seed)(var, block)
 
 
 class NumpyArrayInitializer(Initializer):

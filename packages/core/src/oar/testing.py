@@ -354,3 +354,25 @@ def scoped_registry() -> Iterator[Any]:
         yield registries()
     finally:
         restore(state)
+
+
+def assert_layer_refuses(layer: str, build: Callable, match: str, user_file: str) -> None:
+    """``build(fluid.layers)``, in a fresh program, raises an OarError matching ``match`` whose
+    message names ``layer`` and the user's file (``user_file``, usually the test's
+    ``__file__``): the bad-input contract of every layer."""
+    import os
+    import re
+
+    from oar import fluid
+    from oar.errors import OarError
+
+    try:
+        with fluid.program_guard(fluid.Program(), fluid.Program()):
+            build(fluid.layers)
+    except OarError as exc:
+        text = str(exc)
+        assert re.search(match, text), f"{match!r} not in: {text}"
+        assert layer in text, f"the layer name {layer!r} is not in: {text}"
+        assert os.path.basename(user_file) in text, f"the user's line is not in: {text}"
+        return
+    raise AssertionError(f"{layer}: the bad input was accepted")

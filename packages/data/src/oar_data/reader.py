@@ -25,18 +25,6 @@ from oar_data.decorators import (  # noqa: F401
 # a package to the import system, so `import oar.reader.decorator` (Fluid's module path) works
 __path__: list = []
 
-BUILTIN = (
-    "map_readers",
-    "buffered",
-    "compose",
-    "chain",
-    "shuffle",
-    "firstn",
-    "xmap_readers",
-    "multiprocess_reader",
-    "cache",
-)
-
 
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):

@@ -45,13 +45,13 @@ def oar_register_ops(registry: Any) -> None:
 def oar_register_kernels(registry: Any) -> None:
     from oar_dist.kernels import collective
 
-    from oar_dist.kernels import pserver, tables
+    from oar_dist.kernels import geo, pserver, tables
 
     for op_type, dtypes, fn in collective.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn)
     for op_type, dtypes, fn in collective.cuda_kernels():
         registry.register_kernel(op_type, "cuda", dtypes, fn)
-    for op_type, dtypes, fn, sparse in pserver.kernels() + tables.kernels():
+    for op_type, dtypes, fn, sparse in pserver.kernels() + tables.kernels() + geo.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn, selected_rows=sparse)
 
 
@@ -79,7 +79,7 @@ def oar_data_parallel_runner(compiled: Any, num_places: int) -> Any:
 
 @hookimpl
 def oar_fluid_api() -> dict:
-    from oar_dist import dygraph_parallel, incubate, launch, transpiler
+    from oar_dist import contrib_tables, dygraph_parallel, incubate, launch, transpiler
 
     return {
         "DistributeTranspiler": transpiler.DistributeTranspiler,
@@ -91,4 +91,6 @@ def oar_fluid_api() -> dict:
         "dygraph.DataParallel": dygraph_parallel.DataParallel,
         "dygraph.prepare_context": dygraph_parallel.prepare_context,
         "incubate": incubate,
+        "contrib.load_persistables_for_increment": contrib_tables.load_persistables_for_increment,
+        "contrib.load_persistables_for_inference": contrib_tables.load_persistables_for_inference,
     }

@@ -171,7 +171,26 @@ def wait_for_cleanup() -> None:
     _pending.clear()
 
 
-class DirTransaction:
+class _Transaction:
+    """A unit of files published by :meth:`commit`; ``with`` commits on success, else aborts."""
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+class DirTransaction(_Transaction):
     """Collects the files of one directory save and publishes them all at once.
 
     ``open(relname)`` gives a binary file to write; :meth:`commit` makes the
@@ -288,15 +307,6 @@ class DirTransaction:
     def abort(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
 
-    def __enter__(self) -> DirTransaction:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
-
 
 def _part_name(base: str, save_id: str, suffix: str) -> str:
     d, b = os.path.split(base)
@@ -340,7 +350,7 @@ def roll_forward(base: str) -> None:
             os.replace(part, base + suffix)
 
 
-class PrefixTransaction:
+class PrefixTransaction(_Transaction):
     """The files of one ``fluid.save`` / ``save_dygraph`` (``prefix.pdparams`` ...) as one unit.
 
     Each part is written to a hidden ``.name.<save id><suffix>.oar-part`` file;
@@ -416,15 +426,6 @@ class PrefixTransaction:
         for suffix in self._entries:
             with contextlib.suppress(OSError):
                 os.unlink(_part_name(self.base, self.save_id, suffix))
-
-    def __enter__(self) -> PrefixTransaction:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
 
 
 PREFIX_SUFFIXES = (".pdparams", ".pdopt", ".pdmodel")

@@ -25,7 +25,7 @@ from oar.errors import (
 )
 from oar.framework.mode import _dygraph_tracer
 from oar.initializer import Constant, Normal
-from oar.layers.conv import conv2d_filter_std, conv2d_spec, conv2d_transpose_spec
+from oar.layers.conv import conv2d_spec, conv2d_transpose_spec, conv_filter_std
 from oar.layers.embedding import embedding_spec
 from oar.layers.norm import (
     batch_norm_attrs,
@@ -172,7 +172,56 @@ class Linear(Layer):
         return _bias_act(out, self.bias, len(input.shape) - 1, self._act)
 
 
-class Conv2D(Layer):
+class _ConvLayer(Layer):
+    """What Conv2D, Conv3D and their transposes share: Fluid's attributes from the spec of the
+    static layer, the filter and bias parameters, and the forward op."""
+
+    _layout = "NCHW"
+
+    def _build(
+        self,
+        op_type: str,
+        spec: Any,
+        num_channels: int,
+        num_filters: int,
+        param_attr: Any,
+        bias_attr: Any,
+        act: str | None,
+        dtype: str,
+        filter_init: Any = None,
+    ) -> None:
+        self._op_type, self._attrs, self._act, self._dtype = op_type, spec.attrs, act, dtype
+        self._num_channels, self._num_filters = num_channels, num_filters
+        self._groups = spec.attrs["groups"]
+        self._stride = spec.attrs["strides"]
+        self._padding = spec.attrs["paddings"]
+        self._dilation = spec.attrs["dilations"]
+        self._filter_size = spec.filter_shape[2:]
+        self.weight = self.create_parameter(
+            spec.filter_shape, param_attr, dtype, False, filter_init
+        )
+        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
+
+    def forward(self, input: VarBase) -> VarBase:
+        layer = type(self).__name__
+        _check_input(layer, input)
+        if len(input.shape) != len(self._layout) or input.shape[1] != self._num_channels:
+            raise ArgumentError(
+                layer,
+                f"input '{input.name}' must be {self._layout} with {self._num_channels} "
+                f"channels, given shape {input.shape}",
+            )
+        out = VarBase(None)
+        _op(
+            self._op_type,
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            self._attrs,
+        )
+        return _bias_act(out, self.bias, 1, self._act)
+
+
+class Conv2D(_ConvLayer):
     """2-D convolution on NCHW input; filter is [num_filters, num_channels/groups, kh, kw].
 
     Arguments and the op are :func:`oar.layers.conv.conv2d_spec`'s, as for ``layers.conv2d``.
@@ -207,42 +256,22 @@ class Conv2D(Layer):
             groups,
             use_cudnn,
         )
-        self._op_type, self._attrs = spec.op_type, spec.attrs
-        self._num_channels = num_channels
-        self._groups = spec.attrs["groups"]
-        self._stride = spec.attrs["strides"]
-        self._padding = spec.attrs["paddings"]
-        self._dilation = spec.attrs["dilations"]
-        self._act = act
         self._use_cudnn = use_cudnn
-        self._filter_size = spec.filter_shape[2:]
-        self._num_filters = num_filters
-        self._dtype = dtype
-        std = conv2d_filter_std(spec.filter_shape, num_channels)
-        self.weight = self.create_parameter(
-            spec.filter_shape, param_attr, dtype, False, Normal(0.0, std)
+        std = conv_filter_std(spec.filter_shape, num_channels)
+        self._build(
+            spec.op_type,
+            spec,
+            num_channels,
+            num_filters,
+            param_attr,
+            bias_attr,
+            act,
+            dtype,
+            Normal(0.0, std),
         )
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
-
-    def forward(self, input: VarBase) -> VarBase:
-        _check_input("Conv2D", input)
-        if len(input.shape) != 4 or input.shape[1] != self._num_channels:
-            raise ArgumentError(
-                "Conv2D",
-                f"input '{input.name}' must be NCHW with {self._num_channels} channels, "
-                f"given shape {input.shape}",
-            )
-        out = VarBase(None)
-        _op(
-            self._op_type,
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            self._attrs,
-        )
-        return _bias_act(out, self.bias, 1, self._act)
 
 
-class Conv2DTranspose(Layer):
+class Conv2DTranspose(_ConvLayer):
     """Transposed 2-D convolution; filter is [num_channels, num_filters/groups, kh, kw].
 
     Arguments and the op are :func:`oar.layers.conv.conv2d_transpose_spec`'s, as for
@@ -282,37 +311,11 @@ class Conv2DTranspose(Layer):
             groups,
             use_cudnn,
         )
-        self._op_type, self._attrs = spec.op_type, spec.attrs
-        self._num_channels = num_channels
-        self._num_filters = num_filters
-        self._groups = spec.attrs["groups"]
-        self._padding = spec.attrs["paddings"]
-        self._stride = spec.attrs["strides"]
-        self._dilation = spec.attrs["dilations"]
         self._output_size = output_size
-        self._act = act
         self._use_cudnn = use_cudnn
-        self._dtype = dtype
-        self._filter_size = spec.filter_shape[2:]
-        self.weight = self.create_parameter(spec.filter_shape, param_attr, dtype, False)
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
-
-    def forward(self, input: VarBase) -> VarBase:
-        _check_input("Conv2DTranspose", input)
-        if len(input.shape) != 4 or input.shape[1] != self._num_channels:
-            raise ArgumentError(
-                "Conv2DTranspose",
-                f"input '{input.name}' must be NCHW with {self._num_channels} "
-                f"channels, given shape {input.shape}",
-            )
-        out = VarBase(None)
-        _op(
-            self._op_type,
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            self._attrs,
+        self._build(
+            spec.op_type, spec, num_channels, num_filters, param_attr, bias_attr, act, dtype
         )
-        return _bias_act(out, self.bias, 1, self._act)
 
 
 class Pool2D(Layer):
@@ -687,18 +690,22 @@ class PRelu(Layer):
         return out
 
 
-def _wrap_layers() -> None:
-    """Argument errors of each layer's constructor and forward name the user's line."""
+def _wrap_layers(namespace: dict, names: list, module: str) -> None:
+    """Argument errors of each layer's constructor and forward (its own or one it inherits
+    from a shared base such as ``_ConvLayer``) name the layer and the user's line."""
     from oar.layers._user_line import with_user_line
 
-    for name in __all__:
-        cls = globals()[name]
+    for name in names:
+        cls = namespace[name]
         # the containers' forward only passes their sublayers' errors on
-        meths = ("__init__", "forward") if cls.__module__ == __name__ else ("__init__",)
+        meths = ("__init__", "forward") if cls.__module__ == module else ("__init__",)
         for meth in meths:
-            fn = cls.__dict__.get(meth)
-            if fn is not None:
+            owner = next(k for k in cls.__mro__ if meth in k.__dict__)
+            if owner not in (Layer, object):
+                fn = owner.__dict__[meth]
+                if getattr(fn, "__oar_user_line__", False):  # wrapped for its own class
+                    fn = fn.__wrapped__
                 setattr(cls, meth, with_user_line(fn, name))
 
 
-_wrap_layers()
+_wrap_layers(globals(), __all__, __name__)

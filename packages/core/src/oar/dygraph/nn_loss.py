@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from oar.dygraph.layers import Layer
-from oar.dygraph.nn import _check_input
+from oar.dygraph.nn import _check_input, _wrap_layers
 from oar.dygraph.varbase import VarBase
 from oar.errors import ArgumentError
 
@@ -220,3 +220,6 @@ class NCE(Layer):
             self._attrs,
         )
         return cost
+
+
+_wrap_layers(globals(), __all__, __name__)

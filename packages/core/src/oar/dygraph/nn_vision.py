@@ -6,10 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from oar.dygraph.layers import Layer
-from oar.dygraph.nn import _bias_act, _check_act, _check_input, _op, _positive_int
+from oar.dygraph.nn import (
+    _bias_act,
+    _check_act,
+    _check_input,
+    _ConvLayer,
+    _op,
+    _positive_int,
+    _wrap_layers,
+)
 from oar.dygraph.varbase import VarBase
 from oar.errors import ArgumentError
 from oar.initializer import Constant, Normal
+from oar.layers.conv import conv_filter_std
 from oar.layers.conv3d import conv3d_spec, conv3d_transpose_spec
 from oar.layers.norm_extra import group_norm_attrs
 
@@ -24,25 +33,10 @@ __all__ = [
 ]
 
 
-def _check_volume(layer: str, input: Any, channels: int) -> None:
-    _check_input(layer, input)
-    if len(input.shape) != 5 or input.shape[1] != channels:
-        raise ArgumentError(
-            layer,
-            f"input '{input.name}' must be NCDHW with {channels} channels, given shape {input.shape}",
-        )
-
-
-def _adopt_spec(layer: Layer, spec: Any, num_filters: int, act: Any) -> None:
-    """The attributes ``Conv3D`` and ``Conv3DTranspose`` keep from their checked spec."""
-    layer._attrs, layer._act = spec.attrs, act
-    layer._stride, layer._padding = spec.attrs["strides"], spec.attrs["paddings"]
-    layer._dilation, layer._groups = spec.attrs["dilations"], spec.attrs["groups"]
-    layer._filter_size, layer._num_filters = spec.filter_shape[2:], num_filters
-
-
-class Conv3D(Layer):
+class Conv3D(_ConvLayer):
     """3-D convolution on NCDHW input; filter [num_filters, num_channels/groups, kd, kh, kw]."""
+
+    _layout = "NCDHW"
 
     def __init__(
         self,
@@ -73,23 +67,24 @@ class Conv3D(Layer):
             groups,
             use_cudnn,
         )
-        _adopt_spec(self, spec, num_filters, act)
-        k = spec.filter_shape[2:]
-        std = (2.0 / (k[0] * k[1] * k[2] * self._num_channels)) ** 0.5
-        self.weight = self.create_parameter(
-            spec.filter_shape, param_attr, dtype, False, Normal(0.0, std)
+        std = conv_filter_std(spec.filter_shape, self._num_channels)
+        self._build(
+            "conv3d",
+            spec,
+            self._num_channels,
+            num_filters,
+            param_attr,
+            bias_attr,
+            act,
+            dtype,
+            Normal(0.0, std),
         )
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
-
-    def forward(self, input: VarBase) -> VarBase:
-        _check_volume("Conv3D", input, self._num_channels)
-        out = VarBase(None)
-        _op("conv3d", {"Input": [input], "Filter": [self.weight]}, {"Output": [out]}, self._attrs)
-        return _bias_act(out, self.bias, 1, self._act)
 
 
-class Conv3DTranspose(Layer):
+class Conv3DTranspose(_ConvLayer):
     """Transposed 3-D convolution on NCDHW input; filter [num_channels, num_filters/groups, *k]."""
+
+    _layout = "NCDHW"
 
     def __init__(
         self,
@@ -121,20 +116,16 @@ class Conv3DTranspose(Layer):
             groups,
             use_cudnn,
         )
-        _adopt_spec(self, spec, num_filters, act)
-        self.weight = self.create_parameter(spec.filter_shape, param_attr, dtype, False)
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, True)
-
-    def forward(self, input: VarBase) -> VarBase:
-        _check_volume("Conv3DTranspose", input, self._num_channels)
-        out = VarBase(None)
-        _op(
+        self._build(
             "conv3d_transpose",
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            self._attrs,
+            spec,
+            self._num_channels,
+            num_filters,
+            param_attr,
+            bias_attr,
+            act,
+            dtype,
         )
-        return _bias_act(out, self.bias, 1, self._act)
 
 
 def _affine(layer: Layer, c: int, param_attr: Any, bias_attr: Any, dtype: str) -> None:
@@ -348,3 +339,6 @@ class TreeConv(Layer):
             {"max_depth": self._max_depth},
         )
         return _bias_act(out, self.bias, 3, self._act)
+
+
+_wrap_layers(globals(), __all__, __name__)

@@ -212,7 +212,9 @@ class Executor:
         if program is None:
             program = default_main_program()
         elif getattr(program, "_oar_compiled", None) is not None:
-            program = program._program  # the threads run the program itself, as Fluid does
+            # a CompiledProgram: the threads run the program itself, as Fluid does; a
+            # pipelined Program (PipelineOptimizer) runs as is, its runner taking each batch
+            program = getattr(program, "_program", program)
         return run(self, program, *args)
 
 

@@ -153,9 +153,32 @@ def conv2d_transpose_spec(
     )
 
 
-def conv2d_filter_std(filter_shape: list, num_channels: int) -> float:
-    """Fluid's default filter init for conv2d: N(0, sqrt(2 / (kh * kw * channels)))."""
-    return (2.0 / (filter_shape[2] * filter_shape[3] * num_channels)) ** 0.5
+def conv_filter_std(filter_shape: list, num_channels: int) -> float:
+    """Fluid's default conv filter init: N(0, sqrt(2 / (kernel volume * channels)))."""
+    n = num_channels
+    for k in filter_shape[2:]:
+        n *= k
+    return (2.0 / n) ** 0.5
+
+
+def append_conv(
+    helper: Any,
+    op_type: str,
+    input: Any,
+    spec: Any,
+    data_format: str,
+    dtype: Any,
+    filter_init: Any = None,
+) -> Any:
+    """The filter parameter (``spec.filter_shape``), the conv op with ``spec.attrs``, then bias
+    (on the channel dim) and activation."""
+    w = helper.create_parameter(
+        helper.kwargs.get("param_attr"), spec.filter_shape, dtype, default_initializer=filter_init
+    )
+    out = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(op_type, {"Input": [input], "Filter": [w]}, {"Output": [out]}, spec.attrs)
+    ch = len(data_format) - 1 if data_format.endswith("C") else 1
+    return helper.append_activation(helper.append_bias_op(out, dim_start=ch, dim_end=ch + 1))
 
 
 def conv2d(
@@ -204,18 +227,9 @@ def conv2d(
         use_cudnn,
         data_format,
     )
+    std = conv_filter_std(spec.filter_shape, channels)
     dtype = helper.input_dtype()
-    w = helper.create_parameter(
-        helper.kwargs.get("param_attr"),
-        spec.filter_shape,
-        dtype,
-        default_initializer=Normal(0.0, conv2d_filter_std(spec.filter_shape, channels), 0),
-    )
-    out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(spec.op_type, {"Input": [input], "Filter": [w]}, {"Output": [out]}, spec.attrs)
-    channel_dim = 3 if data_format == "NHWC" else 1
-    pre_act = helper.append_bias_op(out, dim_start=channel_dim, dim_end=channel_dim + 1)
-    return helper.append_activation(pre_act)
+    return append_conv(helper, spec.op_type, input, spec, data_format, dtype, Normal(0.0, std, 0))
 
 
 def conv2d_transpose(
@@ -270,12 +284,4 @@ def conv2d_transpose(
         data_format,
         (h, w),
     )
-    dtype = helper.input_dtype()
-    wgt = helper.create_parameter(helper.kwargs.get("param_attr"), spec.filter_shape, dtype)
-    out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(
-        spec.op_type, {"Input": [input], "Filter": [wgt]}, {"Output": [out]}, spec.attrs
-    )
-    channel_dim = 3 if data_format == "NHWC" else 1
-    pre_act = helper.append_bias_op(out, dim_start=channel_dim, dim_end=channel_dim + 1)
-    return helper.append_activation(pre_act)
+    return append_conv(helper, spec.op_type, input, spec, data_format, helper.input_dtype())

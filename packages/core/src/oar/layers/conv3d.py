@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from oar.errors import ArgumentError, ArgumentTypeError, ShapeError
 from oar.layer_helper import LayerHelper, check_variable
+from oar.layers.conv import append_conv, conv_filter_std
 
 __all__ = ["conv3d", "conv3d_transpose"]
 
@@ -183,13 +184,6 @@ def conv3d_transpose_spec(
     )
 
 
-def _finish(helper, op_type, input, w, attrs, data_format):
-    out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(op_type, {"Input": [input], "Filter": [w]}, {"Output": [out]}, attrs)
-    ch = 4 if data_format == "NDHWC" else 1
-    return helper.append_activation(helper.append_bias_op(out, dim_start=ch, dim_end=ch + 1))
-
-
 def conv3d(
     input,
     num_filters,
@@ -223,12 +217,9 @@ def conv3d(
         use_cudnn,
         data_format,
     )
-    k = spec.filter_shape[2:]
-    std = (2.0 / (k[0] * k[1] * k[2] * c)) ** 0.5
-    w = helper.create_parameter(
-        param_attr, spec.filter_shape, str(input.dtype), default_initializer=Normal(0.0, std, 0)
-    )
-    return _finish(helper, "conv3d", input, w, spec.attrs, data_format)
+    std = conv_filter_std(spec.filter_shape, c)
+    init = Normal(0.0, std, 0)
+    return append_conv(helper, "conv3d", input, spec, data_format, str(input.dtype), init)
 
 
 def conv3d_transpose(
@@ -266,5 +257,5 @@ def conv3d_transpose(
         data_format,
         dhw,
     )
-    w = helper.create_parameter(param_attr, spec.filter_shape, str(input.dtype))
-    return _finish(helper, "conv3d_transpose", input, w, spec.attrs, data_format)
+    dtype = str(input.dtype)
+    return append_conv(helper, "conv3d_transpose", input, spec, data_format, dtype)

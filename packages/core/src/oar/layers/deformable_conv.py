@@ -42,7 +42,7 @@ def deformable_conv(
     plus ``offset`` [N, 2 * deformable_groups * kh * kw, Ho, Wo] (bilinearly), scaled by
     ``mask`` [N, deformable_groups * kh * kw, Ho, Wo] when ``modulated`` (DCNv2; v1 without)."""
     from oar.initializer import Normal
-    from oar.layers.conv import conv2d_filter_std
+    from oar.layers.conv import conv_filter_std
 
     layer = "deformable_conv"
     check_variable(layer, "input", input)
@@ -73,7 +73,7 @@ def deformable_conv(
     helper = LayerHelper(layer, param_attr=param_attr, bias_attr=bias_attr, name=name)
     w = helper.create_parameter(
         helper.kwargs.get("param_attr"), shape, input.dtype,
-        default_initializer=Normal(0.0, conv2d_filter_std(shape, channels), 0),
+        default_initializer=Normal(0.0, conv_filter_std(shape, channels), 0),
     )  # fmt: skip
     out = helper.create_variable_for_type_inference(input.dtype)
     ins = {"Input": [input], "Offset": [offset], "Filter": [w]}

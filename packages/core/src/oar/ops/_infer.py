@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from oar.framework.dtypes import convert_dtype
 from oar.registry import VarMeta
 
 
@@ -96,8 +97,39 @@ def int_check(low: int):
     return check
 
 
+def ints_check(n: int):
+    """An attr check: a list of exactly ``n`` ints (pool sizes, strides)."""
+
+    def check(v):
+        if len(v) != n or any(not isinstance(i, int) for i in v):
+            return f"must be {n} ints"
+        return None
+
+    return check
+
+
+def paddings_check(n: int):
+    """An attr check: ``n`` (symmetric) or ``2 * n`` (per side) non-negative ints."""
+
+    def check(v):
+        if len(v) not in (n, 2 * n) or any((not isinstance(i, int)) or i < 0 for i in v):
+            return f"must be {n} or {2 * n} non-negative ints"
+        return None
+
+    return check
+
+
 def one_of(*choices):
     def check(v):
         return None if v in choices else f"must be one of {list(choices)}"
 
     return check
+
+
+def dtype_check(v) -> str | None:
+    """Attr check: None for a dtype ``convert_dtype`` knows, else its error text."""
+    try:
+        convert_dtype(v)
+    except TypeError as exc:
+        return str(exc)
+    return None

@@ -86,7 +86,7 @@ def register(registry) -> None:
                 share_lod=lod,
             )
         )
-    for name in FROM_X:
+    for name in (*FROM_X, *ZERO_GRAD):  # the grad kernel reads X (zero-grad ops: its shape)
         registry.register_op(
             OpDef(
                 name,
@@ -94,18 +94,6 @@ def register(registry) -> None:
                 ["Out"],
                 {},
                 infer_shape=same_as() if name == "abs" else _infer_float,
-                grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
-                share_lod=lod,
-            )
-        )
-    for name in ZERO_GRAD:
-        registry.register_op(
-            OpDef(
-                name,
-                ["X"],
-                ["Out"],
-                {},
-                infer_shape=_infer_float,
                 grad=GradSpec(("X", "Out@GRAD"), ("X@GRAD",)),
                 share_lod=lod,
             )

@@ -9,19 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oar.ops._infer import check_float, check_same_dtype, int_check, meta, one_of
+from oar.ops._infer import check_float, check_same_dtype, int_check, meta, one_of, paddings_check
 from oar.registry import Attr, GradSpec, OpDef
 
 
 def _triples(v):
     if len(v) != 3 or any((not isinstance(i, int)) or i <= 0 for i in v):
         return "must be 3 positive ints"
-    return None
-
-
-def _check_paddings(v):
-    if len(v) not in (3, 6) or any((not isinstance(i, int)) or i < 0 for i in v):
-        return "must be 3 or 6 non-negative ints"
     return None
 
 
@@ -52,9 +46,8 @@ def resolve_paddings_nd(
     return tuple(p), tuple(dilations)
 
 
-def conv3d_geometry(in_dhw, k_dhw, attrs) -> tuple:
-    """``(pads6, dilations, out_dhw)`` of a forward 3-D convolution (-1 for unknown sizes)."""
-    pads, dil = resolve_paddings_nd(
+def _resolve(in_dhw, k_dhw, attrs) -> tuple:
+    return resolve_paddings_nd(
         attrs["paddings"],
         attrs["padding_algorithm"],
         in_dhw,
@@ -62,6 +55,11 @@ def conv3d_geometry(in_dhw, k_dhw, attrs) -> tuple:
         attrs["strides"],
         attrs["dilations"],
     )
+
+
+def conv3d_geometry(in_dhw, k_dhw, attrs) -> tuple:
+    """``(pads6, dilations, out_dhw)`` of a forward 3-D convolution (-1 for unknown sizes)."""
+    pads, dil = _resolve(in_dhw, k_dhw, attrs)
     out = []
     for i, (size, k, s) in enumerate(zip(in_dhw, k_dhw, attrs["strides"])):
         if size < 0:
@@ -114,14 +112,7 @@ def _infer_conv3d(ins, attrs):
 
 def conv3d_transpose_geometry(in_dhw, k_dhw, attrs) -> tuple:
     """``(pads6, dilations, out_dhw)`` of a transposed 3-D convolution (output_size honoured)."""
-    pads, dil = resolve_paddings_nd(
-        attrs["paddings"],
-        attrs["padding_algorithm"],
-        in_dhw,
-        k_dhw,
-        attrs["strides"],
-        attrs["dilations"],
-    )
+    pads, dil = _resolve(in_dhw, k_dhw, attrs)
     full = []
     for i, (size, k, s) in enumerate(zip(in_dhw, k_dhw, attrs["strides"])):
         full.append(
@@ -165,7 +156,7 @@ def _infer_conv3d_transpose(ins, attrs):
 def conv3d_attrs(transpose: bool = False) -> dict:
     a = {
         "strides": Attr(list, [1, 1, 1], _triples),
-        "paddings": Attr(list, [0, 0, 0], _check_paddings),
+        "paddings": Attr(list, [0, 0, 0], paddings_check(3)),
         "dilations": Attr(list, [1, 1, 1], _triples),
         "groups": Attr(int, 1, int_check(1)),
         "padding_algorithm": Attr(str, "EXPLICIT", one_of("EXPLICIT", "SAME", "VALID")),

@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 from oar.framework.dtypes import convert_dtype
-from oar.ops._infer import meta
+from oar.ops._infer import dtype_check, meta
 from oar.registry import Attr, OpDef
 
 
-def _dtype_check(v):
-    try:
-        convert_dtype(v)
-    except TypeError as exc:
-        return str(exc)
-    return None
-
-
 def _dtype_attr(default="float32"):
-    return Attr(str, default, _dtype_check)
+    return Attr(str, default, dtype_check)
 
 
 def _infer_fill(ins, attrs):
@@ -28,7 +20,7 @@ def _infer_fill(ins, attrs):
     return {"Out": meta(shape, convert_dtype(attrs["dtype"]))}
 
 
-def _infer_batch_like(ins, attrs):
+def infer_batch_like(ins, attrs):
     shape = list(attrs["shape"])
     src = ins["Input"].shape
     i, o = attrs["input_dim_idx"], attrs["output_dim_idx"]
@@ -77,7 +69,7 @@ def register(registry) -> None:
                 "output_dim_idx": Attr(int, 0),
                 "force_cpu": Attr(bool, False),
             },
-            infer_shape=_infer_batch_like,
+            infer_shape=infer_batch_like,
             kernel_dtype="attr:dtype",
         )
     )

@@ -33,10 +33,13 @@ def _attrs():
 
 
 def register(registry) -> None:
-    for name in DIFFERENTIABLE:
-        reads = (
-            ("X", "Y", "Out", "Out@GRAD") if name == "elementwise_pow" else ("X", "Y", "Out@GRAD")
-        )
+    for name in (*DIFFERENTIABLE, *NON_DIFFERENTIABLE):
+        grad = None
+        if name in DIFFERENTIABLE:
+            reads = ("X", "Y", "Out@GRAD")
+            if name == "elementwise_pow":
+                reads = ("X", "Y", "Out", "Out@GRAD")
+            grad = GradSpec(reads, ("X@GRAD", "Y@GRAD"))
         registry.register_op(
             OpDef(
                 name,
@@ -44,18 +47,7 @@ def register(registry) -> None:
                 ["Out"],
                 _attrs(),
                 infer_shape=infer_elementwise,
-                grad=GradSpec(reads, ("X@GRAD", "Y@GRAD")),
-                share_lod=(("X", "Out"),),
-            )
-        )
-    for name in NON_DIFFERENTIABLE:
-        registry.register_op(
-            OpDef(
-                name,
-                ["X", "Y"],
-                ["Out"],
-                _attrs(),
-                infer_shape=infer_elementwise,
+                grad=grad,
                 share_lod=(("X", "Out"),),
             )
         )

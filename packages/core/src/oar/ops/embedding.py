@@ -8,18 +8,10 @@ optimizers treat it as sparse.
 from __future__ import annotations
 
 from oar.framework.dtypes import convert_dtype
-from oar.ops._infer import meta
+from oar.ops._infer import dtype_check, meta
 from oar.registry import Attr, GradSpec, OpDef
 
 _INT = ("int64", "int32")
-
-
-def _dtype_check(v):
-    try:
-        convert_dtype(v)
-    except TypeError as exc:
-        return str(exc)
-    return None
 
 
 def _table_attrs(v2: bool = False) -> dict:
@@ -127,7 +119,7 @@ def register(registry) -> None:
                 ["Out"],
                 {
                     "depth": Attr(int, -1),
-                    "dtype": Attr(str, "float32", _dtype_check),
+                    "dtype": Attr(str, "float32", dtype_check),
                     "allow_out_of_range": Attr(bool, False),
                 },
                 infer_shape=lambda ins, a, v2=v2: _infer_one_hot(ins, a, v2),

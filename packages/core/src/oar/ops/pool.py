@@ -8,21 +8,9 @@ divides by ``kh*kw`` even where the window hangs over the border.
 
 from __future__ import annotations
 
-from oar.ops._infer import check_float, meta, one_of
+from oar.ops._infer import check_float, ints_check, meta, one_of, paddings_check
 from oar.ops.conv import resolve_paddings
 from oar.registry import REQUIRED, Attr, GradSpec, OpDef
-
-
-def _check_pairs(v):
-    if len(v) != 2 or any(not isinstance(i, int) for i in v):
-        return "must be 2 ints"
-    return None
-
-
-def _check_paddings(v):
-    if len(v) not in (2, 4) or any((not isinstance(i, int)) or i < 0 for i in v):
-        return "must be 2 or 4 non-negative ints"
-    return None
 
 
 def pool_geometry(hw, attrs) -> tuple:
@@ -82,10 +70,10 @@ def _infer_pool(op_type):
 
 def register(registry) -> None:
     common = {
-        "ksize": Attr(list, REQUIRED, _check_pairs),
+        "ksize": Attr(list, REQUIRED, ints_check(2)),
         "global_pooling": Attr(bool, False),
-        "strides": Attr(list, [1, 1], _check_pairs),
-        "paddings": Attr(list, [0, 0], _check_paddings),
+        "strides": Attr(list, [1, 1], ints_check(2)),
+        "paddings": Attr(list, [0, 0], paddings_check(2)),
         "adaptive": Attr(bool, False),
     }
     registry.register_op(

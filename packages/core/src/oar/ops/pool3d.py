@@ -8,21 +8,9 @@ divides by the full window volume even where it hangs over the border.
 
 from __future__ import annotations
 
-from oar.ops._infer import check_float, meta, one_of
+from oar.ops._infer import check_float, ints_check, meta, one_of, paddings_check
 from oar.ops.conv3d import resolve_paddings_nd
 from oar.registry import REQUIRED, Attr, GradSpec, OpDef
-
-
-def _check_triples(v):
-    if len(v) != 3 or any(not isinstance(i, int) for i in v):
-        return "must be 3 ints"
-    return None
-
-
-def _check_paddings(v):
-    if len(v) not in (3, 6) or any((not isinstance(i, int)) or i < 0 for i in v):
-        return "must be 3 or 6 non-negative ints"
-    return None
 
 
 def pool3d_geometry(dhw, attrs) -> tuple:
@@ -84,10 +72,10 @@ def register(registry) -> None:
             ["Out"],
             {
                 "pooling_type": Attr(str, "max", one_of("max", "avg")),
-                "ksize": Attr(list, REQUIRED, _check_triples),
+                "ksize": Attr(list, REQUIRED, ints_check(3)),
                 "global_pooling": Attr(bool, False),
-                "strides": Attr(list, [1, 1, 1], _check_triples),
-                "paddings": Attr(list, [0, 0, 0], _check_paddings),
+                "strides": Attr(list, [1, 1, 1], ints_check(3)),
+                "paddings": Attr(list, [0, 0, 0], paddings_check(3)),
                 "exclusive": Attr(bool, True),
                 "adaptive": Attr(bool, False),
                 "ceil_mode": Attr(bool, False),
@@ -106,10 +94,10 @@ def register(registry) -> None:
             ["X"],
             ["Out", "Mask"],
             {
-                "ksize": Attr(list, REQUIRED, _check_triples),
+                "ksize": Attr(list, REQUIRED, ints_check(3)),
                 "global_pooling": Attr(bool, False),
-                "strides": Attr(list, [1, 1, 1], _check_triples),
-                "paddings": Attr(list, [0, 0, 0], _check_paddings),
+                "strides": Attr(list, [1, 1, 1], ints_check(3)),
+                "paddings": Attr(list, [0, 0, 0], paddings_check(3)),
                 "adaptive": Attr(bool, False),
             },
             infer_shape=_infer_with_index,

@@ -3,29 +3,9 @@ sampling_id."""
 
 from __future__ import annotations
 
-from oar.framework.dtypes import convert_dtype
-from oar.ops._infer import check_float, meta
+from oar.ops._infer import check_float, dtype_check, meta
+from oar.ops.creation import infer_batch_like
 from oar.registry import Attr, OpDef
-
-
-def _dtype_check(v):
-    try:
-        convert_dtype(v)
-    except TypeError as exc:
-        return str(exc)
-    return None
-
-
-def _infer_like(ins, attrs):
-    shape = list(attrs["shape"])
-    src = ins["Input"].shape
-    i, o = attrs["input_dim_idx"], attrs["output_dim_idx"]
-    if not 0 <= i < len(src):
-        raise ValueError(f"input_dim_idx {i} is out of range for Input of rank {len(src)}")
-    if not 0 <= o < len(shape):
-        raise ValueError(f"output_dim_idx {o} is out of range for shape {shape}")
-    shape[o] = src[i]
-    return {"Out": meta(shape, convert_dtype(attrs["dtype"]))}
 
 
 def _infer_sampling(ins, attrs):
@@ -44,7 +24,7 @@ def _like_attrs() -> dict:
         "input_dim_idx": Attr(int, 0),
         "output_dim_idx": Attr(int, 0),
         "seed": Attr(int, 0),
-        "dtype": Attr(str, "float32", _dtype_check),
+        "dtype": Attr(str, "float32", dtype_check),
     }
 
 
@@ -62,7 +42,7 @@ def register(registry) -> None:
                 "diag_step": Attr(int, 0),
                 "diag_val": Attr(float, 1.0),
             },
-            infer_shape=_infer_like,
+            infer_shape=infer_batch_like,
             kernel_dtype="attr:dtype",
         )
     )
@@ -72,7 +52,7 @@ def register(registry) -> None:
             ["Input"],
             ["Out"],
             {**_like_attrs(), "mean": Attr(float, 0.0), "std": Attr(float, 1.0)},
-            infer_shape=_infer_like,
+            infer_shape=infer_batch_like,
             kernel_dtype="attr:dtype",
         )
     )

@@ -4,7 +4,7 @@ tril_triu, scatter_nd_add, randint."""
 from __future__ import annotations
 
 from oar.framework.dtypes import convert_dtype
-from oar.ops._infer import check_same_dtype, compatible, meta
+from oar.ops._infer import check_same_dtype, compatible, dtype_check, meta
 from oar.registry import Attr, GradSpec, OpDef
 
 
@@ -120,14 +120,6 @@ def _infer_randint(ins, attrs):
     return {"Out": meta(attrs["shape"], dtype)}
 
 
-def _dtype_check(v):
-    try:
-        convert_dtype(v)
-    except TypeError as exc:
-        return str(exc)
-    return None
-
-
 def register(registry) -> None:
     registry.register_op(
         OpDef(
@@ -199,7 +191,7 @@ def register(registry) -> None:
                 "low": Attr(int, 0),
                 "high": Attr(int),
                 "seed": Attr(int, 0),
-                "dtype": Attr(str, "int64", _dtype_check),
+                "dtype": Attr(str, "int64", dtype_check),
             },
             infer_shape=_infer_randint,
             kernel_dtype="attr:dtype",

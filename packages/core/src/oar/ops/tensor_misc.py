@@ -4,7 +4,7 @@ isfinite/isinf/isnan."""
 from __future__ import annotations
 
 from oar.framework.dtypes import convert_dtype
-from oar.ops._infer import check_float, check_same_dtype, compatible, meta
+from oar.ops._infer import check_float, check_same_dtype, compatible, dtype_check, meta
 from oar.registry import Attr, GradOpDesc, GradSpec, OpDef
 
 
@@ -148,14 +148,6 @@ def _grad_roll(g):
     return [GradOpDesc("roll", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")}, attrs)]
 
 
-def _dtype_check(v):
-    try:
-        convert_dtype(v)
-    except TypeError as exc:
-        return str(exc)
-    return None
-
-
 def register(registry) -> None:
     registry.register_op(
         OpDef(
@@ -215,7 +207,7 @@ def register(registry) -> None:
             {
                 "num_rows": Attr(int),
                 "num_columns": Attr(int, -1),
-                "dtype": Attr(str, "float32", _dtype_check),
+                "dtype": Attr(str, "float32", dtype_check),
             },
             infer_shape=_infer_eye,
             kernel_dtype="attr:dtype",
@@ -227,7 +219,7 @@ def register(registry) -> None:
             "unique",
             ["X"],
             ["Out", "Index"],
-            {"dtype": Attr(str, "int32", _dtype_check)},
+            {"dtype": Attr(str, "int32", dtype_check)},
             infer_shape=_infer_unique,
         )
     )
@@ -236,7 +228,7 @@ def register(registry) -> None:
             "unique_with_counts",
             ["X"],
             ["Out", "Index", "Count"],
-            {"dtype": Attr(str, "int32", _dtype_check)},
+            {"dtype": Attr(str, "int32", dtype_check)},
             infer_shape=_infer_unique_counts,
         )
     )

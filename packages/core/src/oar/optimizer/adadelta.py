@@ -17,6 +17,10 @@ class Adadelta(Optimizer):
     type = "adadelta"
     _avg_squared_grad_acc_str = "_avg_squared_grad"
     _avg_squared_update_acc_str = "_avg_squared_update"
+    _state_slots = (
+        ("_avg_squared_grad", "AvgSquaredGrad", "AvgSquaredGradOut"),
+        ("_avg_squared_update", "AvgSquaredUpdate", "AvgSquaredUpdateOut"),
+    )
 
     def __init__(
         self,
@@ -34,21 +38,9 @@ class Adadelta(Optimizer):
         self._epsilon = check_float("Adadelta", "epsilon", epsilon, 0.0)
         self._rho = check_float("Adadelta", "rho", rho, 0.0, 1.0)
 
-    def _create_accumulators(self, block, parameters):
-        for p in parameters:
-            self._add_accumulator(self._avg_squared_grad_acc_str, p)
-            self._add_accumulator(self._avg_squared_update_acc_str, p)
-
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        asg = self._get_accumulator(self._avg_squared_grad_acc_str, p)
-        asu = self._get_accumulator(self._avg_squared_update_acc_str, p)
-        return block.append_op(
-            "adadelta",
-            {"Param": [p], "Grad": [g], "AvgSquaredGrad": [asg], "AvgSquaredUpdate": [asu]},
-            {"ParamOut": [p], "AvgSquaredGradOut": [asg], "AvgSquaredUpdateOut": [asu]},
-            {"epsilon": self._epsilon, "rho": self._rho},
-        )
+        attrs = {"epsilon": self._epsilon, "rho": self._rho}
+        return self._append_update_op(block, param_and_grad, attrs, with_lr=False)
 
 
 AdadeltaOptimizer = Adadelta

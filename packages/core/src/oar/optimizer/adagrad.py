@@ -15,6 +15,7 @@ from oar.optimizer.base import Optimizer
 class Adagrad(Optimizer):
     type = "adagrad"
     _moment_acc_str = "moment"
+    _state_slots = (("moment", "Moment", "MomentOut"),)
 
     def __init__(
         self,
@@ -39,24 +40,13 @@ class Adagrad(Optimizer):
             )
 
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        m = self._get_accumulator(self._moment_acc_str, p)
-        return block.append_op(
-            "adagrad",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "Moment": [m],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-            },
-            {"ParamOut": [p], "MomentOut": [m]},
-            {"epsilon": self._epsilon},
-        )
+        return self._append_update_op(block, param_and_grad, {"epsilon": self._epsilon})
 
 
 class DecayedAdagrad(Optimizer):
     type = "decayed_adagrad"
     _moment_acc_str = "moment"
+    _state_slots = (("moment", "Moment", "MomentOut"),)
 
     def __init__(
         self,
@@ -72,24 +62,9 @@ class DecayedAdagrad(Optimizer):
         self._decay = check_float("DecayedAdagrad", "decay", decay, 0.0, 1.0)
         self._epsilon = check_float("DecayedAdagrad", "epsilon", epsilon, 0.0)
 
-    def _create_accumulators(self, block, parameters):
-        for p in parameters:
-            self._add_accumulator(self._moment_acc_str, p)
-
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        m = self._get_accumulator(self._moment_acc_str, p)
-        return block.append_op(
-            "decayed_adagrad",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "Moment": [m],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-            },
-            {"ParamOut": [p], "MomentOut": [m]},
-            {"decay": self._decay, "epsilon": self._epsilon},
-        )
+        attrs = {"decay": self._decay, "epsilon": self._epsilon}
+        return self._append_update_op(block, param_and_grad, attrs)
 
 
 AdagradOptimizer = Adagrad

@@ -9,6 +9,12 @@ from oar.optimizer.base import Optimizer
 
 class Adam(Optimizer):
     type = "adam"
+    _state_slots: tuple = (
+        ("moment1", "Moment1", "Moment1Out"),
+        ("moment2", "Moment2", "Moment2Out"),
+        ("beta1_pow_acc", "Beta1Pow", "Beta1PowOut"),
+        ("beta2_pow_acc", "Beta2Pow", "Beta2PowOut"),
+    )
 
     def __init__(
         self,
@@ -47,36 +53,13 @@ class Adam(Optimizer):
             )
 
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        m1 = self._get_accumulator("moment1", p)
-        m2 = self._get_accumulator("moment2", p)
-        b1 = self._get_accumulator("beta1_pow_acc", p)
-        b2 = self._get_accumulator("beta2_pow_acc", p)
-        return block.append_op(
-            "adam",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-                "Moment1": [m1],
-                "Moment2": [m2],
-                "Beta1Pow": [b1],
-                "Beta2Pow": [b2],
-            },
-            {
-                "ParamOut": [p],
-                "Moment1Out": [m1],
-                "Moment2Out": [m2],
-                "Beta1PowOut": [b1],
-                "Beta2PowOut": [b2],
-            },
-            {
-                "beta1": self._beta1,
-                "beta2": self._beta2,
-                "epsilon": self._epsilon,
-                "lazy_mode": self._lazy_mode,
-            },
-        )
+        attrs = {
+            "beta1": self._beta1,
+            "beta2": self._beta2,
+            "epsilon": self._epsilon,
+            "lazy_mode": self._lazy_mode,
+        }
+        return self._append_update_op(block, param_and_grad, attrs)
 
 
 AdamOptimizer = Adam

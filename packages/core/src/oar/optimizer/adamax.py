@@ -14,6 +14,11 @@ from oar.optimizer.base import Optimizer
 
 class Adamax(Optimizer):
     type = "adamax"
+    _state_slots = (
+        ("moment", "Moment", "MomentOut"),
+        ("inf_norm", "InfNorm", "InfNormOut"),
+        ("beta1_pow_acc", "Beta1Pow", None),  # advanced by _finish_update's scale op
+    )
 
     def __init__(
         self,
@@ -40,23 +45,8 @@ class Adamax(Optimizer):
             )
 
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        m = self._get_accumulator("moment", p)
-        u = self._get_accumulator("inf_norm", p)
-        b1p = self._get_accumulator("beta1_pow_acc", p)
-        return block.append_op(
-            "adamax",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-                "Moment": [m],
-                "InfNorm": [u],
-                "Beta1Pow": [b1p],
-            },
-            {"ParamOut": [p], "MomentOut": [m], "InfNormOut": [u]},
-            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon},
-        )
+        attrs = {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon}
+        return self._append_update_op(block, param_and_grad, attrs)
 
     def _finish_update(self, block, parameters_and_grads):
         ops = []

@@ -111,8 +111,31 @@ class Optimizer:
                 f"{type(self).__name__}: no accumulator '{name}' for '{param.name}'"
             ) from None
 
+    # The state one update op reads and writes in place: (accumulator, input slot, output slot or
+    # None for read-only state). Listing it gives zero-filled accumulators (override
+    # _create_accumulators for other fills) and lets _append_update_op build the op.
+    _state_slots: tuple[tuple[str, str, str | None], ...] = ()
+
     def _create_accumulators(self, block: Any, parameters: list) -> None:
-        pass
+        for p in parameters:
+            for acc, _slot, _out in self._state_slots:
+                self._add_accumulator(acc, p)
+
+    def _append_update_op(
+        self, block: Any, param_and_grad: tuple, attrs: dict, with_lr: bool = True
+    ) -> Any:
+        """Append the ``self.type`` op updating Param and the ``_state_slots`` accumulators."""
+        p, g = param_and_grad
+        inputs: dict = {"Param": [p], "Grad": [g]}
+        outputs: dict = {"ParamOut": [p]}
+        if with_lr:
+            inputs["LearningRate"] = [self._create_param_lr(param_and_grad)]
+        for acc, slot, out in self._state_slots:
+            var = self._get_accumulator(acc, p)
+            inputs[slot] = [var]
+            if out is not None:
+                outputs[out] = [var]
+        return block.append_op(self.type, inputs, outputs, attrs)
 
     def _append_optimize_op(self, block: Any, param_and_grad: tuple) -> Any:
         raise NotImplementedError

@@ -17,6 +17,10 @@ class Ftrl(Optimizer):
     type = "ftrl"
     _squared_acc_str = "squared"
     _linear_acc_str = "linear"
+    _state_slots = (
+        ("squared", "SquaredAccumulator", "SquaredAccumOut"),
+        ("linear", "LinearAccumulator", "LinearAccumOut"),
+    )
 
     def __init__(
         self,
@@ -34,27 +38,9 @@ class Ftrl(Optimizer):
         self._l2 = check_float("Ftrl", "l2", l2, 0.0)
         self._lr_power = check_float("Ftrl", "lr_power", lr_power, None, 0.0)
 
-    def _create_accumulators(self, block, parameters):
-        for p in parameters:
-            self._add_accumulator(self._squared_acc_str, p)
-            self._add_accumulator(self._linear_acc_str, p)
-
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        sq = self._get_accumulator(self._squared_acc_str, p)
-        lin = self._get_accumulator(self._linear_acc_str, p)
-        return block.append_op(
-            "ftrl",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "SquaredAccumulator": [sq],
-                "LinearAccumulator": [lin],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-            },
-            {"ParamOut": [p], "SquaredAccumOut": [sq], "LinearAccumOut": [lin]},
-            {"l1": self._l1, "l2": self._l2, "lr_power": self._lr_power},
-        )
+        attrs = {"l1": self._l1, "l2": self._l2, "lr_power": self._lr_power}
+        return self._append_update_op(block, param_and_grad, attrs)
 
 
 FtrlOptimizer = Ftrl

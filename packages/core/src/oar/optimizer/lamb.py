@@ -16,6 +16,13 @@ from oar.optimizer.adam import Adam
 
 class Lamb(Adam):
     type = "lamb"
+    # the op reads the beta powers and leaves them unchanged
+    _state_slots = (
+        ("moment1", "Moment1", "Moment1Out"),
+        ("moment2", "Moment2", "Moment2Out"),
+        ("beta1_pow_acc", "Beta1Pow", None),
+        ("beta2_pow_acc", "Beta2Pow", None),
+    )
 
     def __init__(
         self,
@@ -39,33 +46,17 @@ class Lamb(Adam):
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
 
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
+        p = param_and_grad[0]
         wd = self._weight_decay
         if self._exclude_from_weight_decay_fn is not None and self._exclude_from_weight_decay_fn(p):
             wd = 0.0
-        return block.append_op(
-            "lamb",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-                "Moment1": [self._get_accumulator("moment1", p)],
-                "Moment2": [self._get_accumulator("moment2", p)],
-                "Beta1Pow": [self._get_accumulator("beta1_pow_acc", p)],
-                "Beta2Pow": [self._get_accumulator("beta2_pow_acc", p)],
-            },
-            {
-                "ParamOut": [p],
-                "Moment1Out": [self._get_accumulator("moment1", p)],
-                "Moment2Out": [self._get_accumulator("moment2", p)],
-            },
-            {
-                "beta1": self._beta1,
-                "beta2": self._beta2,
-                "epsilon": self._epsilon,
-                "weight_decay": wd,
-            },
-        )
+        attrs = {
+            "beta1": self._beta1,
+            "beta2": self._beta2,
+            "epsilon": self._epsilon,
+            "weight_decay": wd,
+        }
+        return self._append_update_op(block, param_and_grad, attrs)
 
 
 LambOptimizer = Lamb

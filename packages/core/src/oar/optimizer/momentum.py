@@ -15,6 +15,7 @@ from oar.optimizer.base import Optimizer
 class Momentum(Optimizer):
     type = "momentum"
     _velocity_acc_str = "velocity"
+    _state_slots = (("velocity", "Velocity", "VelocityOut"),)
 
     def __init__(
         self,
@@ -30,29 +31,15 @@ class Momentum(Optimizer):
         self._momentum = check_float("Momentum", "momentum", momentum, 0.0)
         self._use_nesterov = bool(use_nesterov)
 
-    def _create_accumulators(self, block, parameters):
-        for p in parameters:
-            self._add_accumulator(self._velocity_acc_str, p)
-
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        v = self._get_accumulator(self._velocity_acc_str, p)
-        return block.append_op(
-            "momentum",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "Velocity": [v],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-            },
-            {"ParamOut": [p], "VelocityOut": [v]},
-            {"mu": self._momentum, "use_nesterov": self._use_nesterov},
-        )
+        attrs = {"mu": self._momentum, "use_nesterov": self._use_nesterov}
+        return self._append_update_op(block, param_and_grad, attrs)
 
 
 class LarsMomentum(Optimizer):
     type = "lars_momentum"
     _velocity_acc_str = "velocity"
+    _state_slots = (("velocity", "Velocity", "VelocityOut"),)
 
     def __init__(
         self,
@@ -72,28 +59,13 @@ class LarsMomentum(Optimizer):
             "LarsMomentum", "lars_weight_decay", lars_weight_decay, 0.0
         )
 
-    def _create_accumulators(self, block, parameters):
-        for p in parameters:
-            self._add_accumulator(self._velocity_acc_str, p)
-
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        v = self._get_accumulator(self._velocity_acc_str, p)
-        return block.append_op(
-            "lars_momentum",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "Velocity": [v],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-            },
-            {"ParamOut": [p], "VelocityOut": [v]},
-            {
-                "mu": self._momentum,
-                "lars_coeff": self._lars_coeff,
-                "lars_weight_decay": self._lars_weight_decay,
-            },
-        )
+        attrs = {
+            "mu": self._momentum,
+            "lars_coeff": self._lars_coeff,
+            "lars_weight_decay": self._lars_weight_decay,
+        }
+        return self._append_update_op(block, param_and_grad, attrs)
 
 
 MomentumOptimizer = Momentum

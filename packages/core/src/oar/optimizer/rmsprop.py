@@ -15,6 +15,11 @@ from oar.optimizer.base import Optimizer
 
 class RMSProp(Optimizer):
     type = "rmsprop"
+    _state_slots = (
+        ("momentum", "Moment", "MomentOut"),
+        ("mean_square", "MeanSquare", "MeanSquareOut"),
+        ("mean_grad", "MeanGrad", "MeanGradOut"),
+    )
 
     def __init__(
         self,
@@ -36,35 +41,14 @@ class RMSProp(Optimizer):
         self._momentum = check_float("RMSProp", "momentum", momentum, 0.0)
         self._centered = bool(centered)
 
-    def _create_accumulators(self, block, parameters):
-        for p in parameters:
-            self._add_accumulator("momentum", p)
-            self._add_accumulator("mean_square", p)
-            self._add_accumulator("mean_grad", p)
-
     def _append_optimize_op(self, block, param_and_grad):
-        p, g = param_and_grad
-        mom = self._get_accumulator("momentum", p)
-        ms = self._get_accumulator("mean_square", p)
-        mg = self._get_accumulator("mean_grad", p)
-        return block.append_op(
-            "rmsprop",
-            {
-                "Param": [p],
-                "Grad": [g],
-                "Moment": [mom],
-                "MeanSquare": [ms],
-                "MeanGrad": [mg],
-                "LearningRate": [self._create_param_lr(param_and_grad)],
-            },
-            {"ParamOut": [p], "MomentOut": [mom], "MeanSquareOut": [ms], "MeanGradOut": [mg]},
-            {
-                "epsilon": self._epsilon,
-                "decay": self._rho,
-                "momentum": self._momentum,
-                "centered": self._centered,
-            },
-        )
+        attrs = {
+            "epsilon": self._epsilon,
+            "decay": self._rho,
+            "momentum": self._momentum,
+            "centered": self._centered,
+        }
+        return self._append_update_op(block, param_and_grad, attrs)
 
 
 RMSPropOptimizer = RMSProp

@@ -85,6 +85,23 @@ def register(registry) -> None:
     )
     registry.register_op(
         OpDef(
+            "geo_sgd_communicate",
+            ["X*"],
+            ["Out*"],
+            dict(
+                _TRAINER,
+                epmap=Attr(list, []),
+                varnames=Attr(list, []),
+                trainers=Attr(int, 1),
+                push_nums=Attr(int, 100),
+                init=Attr(bool, False),
+            ),
+            doc="GEO-SGD: every push_nums-th step, push each parameter's change / trainers to "
+            "its pserver and continue from the pserver's value",
+        )
+    )
+    registry.register_op(
+        OpDef(
             "listen_and_serv",
             ["X*?"],
             ["Out*?"],

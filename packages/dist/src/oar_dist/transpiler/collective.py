@@ -65,7 +65,7 @@ class Nccl2Mode:
         if not sync_mode:
             raise ValueError(
                 f"DistributeTranspiler.transpile (mode '{self.name}'): collective training is "
-                f"synchronous only; sync_mode=False needs the pserver mode (issue 13)"
+                f"synchronous only; sync_mode=False needs the pserver mode"
             )
         self.main, self.startup, self.endpoints = program, startup_program, eps
         nranks = len(eps)

@@ -21,7 +21,9 @@ from typing import Any
 
 from oar.api import OpRole, Program
 
+from oar_dist.transpiler import geo
 from oar_dist.transpiler.checkpoint import save_checkpoint
+from oar_dist.transpiler.clipping import trainer_side
 from oar_dist.transpiler.slicing import ParamBlock, dispatch, shard_attrs, slice_param
 from oar_dist.transpiler.tables import (
     check_tables,
@@ -97,8 +99,9 @@ class PserverMode:
                 f"{trainers} trainers"
             )
         self.trainer_id, self.trainers = trainer_id, trainers
-        self.sync = bool(sync_mode) and bool(cfg.sync_mode)
-        self.dist_mode = 0 if self.sync else (2 if cfg.half_async else 1)
+        self.geo = bool(cfg.geo_sgd_mode)
+        self.sync = bool(sync_mode) and bool(cfg.sync_mode) and not self.geo
+        self.dist_mode = 0 if self.sync else (2 if cfg.half_async and not self.geo else 1)
         self.main, self.startup = program, startup_program
         self.origin_startup = startup_program.clone()
         block = program.global_block()
@@ -108,13 +111,20 @@ class PserverMode:
         self._collect_params(block)
         self.tables = find_tables(block)
         check_tables(self.tables, self.params, block, self.opt_ops)
+        if self.tables and self.grad_of:
+            raise NotImplementedError(
+                f"DistributeTranspiler: gradient clipping by global norm with distributed tables "
+                f"{sorted(self.tables)} is not supported"
+            )
+        if self.geo:
+            geo.check(self)
         self.blocks = []
         for p in self.params:
             shape = self.var_meta[p].shape
             if p in self.tables:
                 self.blocks.extend(table_blocks(p, shape, self.eps))
                 continue
-            parts = len(self.eps) if cfg.slice_var_up else 1
+            parts = len(self.eps) if cfg.slice_var_up and not self.geo else 1
             self.blocks.extend(slice_param(p, shape, parts, cfg.min_block_size))
         dispatch([b for b in self.blocks if b.param not in self.tables], self.eps, cfg.split_method)
         self._rewrite_trainer(block)
@@ -140,15 +150,18 @@ class PserverMode:
                     f"by the program (call optimizer.minimize(loss) before transpile, and do not "
                     f"rename gradients: memory_optimize(..., skip_grads=True))"
                 )
-        closure = {p: {p, p + "@GRAD"} for p in self.params}
+        self.trainer_ops, self.grad_of = trainer_side(self.opt_ops, self.params, self.var_meta)
+        on_trainer = {id(op) for op in self.trainer_ops}
+        closure = {p: {p, p + "@GRAD", self.grad_of.get(p, p + "@GRAD")} for p in self.params}
         for op in self.opt_ops:
+            if id(op) in on_trainer:
+                continue
             names = set(op.input_arg_names) | set(op.output_arg_names)
             owners = [p for p in self.params if names & closure[p]]
             if len(owners) > 1:
                 raise NotImplementedError(
-                    f"DistributeTranspiler (pserver mode): optimize op '{op.type}' uses several "
-                    f"parameters ({owners}); gradient clipping by global norm is not supported "
-                    f"with parameter servers"
+                    f"DistributeTranspiler (pserver mode): optimize op '{op.type}' updates state "
+                    f"shared by several parameters ({owners}), which no single pserver holds"
                 )
             if owners:
                 self.param_ops[owners[0]].append(op)
@@ -166,7 +179,11 @@ class PserverMode:
         )
 
     def _rewrite_trainer(self, block) -> None:
-        drop = {id(op) for op in self.opt_ops + self.lr_ops}
+        if self.geo:  # local training; the parameters are exchanged every few steps
+            with self.main._role_guard(OpRole.RPC):
+                geo.append_communicate(self, block, init=False)
+            return
+        drop = {id(op) for op in self.opt_ops + self.lr_ops} - {id(op) for op in self.trainer_ops}
         for i in range(len(block.ops) - 1, -1, -1):
             if id(block.ops[i]) in drop:
                 block._remove_op(i)
@@ -184,11 +201,14 @@ class PserverMode:
                         else ("split_byref", "sections")
                     )
                     block.append_op(
-                        split, {"X": [p + "@GRAD"]}, {"Out": outs}, {key: [b.rows for b in bl]}
+                        split,
+                        {"X": [self.grad_of.get(p, p + "@GRAD")]},
+                        {"Out": outs},
+                        {key: [b.rows for b in bl]},
                     )
             block.append_op(
                 "send",
-                {"X": [b.grad_name for b in self.blocks]},
+                {"X": [self._sent_var(b) for b in self.blocks]},
                 {},
                 {
                     "epmap": [b.endpoint for b in self.blocks],
@@ -200,6 +220,11 @@ class PserverMode:
             if self.sync:
                 block.append_op("send_barrier", {}, {}, {"endpoints": self.eps, "trainer_id": tid})
             self._append_recv(block, self.main)
+
+    def _sent_var(self, b: ParamBlock) -> str:
+        """The trainer variable sent as ``b.grad_name`` (a clipped gradient when clipping by
+        global norm stays on the trainer)."""
+        return b.grad_name if not b.whole else self.grad_of.get(b.param, b.grad_name)
 
     def _block_var(self, block, b: ParamBlock, grad: bool) -> str:
         name = b.grad_name if grad else b.name
@@ -235,6 +260,8 @@ class PserverMode:
         block = self.startup.global_block()
         with self.startup._role_guard(OpRole.RPC):
             self._append_recv(block, self.startup)
+            if self.geo:
+                geo.append_communicate(self, block, init=True)
 
     # --- queries -------------------------------------------------------------------------
     def get_trainer_program(self, wait_port: bool = True) -> Any:
@@ -251,6 +278,8 @@ class PserverMode:
     def _renames(self, b: ParamBlock) -> dict:
         """Names of the param's update state on the pserver: per block when sliced."""
         ren = {b.param: b.name, b.param + "@GRAD": b.grad_name}
+        if b.param in self.grad_of:
+            ren[self.grad_of[b.param]] = b.grad_name
         if not b.whole:
             for n in self.closure[b.param]:
                 if n not in ren:
@@ -265,6 +294,8 @@ class PserverMode:
         return shape
 
     def _optimize_program(self, b: ParamBlock) -> tuple:
+        if self.geo:
+            return geo.update_program(self, b)
         prog = Program()
         block = prog.global_block()
         ren = self._renames(b)
@@ -301,7 +332,7 @@ class PserverMode:
         return {n for op in self.lr_ops for n in op.output_arg_names}
 
     def _lr_program(self) -> tuple:
-        if not self.lr_ops:
+        if not self.lr_ops or self.geo:
             return None, []
         prog = Program()
         block = prog.global_block()
@@ -329,7 +360,8 @@ class PserverMode:
         for i, b in enumerate(owned):
             prog, h = self._optimize_program(b)
             programs.append(prog.to_dict())
-            grad_to_block.append(f"{b.grad_name}:{i}")
+            grad = geo.delta_name(b.param) if self.geo else b.grad_name
+            grad_to_block.append(f"{grad}:{i}")
             held.extend(h)
         lr_prog, lr_held = self._lr_program()
         held.extend(lr_held)
@@ -363,7 +395,8 @@ class PserverMode:
                     "tables": [b.name for b in owned if b.param in self.tables],
                 },
             )
-        prog._oar_pserver = {"endpoint": endpoint, "held": held_names}
+        tables = {b.name: (b.param, b.offset, b.rows) for b in owned if b.param in self.tables}
+        prog._oar_pserver = {"endpoint": endpoint, "held": held_names, "tables": tables}
         return prog
 
     def get_pserver_programs(self, endpoint: str) -> tuple:
@@ -403,4 +436,5 @@ class PserverMode:
             outs = {s: [name if n == origin else n for n in v] for s, v in outs.items()}
             block.append_op(op.type, ins, outs, attrs)
             del var
+        prog._oar_pserver = info
         return prog

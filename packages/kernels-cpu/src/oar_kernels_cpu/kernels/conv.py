@@ -13,6 +13,7 @@ from oar_kernels_cpu.kernels._im2col import (
     im2col,
     pad_nchw,
 )
+from oar_kernels_cpu.kernels._parallel import parallel_for
 from oar_kernels_cpu.kernels._scratch import scratch
 
 xp = array_module(__name__)
@@ -101,6 +102,12 @@ def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
     return out.reshape(n, g * og, oh, ow)
 
 
+def _each_chunk(n: int, per_image_bytes: int, fn) -> None:
+    """``fn(a, b)`` for every batch chunk, on the kernel thread pool (chunks are independent)."""
+    chunks = batch_chunks(n, per_image_bytes)
+    parallel_for(lambda i: fn(*chunks[i]), len(chunks))
+
+
 def _conv_image_major(x, w_mat, k, s, d, pads, out):
     """Columns ``(m, C, KH, KW, OH, GW)``, one GEMM per image and group, written straight into the
     output: best when an image has many output pixels, or the output is wider than the columns."""
@@ -108,7 +115,8 @@ def _conv_image_major(x, w_mat, k, s, d, pads, out):
     oh, ow = out.shape[3:]
     win = grid_windows(xp, x, pads, k, s, d, (oh, ow), wide_grid(kg, og))
     gw = win.shape[5]
-    for a, b in batch_chunks(x.shape[0], g * kg * oh * gw * x.itemsize):
+
+    def chunk(a, b):
         m = b - a
         cols = scratch(xp, "cols", (m,) + win.shape[1:], x.dtype)
         xp.copyto(cols, win[a:b])
@@ -116,6 +124,8 @@ def _conv_image_major(x, w_mat, k, s, d, pads, out):
         xp.matmul(w_mat, cols.reshape(m, g, kg, oh * gw), out=dst.reshape(m, g, og, oh * gw))
         if gw != ow:
             out[a:b] = dst[..., :ow]
+
+    _each_chunk(x.shape[0], g * kg * oh * gw * x.itemsize, chunk)
 
 
 def _conv_channel_major(x, w_mat, k, s, d, pads, out):
@@ -125,12 +135,15 @@ def _conv_channel_major(x, w_mat, k, s, d, pads, out):
     oh, ow = out.shape[3:]
     win = column_view(x, pads, k, s, d, (oh, ow), kg, og)
     gw = win.shape[5]
-    for a, b in batch_chunks(x.shape[0], g * kg * oh * gw * x.itemsize):
+
+    def chunk(a, b):
         m = b - a
         cols = _columns(win, a, b)
         prod = scratch(xp, "prod", (g, og, m, oh, gw), out.dtype)
         xp.matmul(w_mat, cols.reshape(g, kg, m * oh * gw), out=prod.reshape(g, og, m * oh * gw))
         out[a:b] = prod[..., :ow].transpose(2, 0, 1, 3, 4)
+
+    _each_chunk(x.shape[0], g * kg * oh * gw * x.itemsize, chunk)
 
 
 def _conv(inputs, attrs):
@@ -153,30 +166,45 @@ def _dy_columns(dy, a, b, g, gw):
     return dyb.reshape(g, oc // g, m * oh * gw)
 
 
+# The filter gradient sums over batch chunks in this many fixed runs of chunks (each summed in
+# order, then the runs in order), so that its value does not depend on the thread count.
+GRAD_PARTS = 4
+
+
 def _filter_grad(x, dy, w, g, s, d, pads, out_hw):
-    """dW^T = cols (C*KH*KW, N*L) @ dy^T (N*L, O) per group, accumulated over batch chunks
+    """dW^T = cols (C*KH*KW, N*L) @ dy^T (N*L, O) per group, summed over batch chunks
     (the tall-skinny orientation is the faster one for BLAS)."""
     n, oc = x.shape[0], w.shape[0]
     oh = out_hw[0]
     kg = w[0].size  # C/G * KH * KW
     dtype = np.result_type(x.dtype, dy.dtype)
-    dwt = xp.zeros((g, kg, oc // g), dtype)
     win = column_view(x, pads, w.shape[2:], s, d, out_hw, kg, oc // g)
     gw = win.shape[5]
     chunks = batch_chunks(n, g * kg * oh * gw * x.itemsize)
-    for a, b in chunks:
-        cols = _columns(win, a, b).reshape(g, kg, -1)
-        dyc = _dy_columns(dy, a, b, g, gw).transpose(0, 2, 1)
-        if len(chunks) == 1:
-            xp.matmul(cols, dyc, out=dwt)
-        else:
-            dwt += xp.matmul(cols, dyc, out=scratch(xp, "dw", dwt.shape, dtype))
+    runs = [chunks[i::GRAD_PARTS] for i in range(min(GRAD_PARTS, len(chunks)))]
+    sums = [None] * len(runs)
+
+    def run(r):
+        for a, b in runs[r]:
+            cols = _columns(win, a, b).reshape(g, kg, -1)
+            dyc = _dy_columns(dy, a, b, g, gw).transpose(0, 2, 1)
+            if sums[r] is None:
+                sums[r] = xp.matmul(cols, dyc)
+            else:
+                sums[r] += xp.matmul(cols, dyc, out=scratch(xp, "dw", sums[r].shape, dtype))
+
+    parallel_for(run, len(runs))
+    if not sums:  # empty batch
+        return xp.zeros(w.shape, dtype)
+    dwt = sums[0]
+    for part in sums[1:]:
+        dwt += part
     return xp.ascontiguousarray(dwt.transpose(0, 2, 1)).reshape(w.shape)
 
 
 def _input_grad(x_shape, dy, w, g, s, d, pads):
     """dX. Stride 1: a convolution of the padded dy with the flipped, transposed filter
-    (im2col + GEMM). Otherwise: per batch chunk, one GEMM to columns, then col2im."""
+    (im2col + GEMM). Otherwise: per batch chunk, GEMMs to columns, then col2im."""
     n, c, h, wd = x_shape
     oc, cg, kh, kw = w.shape
     og = oc // g
@@ -189,19 +217,27 @@ def _input_grad(x_shape, dy, w, g, s, d, pads):
     hp, wp = h + pads[0] + pads[1], wd + pads[2] + pads[3]
     oh, ow = dy.shape[2:]
     wt = w.reshape(g, og, -1).transpose(0, 2, 1)  # (G, C/G*KH*KW, O/G)
-    if oh * ow >= IMAGE_MAJOR_PIXELS or cg * kh * kw < og:  # image major: a GEMM per image
-        dcols = xp.matmul(wt, dy.reshape(n, g, og, oh * ow)).reshape(n, c, kh, kw, oh, ow)
-        dxp = col2im_batched(xp, dcols, (hp, wp), s, d)
-        return dxp[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + wd]
     dx = xp.empty((n, c, h, wd), dtype=np.result_type(dy.dtype, w.dtype))
-    for a, b in batch_chunks(n, c * kh * kw * oh * ow * dy.itemsize):
+    image_major = oh * ow >= IMAGE_MAJOR_PIXELS or cg * kh * kw < og  # a GEMM per image
+
+    def chunk(a, b):
         m = b - a
-        cols = scratch(xp, "cols", (g, cg * kh * kw, m * oh * ow), dx.dtype)
-        xp.matmul(wt, _dy_columns(dy, a, b, g, ow), out=cols)
-        acc = scratch(xp, "acc", (c, m, hp, wp), dx.dtype)
+        if image_major:
+            cols = scratch(xp, "cols", (m, g, cg * kh * kw, oh * ow), dx.dtype)
+            xp.matmul(wt, dy[a:b].reshape(m, g, og, oh * ow), out=cols)
+            cols = cols.reshape(m, c, kh, kw, oh, ow)
+            acc = scratch(xp, "acc", (m, c, hp, wp), dx.dtype)
+        else:
+            cols = scratch(xp, "cols", (g, cg * kh * kw, m * oh * ow), dx.dtype)
+            xp.matmul(wt, _dy_columns(dy, a, b, g, ow), out=cols)
+            cols = cols.reshape(c, kh, kw, m, oh, ow).transpose(0, 3, 1, 2, 4, 5)
+            acc = scratch(xp, "acc", (c, m, hp, wp), dx.dtype)
         acc[...] = 0
-        col2im_add(acc, cols.reshape(c, kh, kw, m, oh, ow).transpose(0, 3, 1, 2, 4, 5), s, d)
-        dx[a:b] = acc[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + wd].transpose(1, 0, 2, 3)
+        col2im_add(acc, cols, s, d)
+        crop = acc[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + wd]
+        dx[a:b] = crop if image_major else crop.transpose(1, 0, 2, 3)
+
+    _each_chunk(n, c * kh * kw * oh * ow * dy.itemsize, chunk)
     return dx
 
 

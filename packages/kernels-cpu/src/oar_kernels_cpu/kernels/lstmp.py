@@ -10,17 +10,7 @@ import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
 from oar_kernels_cpu.kernels._sequence import array_of, last_level, time_steps, with_lod
-from oar_kernels_cpu.kernels.recurrent import ACT, DACT
-
-
-def _state(inputs, slot: str, n: int, width: int, dtype) -> np.ndarray:
-    v = inputs.get(slot)
-    return np.zeros((n, width), dtype) if v is None else np.array(array_of(v), dtype=dtype)
-
-
-def _grad(inputs, slot: str, like: np.ndarray) -> np.ndarray:
-    v = inputs.get(slot)
-    return np.zeros_like(like) if v is None else array_of(v)
+from oar_kernels_cpu.kernels.recurrent import ACT, DACT, _grad_of, _initial
 
 
 @kernel("lstmp", FLOATS, lod=True, generic=False)
@@ -33,8 +23,8 @@ def lstmp(inputs, attrs):
     peep, cc, pc = attrs["use_peepholes"], attrs["cell_clip"], attrs["proj_clip"]
     gate, cell_act = ACT[attrs["gate_activation"]], ACT[attrs["cell_activation"]]
     cand_act, proj_act = ACT[attrs["candidate_activation"]], ACT[attrs["proj_activation"]]
-    r_state = _state(inputs, "H0", n, p_size, x.dtype)
-    c_state = _state(inputs, "C0", n, h_size, x.dtype)
+    r_state = _initial(inputs, "H0", n, p_size, x.dtype)
+    c_state = _initial(inputs, "C0", n, h_size, x.dtype)
     proj = np.zeros((x.shape[0], p_size), x.dtype)
     cell = np.zeros((x.shape[0], h_size), x.dtype)
     raw = np.zeros_like(cell)
@@ -83,10 +73,10 @@ def lstmp_grad(inputs, attrs):
     proj, cell = array_of(inputs["Projection"]), array_of(inputs["Cell"])
     gates, raw = array_of(inputs["BatchGate"]), array_of(inputs["BatchCellPreAct"])
     hidden = array_of(inputs["BatchHidden"])
-    dproj = _grad(inputs, "Projection@GRAD", proj)
-    dcell = _grad(inputs, "Cell@GRAD", cell)
-    r0 = _state(inputs, "H0", n, p_size, x.dtype)
-    c0 = _state(inputs, "C0", n, h_size, x.dtype)
+    dproj = _grad_of(inputs, "Projection@GRAD", proj)
+    dcell = _grad_of(inputs, "Cell@GRAD", cell)
+    r0 = _initial(inputs, "H0", n, p_size, x.dtype)
+    c0 = _initial(inputs, "C0", n, h_size, x.dtype)
     steps = time_steps(off, attrs["is_reverse"])
     dx, dw, dpw, db = np.zeros_like(x), np.zeros_like(w), np.zeros_like(pw), np.zeros_like(b)
     dr_state = np.zeros((n, p_size), x.dtype)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from oar.api import channel_axis
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._scratch import scratch
 
 xp = array_module(__name__)
 
@@ -20,6 +23,28 @@ def _axes(x, attrs):
     return tuple(i for i in range(x.ndim) if i != c), tuple(shape)
 
 
+def _ncl(a, attrs):
+    """``a`` as (before the channel axis, C, after it): per-channel sums reduce axes 0 and 2."""
+    c = channel_axis(a.ndim, attrs["data_layout"])
+    before = math.prod(a.shape[:c])
+    return a.reshape(before, a.shape[c], -1)
+
+
+def _channel_sum(a3):
+    """Per-channel sums of an (N, C, L) array: one matrix-vector product when L is long
+    (faster than a strided reduction; sums the same numbers)."""
+    if a3.shape[2] < 16:
+        return a3.sum(axis=(0, 2))
+    return xp.matmul(a3, xp.ones(a3.shape[2], a3.dtype)).sum(axis=0)
+
+
+def _channel_dot(a3, b3):
+    """Per-channel sums of ``a3 * b3`` without the product array."""
+    if a3.dtype.itemsize < 4:  # float16: accumulate in float32
+        a3, b3 = a3.astype(np.float32), b3.astype(np.float32)
+    return xp.einsum("ncl,ncl->c", a3, b3)
+
+
 def _global_stats(attrs) -> bool:
     return (attrs["is_test"] and not attrs["trainable_statistics"]) or attrs["use_global_stats"]
 
@@ -28,14 +53,18 @@ def _global_stats(attrs) -> bool:
 def batch_norm(inputs, attrs):
     x, scale, bias = inputs["X"], inputs["Scale"], inputs["Bias"]
     mean, var = inputs["Mean"], inputs["Variance"]
-    axes, bshape = _axes(x, attrs)
+    _, bshape = _axes(x, attrs)
     eps = attrs["epsilon"]
     if _global_stats(attrs):
         use_mean, inv_std = mean, 1.0 / xp.sqrt(var + xp.asarray(eps, var.dtype))
+        y = None
     else:
-        use_mean = x.mean(axis=axes)
-        centred = x - use_mean.reshape(bshape)
-        batch_var = xp.square(centred).mean(axis=axes)
+        x3 = _ncl(x, attrs)
+        count = x3.shape[0] * x3.shape[2]
+        use_mean = _channel_sum(x3) / count
+        y = x - use_mean.reshape(bshape).astype(x.dtype)  # centred, scaled in place below
+        y3 = y.reshape(x3.shape)
+        batch_var = _channel_dot(y3, y3) / count
         inv_std = 1.0 / xp.sqrt(batch_var + xp.asarray(eps, batch_var.dtype))
         m = (
             inputs["MomentumTensor"].reshape(-1)[0]
@@ -48,9 +77,12 @@ def batch_norm(inputs, attrs):
         var *= m
         var += (1 - m) * batch_var.astype(var.dtype)
     k = (scale * inv_std).astype(x.dtype)
-    shift = (bias - use_mean * k).astype(x.dtype)
-    y = x * k.reshape(bshape)
-    y += shift.reshape(bshape)
+    if y is None:
+        y = x * k.reshape(bshape)
+        y += (bias - use_mean * k).astype(x.dtype).reshape(bshape)
+    else:
+        y *= k.reshape(bshape)
+        y += bias.astype(x.dtype).reshape(bshape)
     return {
         "Y": y,
         "MeanOut": mean,
@@ -63,29 +95,35 @@ def batch_norm(inputs, attrs):
 @kernel("batch_norm_grad", FLOATS, wants_outputs=True)
 def batch_norm_grad(inputs, attrs, wanted):
     x, scale, dy = inputs["X"], inputs["Scale"], inputs["Y@GRAD"]
-    axes, bshape = _axes(x, attrs)
+    _, bshape = _axes(x, attrs)
     if _global_stats(attrs):
         mean = inputs["Mean"]
         inv_std = 1.0 / xp.sqrt(inputs["Variance"] + xp.asarray(attrs["epsilon"], x.dtype))
     else:
         mean, inv_std = inputs["SavedMean"], inputs["SavedVariance"]
-    xhat = (x - mean.reshape(bshape).astype(x.dtype)) * inv_std.reshape(bshape).astype(x.dtype)
-    dbias = dy.sum(axis=axes)
-    dscale = (dy * xhat).sum(axis=axes)
+    x3, dy3 = _ncl(x, attrs), _ncl(dy, attrs)
+    dbias = _channel_sum(dy3)
+    # sum(dy * xhat) = (sum(dy * x) - mean * sum(dy)) * inv_std
+    dscale = (_channel_dot(dy3, x3) - mean.astype(dbias.dtype) * dbias) * inv_std.astype(
+        dbias.dtype
+    )
     res = {}
     if "Bias@GRAD" in wanted:
         res["Bias@GRAD"] = dbias.astype(scale.dtype)
     if "Scale@GRAD" in wanted:
         res["Scale@GRAD"] = dscale.astype(scale.dtype)
     if "X@GRAD" in wanted:
-        k = (scale * inv_std).astype(x.dtype).reshape(bshape)
+        k = (scale * inv_std).astype(x.dtype)
         if _global_stats(attrs):
-            res["X@GRAD"] = dy * k
+            res["X@GRAD"] = dy * k.reshape(bshape)
         else:
-            m = x.size // x.shape[channel_axis(x.ndim, attrs["data_layout"])]
-            dx = dy - (dbias / m).reshape(bshape).astype(x.dtype)
-            dx -= xhat * (dscale / m).reshape(bshape).astype(x.dtype)
-            dx *= k
+            # dx = k * (dy - dbias/m - xhat * dscale/m) = k*dy + b*x + c, per channel
+            m = x3.shape[0] * x3.shape[2]
+            b = -k * (dscale * inv_std / m).astype(x.dtype)
+            c = -k * (dbias / m).astype(x.dtype) - b * mean.astype(x.dtype)
+            dx = x * b.reshape(bshape)
+            dx += c.reshape(bshape)
+            dx += xp.multiply(dy, k.reshape(bshape), out=scratch(xp, "bn_dy", dy.shape, dx.dtype))
             res["X@GRAD"] = dx
     return res
 

@@ -31,6 +31,7 @@ class BuildContext:
         self.program = program
         self.params: dict = {}  # id(ParamBase) -> (ParamBase, static Parameter)
         self._swapped: list = []
+        self.arrays: list = []  # tensor arrays a converted list starts as (empty each run)
 
     def param_var(self, p: ParamBase) -> Any:
         hit = self.params.get(id(p))

@@ -6,6 +6,7 @@ import types
 from typing import Any
 
 from oar.dygraph.dygraph_to_static.source import convert, is_user_function
+from oar.dygraph.dygraph_to_static.tensor_list import array_aware
 
 
 def _unwrap_static(func: Any) -> Any:
@@ -33,7 +34,7 @@ def convert_call(func: Any) -> Any:
         return func
     if is_user_function(func):
         return convert(func).func
-    return func
+    return array_aware(func)
 
 
 def converted_forward(layer: Any) -> Any:

@@ -12,6 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from oar.dygraph.dygraph_to_static.tensor_list import (
+    is_tensor_array,
+    is_tensor_list,
+    to_tensor_array,
+)
 from oar.errors import ArgumentError
 from oar.framework.variable import Variable
 
@@ -181,6 +186,8 @@ def _tensor_loop(cond_fn: Any, body_fn: Any, loop_vars: tuple, names: tuple) -> 
     for name, v in zip(names, loop_vars):
         if _is_number(v):
             v = to_tensor(v)
+        if is_tensor_list(v):
+            v = to_tensor_array(v)
         if is_tensor(v):
             if getattr(v, "is_data", False):
                 v = layers.assign(v)  # a loop over a fed variable works on a copy
@@ -204,11 +211,13 @@ def _tensor_loop(cond_fn: Any, body_fn: Any, loop_vars: tuple, names: tuple) -> 
 
     def body(*tensors: Any) -> list:
         outs = tuple(body_fn(*full(tensors)))
-        res = []
+        res: list = []
         for name, k, old, new in zip(names, kinds, loop_vars, outs):
             if k:
                 new = to_tensor(new) if _is_number(new) else new
-                if any(new is t for t in tensors):
+                if not is_tensor_array(new) and any(
+                    new is t for j, t in enumerate(tensors) if j != len(res)
+                ):
                     new = layers.assign(new)  # loop vars are written back in place: no aliasing
                 res.append(new)
             elif new is not old:
@@ -250,6 +259,10 @@ def convert_iter_seq(seq: Any) -> Any:
 
 
 def convert_len(x: Any) -> Any:
+    if is_tensor_array(x):
+        from oar import layers
+
+        return layers.array_length(x)
     if is_tensor(x):
         if x.shape and int(x.shape[0]) >= 0:
             return int(x.shape[0])

@@ -19,9 +19,11 @@ from oar.dygraph.dygraph_to_static.convert_operators import (
     get_args,
     range_args,
 )
+from oar.dygraph.dygraph_to_static.tensor_list import convert_append
 
 __all__ = [
     "UNDEFINED",
+    "convert_append",
     "convert_call",
     "convert_ifelse",
     "convert_ifexp",

@@ -61,12 +61,13 @@ class ConcreteProgram:
         from oar.scope import Scope
 
         self.main, self.startup = fluid.Program(), fluid.Program()
-        self.inputs: list = []  # (argument position, static variable)
+        self.inputs: list = []  # (argument position or keyword, static variable)
         ctx = BuildContext(self.main)
         old = _set_tracer(None)
         try:
             with fluid.program_guard(self.main, self.startup), ctx.active():
                 static_args = [self._input(i, a) for i, a in enumerate(args)]
+                kwargs = {k: self._input(k, a) for k, a in kwargs.items()}
                 instance = getattr(func, "__self__", None)
                 if instance is not None and hasattr(instance, "named_sublayers"):
                     ctx.swap_parameters(instance)
@@ -77,11 +78,15 @@ class ConcreteProgram:
             _set_tracer(old)
         self.structure, self.outputs = _flatten(outs)
         self.params = list(ctx.params.values())
+        self.arrays = list(ctx.arrays)
+        written = {n for b in self.main.blocks for op in b.ops for n in op.output_arg_names}
+        # state the forward updates (batch norm's moving mean and variance) goes back to the layer
+        self.updated = [(p, var) for p, var in self.params if var.name in written]
         self.exe = Executor(CPUPlace())
         self.scope = Scope()
         self._backward: Any = None
 
-    def _input(self, i: int, a: Any) -> Any:
+    def _input(self, i: int | str, a: Any) -> Any:
         if not _is_tensor_arg(a):
             return a
         value = a.numpy() if isinstance(a, VarBase) else a
@@ -95,29 +100,54 @@ class ConcreteProgram:
         self.inputs.append((i, var))
         return var
 
+    def fill_startup(self) -> None:
+        """Make the startup program set each parameter to the layer's current value."""
+        from oar import fluid
+
+        self.startup = fluid.Program()
+        block = self.startup.global_block()
+        old = _set_tracer(None)
+        try:
+            with fluid.program_guard(self.startup, fluid.Program()):
+                for p, var in self.params:
+                    out = block.create_var(
+                        name=var.name, shape=list(var.shape), dtype=var.dtype, persistable=True
+                    )
+                    fluid.layers.assign(np.asarray(p._value), output=out)
+        finally:
+            _set_tracer(old)
+
     # --- running --------------------------------------------------------------------------------
-    def _feed(self, args: tuple) -> dict:
+    def _feed(self, args: tuple, kwargs: dict) -> dict:
         for p, var in self.params:
-            self.scope.var(var.name).get_tensor().set(p._value)
+            # the layer's own array, not a copy (state the program updates lands in it)
+            self.scope.var(var.name).get_tensor()._array = p._value
         feed = {}
         for i, var in self.inputs:
-            a = args[i]
+            a = _arg(args, kwargs, i)
             feed[var.name] = a.numpy() if isinstance(a, VarBase) else np.asarray(a)
         return feed
 
     def _run(self, program: Any, feed: dict, fetch: list) -> list:
+        from oar.lod_tensor import LoDTensorArray
+
+        for name in self.arrays:
+            self.scope.var(name).value = LoDTensorArray()
         old = _set_tracer(None)
         try:
             return self.exe.run(program, feed=feed, fetch_list=fetch, scope=self.scope)
         finally:
             _set_tracer(old)
 
-    def __call__(self, args: tuple) -> Any:
-        feed = self._feed(args)
+    def __call__(self, args: tuple, kwargs: dict) -> Any:
+        feed = self._feed(args, kwargs)
         values = self._run(self.main, feed, [v.name for v in self.outputs])
+        for p, var in self.updated:
+            p._value = np.array(self.scope.find_var(var.name).get_tensor())
         outs = [VarBase(np.asarray(x)) for x in values]
         tracer = _dygraph_tracer()
-        wrt = [(args[i], var) for i, var in self.inputs if isinstance(args[i], VarBase)]
+        wrt = [(_arg(args, kwargs, i), var) for i, var in self.inputs]
+        wrt = [(v, var) for v, var in wrt if isinstance(v, VarBase)]
         wrt = [(v, var) for v, var in wrt if not v.stop_gradient]
         wrt += [(p, var) for p, var in self.params if not p.stop_gradient]
         if tracer is not None and tracer._has_grad and wrt and outs:
@@ -144,7 +174,10 @@ class ConcreteProgram:
                         seeds.append(None)
                         continue
                     seed = block.create_var(
-                        name=f"_jst_seed_{k}", shape=list(o.shape), dtype=o.dtype, is_data=True
+                        name=f"_jst_seed_{k}",
+                        shape=None if o.shape is None else list(o.shape),
+                        dtype=o.dtype,
+                        is_data=True,
                     )
                     seeds.append(seed.name)
                     term = fluid.layers.reduce_sum(
@@ -207,6 +240,10 @@ class _ProgramNode:
                 grads[id(v)] = [v, np.asarray(g)]
             else:
                 entry[1] = entry[1] + np.asarray(g)
+
+
+def _arg(args: tuple, kwargs: dict, key: int | str) -> Any:
+    return args[key] if isinstance(key, int) else kwargs[key]
 
 
 def _flatten(outs: Any) -> tuple:

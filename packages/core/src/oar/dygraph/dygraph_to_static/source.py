@@ -76,12 +76,26 @@ def convert(func: Any) -> Converted:
     ast.increment_lineno(tree, func.__code__.co_firstlineno - 1)
     fdef.decorator_list = []
     fdef.returns = None
-    ExprTransformer().visit(fdef)
+    ExprTransformer(_locals(fdef)).visit(fdef)
     ControlTransformer(func).function(fdef)
     code = ast.unparse(fdef)
     result = Converted(_compile(func, fdef), code)
     _CACHE[func] = result
     return result
+
+
+def _locals(fdef: ast.FunctionDef) -> set:
+    from oar.dygraph.dygraph_to_static.analysis import stored_names
+
+    a = fdef.args
+    params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x}
+    declared = {
+        n
+        for node in ast.walk(fdef)
+        if isinstance(node, (ast.Global, ast.Nonlocal))
+        for n in node.names
+    }
+    return (stored_names(fdef.body) | params) - declared
 
 
 def _compile(func: Any, fdef: ast.FunctionDef) -> Any:

@@ -33,7 +33,13 @@ def is_jst(func: ast.expr) -> bool:
 
 
 class ExprTransformer(ast.NodeTransformer):
-    """Rewrites expressions into ``_jst`` helper calls that decide at run time (tensor or not)."""
+    """Rewrites expressions into ``_jst`` helper calls that decide at run time (tensor or not).
+
+    ``local_names``: the function's own locals; ``xs.append(v)`` is rewritten only for those
+    (assigning a global or closure name would make it local)."""
+
+    def __init__(self, local_names: set) -> None:
+        self.local_names = local_names
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
         self.generic_visit(node)
@@ -54,6 +60,28 @@ class ExprTransformer(ast.NodeTransformer):
         call = jst_call("convert_ifexp", [node.test, thunk(node.body), thunk(node.orelse)])
         return ast.copy_location(call, node)
 
+    def visit_Expr(self, node: ast.Expr) -> ast.stmt:
+        """``xs.append(v)`` -> ``xs = _jst.convert_append(xs, v)``: a list appended in a tensor
+        loop is one of its loop variables (a tensor array there)."""
+        self.generic_visit(node)
+        call = node.value
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append"
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in self.local_names
+            and len(call.args) == 1
+            and not call.keywords
+        ):
+            name = call.func.value.id
+            new = ast.Assign(
+                targets=[ast.Name(id=name, ctx=ast.Store())],
+                value=jst_call("convert_append", [ast.Name(id=name, ctx=ast.Load()), call.args[0]]),
+            )
+            return ast.copy_location(new, node)
+        return node
+
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         func = node.func
@@ -65,7 +93,6 @@ class ExprTransformer(ast.NodeTransformer):
         if isinstance(func, ast.Name) and func.id in _BUILTINS:
             return node
         if isinstance(func, ast.Attribute) and func.attr == "append":
-            # ``xs.append(v)``: a Python list stays a list
-            return node
+            return node  # a statement ``xs.append(v)`` is rewritten by visit_Expr
         node.func = ast.copy_location(jst_call("convert_call", [func]), func)
         return node

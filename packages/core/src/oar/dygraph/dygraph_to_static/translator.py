@@ -75,7 +75,7 @@ class StaticFunction:
             return self.converted()(*args, **kwargs)
         cp = self.concrete_program(args, kwargs)
         translator._last = cp
-        return cp(args)
+        return cp(args, kwargs)
 
     def concrete_program(self, args: tuple, kwargs: dict) -> ConcreteProgram:
         key = signature(args, kwargs, self.instance)
@@ -182,6 +182,7 @@ class ProgramTranslator:
     def get_program(self, dygraph_func: Any, *args: Any, **kwargs: Any) -> tuple:
         """(main program, startup program, input variables, output variables) for ``args``."""
         cp = self._static(dygraph_func).concrete_program(args, kwargs)
+        cp.fill_startup()
         return cp.main, cp.startup, [v for _, v in cp.inputs], list(cp.outputs)
 
     def get_code(self, dygraph_func: Any) -> str:

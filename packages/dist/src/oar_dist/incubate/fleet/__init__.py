@@ -1,1 +1,6 @@
 """``fluid.incubate.fleet``: the fleet API; ``fleet.collective`` for collective training."""
+
+
+from oar_dist.incubate._lazy import lazy_submodules  # noqa: E402
+
+__getattr__ = lazy_submodules(__name__)

@@ -1,4 +1,4 @@
-"""``fluid.incubate.fleet.base.role_maker``: who this process is in a collective job.
+"""``fluid.incubate.fleet.base.role_maker``: who this process is in a job.
 
 A role maker answers ``worker_index()``, ``worker_num()``, ``is_first_worker()``
 and the trainer endpoints. ``PaddleCloudRoleMaker(is_collective=True)`` reads
@@ -7,7 +7,8 @@ roles: ``PaddleCloudRoleMaker()`` (``is_collective=False``) reads
 ``TRAINING_ROLE`` (``TRAINER`` / ``PSERVER``), ``PADDLE_PSERVERS_IP_PORT_LIST``,
 ``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, ``POD_IP`` and ``PADDLE_PORT``;
 ``UserDefinedRoleMaker(current_id, role, worker_num, server_endpoints)`` gives
-them in code.
+them in code. ``GeneralRoleMaker`` and ``MPISymetricRoleMaker`` live in
+:mod:`.role_makers_extra`.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ class PaddleCloudRoleMaker(RoleMakerBase):
         self._role_is_generated = True
 
 
-    def _generate_ps_role(self) -> None:
+    def _generate_ps_role(self, workers: int | None = None, server_id: str | None = None) -> None:
         env = os.environ
         role = env.get("TRAINING_ROLE", "TRAINER")
         if role not in ("TRAINER", "PSERVER"):
@@ -199,7 +200,7 @@ class PaddleCloudRoleMaker(RoleMakerBase):
                 "servers ('ip:port,ip:port')"
             )
         try:
-            workers = int(env.get("PADDLE_TRAINERS_NUM", "1"))
+            workers = workers or int(env.get("PADDLE_TRAINERS_NUM", "1"))
         except ValueError:
             raise ValueError("PaddleCloudRoleMaker: PADDLE_TRAINERS_NUM must be an integer") from None
         self._server_endpoints = servers
@@ -212,6 +213,14 @@ class PaddleCloudRoleMaker(RoleMakerBase):
                 raise ValueError(
                     f"PaddleCloudRoleMaker: PADDLE_TRAINER_ID={self._current_id} is out of range "
                     f"for PADDLE_TRAINERS_NUM={workers}"
+                )
+        elif server_id is not None:  # GeneralRoleMaker: PADDLE_PSERVER_ID
+            self._role = Role.SERVER
+            self._current_id = int(server_id)
+            if not 0 <= self._current_id < len(servers):
+                raise ValueError(
+                    f"{type(self).__name__}: PADDLE_PSERVER_ID={server_id} is out of range for "
+                    f"{len(servers)} pservers"
                 )
         else:
             current = f"{env.get('POD_IP', '')}:{env.get('PADDLE_PORT', '')}"
@@ -288,7 +297,17 @@ class UserDefinedRoleMaker(RoleMakerBase):
         self._role_is_generated = True
 
 
+def __getattr__(name: str):
+    if name in ("GeneralRoleMaker", "MPISymetricRoleMaker"):
+        from oar_dist.incubate.fleet.base import role_makers_extra
+
+        return getattr(role_makers_extra, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "GeneralRoleMaker",
+    "MPISymetricRoleMaker",
     "PaddleCloudRoleMaker",
     "Role",
     "RoleMakerBase",

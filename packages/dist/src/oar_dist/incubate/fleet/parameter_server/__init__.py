@@ -1,1 +1,6 @@
 """``fluid.incubate.fleet.parameter_server``: fleet over parameter servers."""
+
+
+from oar_dist.incubate._lazy import lazy_submodules  # noqa: E402
+
+__getattr__ = lazy_submodules(__name__)

@@ -5,8 +5,9 @@ trainers and applies the averaged gradient); ``AsyncStrategy`` with
 ``sync_mode=False``; ``HalfAsyncStrategy`` with ``sync_mode=False`` and
 ``half_async=True`` (oar's pservers apply each trainer's gradients as they
 arrive, as in async; the difference in Fluid 1.8 lies in its trainer-side
-communicator, which oar does not have: trainers send every step). Each carries
-its :class:`DistributeTranspilerConfig` (``get_program_config``).
+communicator, which oar does not have: trainers send every step); ``GeoStrategy``
+sets ``geo_sgd_mode`` (GEO-SGD). Each carries its :class:`DistributeTranspilerConfig`
+(``get_program_config``).
 """
 
 from __future__ import annotations
@@ -104,11 +105,27 @@ class HalfAsyncStrategy(DistributedStrategy):
 
 
 class GeoStrategy(DistributedStrategy):
+    """GEO-SGD: trainers train locally and every ``update_frequency`` steps push their
+    parameters' change (divided by the trainer count) to the pservers, then continue from
+    the pservers' values (see ``oar_dist.kernels.geo``)."""
+
+    sync = False
+
     def __init__(self, update_frequency: int = 100) -> None:
-        raise NotImplementedError(
-            "StrategyFactory.create_geo_strategy: GEO-SGD is not implemented in oar; use the "
-            "sync, async or half-async strategy"
-        )
+        if isinstance(update_frequency, bool) or not isinstance(update_frequency, int):
+            raise TypeError(
+                f"StrategyFactory.create_geo_strategy: update_frequency must be an int, given "
+                f"{update_frequency!r}"
+            )
+        if update_frequency < 1:
+            raise ValueError(
+                f"StrategyFactory.create_geo_strategy: update_frequency must be >= 1, given "
+                f"{update_frequency}"
+            )
+        super().__init__()
+        self._program_config.geo_sgd_mode = True
+        self._program_config.geo_sgd_need_push_nums = update_frequency
+        self._program_config.runtime_split_send_recv = True
 
 
 class StrategyFactory:
