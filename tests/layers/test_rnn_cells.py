@@ -116,3 +116,16 @@ def test_static_dynamic_decode_runs_a_data_dependent_number_of_steps():
         assert ids.shape == (2, steps)
         np.testing.assert_array_equal(ids, np.full((2, steps), 1 if end_at_once else 3))
         np.testing.assert_array_equal(n, [steps, steps] if not end_at_once else [1, 1])
+
+
+def test_split_records_a_non_negative_axis():
+    """Fluid's split layer turns dim=-1 into rank - 1 (Fluid 1.8.5's split kernel never returns
+    on axis -1): a GRUCell program exported in Fluid's format must carry the positive axis."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [2, 3, 4], "float32")
+        fluid.layers.rnn(fluid.layers.GRUCell(5), x)
+        fluid.layers.split(x, 3, dim=-2)
+    axes = [op.attrs["axis"] for b in main.blocks for op in b.ops if op.type == "split"]
+    assert axes and all(a >= 0 for a in axes), axes
+    assert axes[-1] == 1

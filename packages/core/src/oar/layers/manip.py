@@ -81,8 +81,8 @@ def split(input: Any, num_or_sections: Any, dim: Any = -1, name: str | None = No
     elif _is_int(dim):
         if not -rank <= dim < rank:
             raise ArgumentError("split", f"dim {dim} is out of range for input of rank {rank}")
-        attrs["axis"] = dim
         axis_known = dim % rank
+        attrs["axis"] = axis_known  # as Fluid's layer does (Fluid 1.8.5's kernel hangs on -1)
     else:
         raise ArgumentTypeError("split", f"dim must be an int or a Variable, given {dim!r}")
     if _is_int(num_or_sections):
