@@ -42,18 +42,18 @@ json.dump({"pred": pred.tolist(), "version": paddle.__version__}, open("ref.json
 """
 
 
-def test_paddle_pdmodel_and_vars_load_and_run(fresh, tmp_path):
-    env = dict(os.environ, FLAGS_enable_pir_api="0")  # .pdmodel (ProgramDesc) rather than PIR .json
+def _run_paddle(script: str, cwd) -> None:
+    """``script`` under real Paddle in ``cwd``, writing .pdmodel (ProgramDesc) rather than PIR .json."""
+    env = dict(os.environ, FLAGS_enable_pir_api="0")
     r = subprocess.run(
-        [PADDLE_PY, "-c", WRITER],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [PADDLE_PY, "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
     if r.returncode != 0:
         pytest.fail(r.stderr[-3000:])
+
+
+def test_paddle_pdmodel_and_vars_load_and_run(fresh, tmp_path):
+    _run_paddle(WRITER, tmp_path)
     ref = json.load(open(tmp_path / "ref.json"))
     assert sorted(os.listdir(tmp_path / "m")) == ["model.pdiparams", "model.pdmodel"]
     exe = fluid.Executor(fluid.CPUPlace())
@@ -102,17 +102,7 @@ def test_oar_model_runs_in_paddle(fresh, tmp_path):
     )
     xv = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
     want = exe.run(main, feed={"x": xv}, fetch_list=[y])[0]
-    env = dict(os.environ, FLAGS_enable_pir_api="0")
-    r = subprocess.run(
-        [PADDLE_PY, "-c", READER],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if r.returncode != 0:
-        pytest.fail(r.stderr[-3000:])
+    _run_paddle(READER, tmp_path)
     got = json.load(open(tmp_path / "paddle_pred.json"))
     assert got["feeds"] == ["x"]
     np.testing.assert_allclose(np.asarray(got["pred"]), want, rtol=1e-5, atol=1e-6)

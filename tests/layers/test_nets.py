@@ -73,17 +73,17 @@ def _softmax(a):
     return e / e.sum(-1, keepdims=True)
 
 
+def _qkv(seed):
+    """Values and data variables of queries [2, 5, 8], keys [2, 6, 8] and values [2, 6, 4]."""
+    rng = np.random.default_rng(seed)
+    shapes = {"q": (5, 8), "k": (6, 8), "v": (6, 4)}
+    values = tuple(rng.standard_normal((2, *s)).astype("float32") for s in shapes.values())
+    return values, tuple(fluid.data(n, [None, *s]) for n, s in shapes.items())
+
+
 def test_attention_single_head_numbers(prog):
     main, startup = prog
-    rng = np.random.default_rng(0)
-    qv, kv, vv = (
-        rng.standard_normal(s).astype("float32") for s in ((2, 5, 8), (2, 6, 8), (2, 6, 4))
-    )
-    q, k, v = (
-        fluid.data("q", [None, 5, 8]),
-        fluid.data("k", [None, 6, 8]),
-        fluid.data("v", [None, 6, 4]),
-    )
+    (qv, kv, vv), (q, k, v) = _qkv(0)
     out = fluid.nets.scaled_dot_product_attention(q, k, v)
     assert out.shape == (-1, 5, 4)
     (got,), _ = _run(main, startup, {"q": qv, "k": kv, "v": vv}, [out])
@@ -118,15 +118,7 @@ def test_glu_odd_dim_refused(prog):
 
 def test_attention_multi_head_numbers(prog):
     main, startup = prog
-    rng = np.random.default_rng(2)
-    qv, kv, vv = (
-        rng.standard_normal(s).astype("float32") for s in ((2, 5, 8), (2, 6, 8), (2, 6, 4))
-    )
-    q, k, v = (
-        fluid.data("q", [None, 5, 8]),
-        fluid.data("k", [None, 6, 8]),
-        fluid.data("v", [None, 6, 4]),
-    )
+    (qv, kv, vv), (q, k, v) = _qkv(2)
     out = fluid.nets.scaled_dot_product_attention(q, k, v, num_heads=2)
     assert out.shape == (-1, 5, 4)
     assert _types(main)[:9] == ["mul", "elementwise_add"] * 3 + [
