@@ -125,6 +125,23 @@ def test_authenticated_client_pushes_and_pulls(secured):
         c.close()
 
 
+def test_posts_never_leave_more_than_a_bounded_number_of_replies_uncollected(secured):
+    from oar_dist.pserver.transport import MAX_IN_FLIGHT
+
+    ep, loop = secured
+    c = ZmqClient(ep, 0, wait=10)
+    try:
+        most = 0
+        for _ in range(3 * MAX_IN_FLIGHT):  # async pushes that nobody waits for
+            c.post(wire.Message(wire.SEND, tensors=(("w@GRAD", np.ones((2, 3), "float32")),)))
+            most = max(most, c.outstanding)
+        assert most <= MAX_IN_FLIGHT
+        np.testing.assert_allclose(_get(c), W - 0.5 * 3 * MAX_IN_FLIGHT, rtol=1e-5)
+        c.request(wire.Message(wire.COMPLETE))
+    finally:
+        c.close()
+
+
 def test_wrong_secret_and_raw_peers_are_refused_and_the_pserver_goes_on(secured, monkeypatch):
     ep, loop = secured
     monkeypatch.setenv("OAR_PSERVER_SECRET", "wrong")

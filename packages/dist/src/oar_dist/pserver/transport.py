@@ -46,6 +46,8 @@ ENV_TIMEOUT = "OAR_PSERVER_TIMEOUT"
 ENV_CONNECT_TIMEOUT = "OAR_PSERVER_CONNECT_TIMEOUT"
 ENV_MAX_MESSAGE = "OAR_PSERVER_MAX_MESSAGE_MB"
 NONCE = 16
+HWM = 64  # messages queued per connection and direction
+MAX_IN_FLIGHT = HWM // 2  # replies a client leaves uncollected at most
 
 
 def _env_seconds(name: str, default: float) -> float:
@@ -137,8 +139,8 @@ class ZmqServer:
         self.ctx = zmq.Context.instance()
         sock = self.ctx.socket(zmq.ROUTER)
         sock.setsockopt(zmq.MAXMSGSIZE, max_message())
-        sock.setsockopt(zmq.RCVHWM, 64)
-        sock.setsockopt(zmq.SNDHWM, 64)
+        sock.setsockopt(zmq.RCVHWM, HWM)
+        sock.setsockopt(zmq.SNDHWM, HWM)
         sock.setsockopt(zmq.LINGER, 2000)
         deadline = time.monotonic() + 5.0  # a socket this process just closed may hold the port
         while True:
@@ -318,7 +320,12 @@ class ZmqClient:
         self._reply(self.timeout, "")
 
     def post(self, msg: wire.Message) -> None:
-        """Send without waiting; the reply is collected by a later :meth:`request` or :meth:`drain`."""
+        """Send without waiting; the reply is collected by a later :meth:`request` or :meth:`drain`.
+
+        At most ``MAX_IN_FLIGHT`` replies wait uncollected: past that, the earlier ones are
+        collected first (a pserver's ROUTER socket drops replies beyond the high-water marks)."""
+        if self.outstanding >= MAX_IN_FLIGHT:
+            self.drain()
         self.seq += 1
         frames = wire.encode(msg._replace(trainer=self.trainer, seq=self.seq))
         self.sock.send_multipart(frames, copy=False)
