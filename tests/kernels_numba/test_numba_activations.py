@@ -117,3 +117,24 @@ def test_softmax_and_grad(shape, dtype, numba_pair):
     d = rng.standard_normal(shape).astype(dtype)
     ins = {"Out": want, "Out@GRAD": d}
     _close(gmine(dict(ins), attrs)["X@GRAD"], gnumpy(dict(ins), attrs)["X@GRAD"], dtype)
+
+
+@pytest.mark.parametrize(
+    "shape, axis",
+    [((40, 130), 1), ((3, 40, 130), 2), ((4, 9, 12, 13), 1), ((300, 260), 1)],
+    ids=["fc", "fc-3d", "conv", "fc-parallel"],
+)
+def test_bias_relu_fusion_bit_for_bit(shape, axis):
+    from types import SimpleNamespace
+
+    from oar_kernels_numba.fusions import _make_bias_relu
+
+    fused = _make_bias_relu("cpu")([SimpleNamespace(attrs={})], None)
+    x = rng.standard_normal(shape).astype("float32")
+    x.reshape(-1)[::7] = np.nan  # NaN propagates as through np.maximum
+    b = rng.standard_normal(shape[axis]).astype("float32")
+    out = fused({"0.X": x, "0.Y": b}, {"0": {"axis": axis}, "1": {}})
+    bshape = [1] * x.ndim
+    bshape[axis] = b.size
+    _close(out["1.Out"], np.maximum(x + b.reshape(bshape), 0), "float32", exact=True)
+    assert out["0.Out"].shape == x.shape

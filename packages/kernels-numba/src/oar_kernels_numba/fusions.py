@@ -38,6 +38,7 @@ def _make_bias_relu(device: str):
         if ops[0].attrs.get("act") or load_numba() is None:
             return None
         from oar_kernels_numba._fused_loops import bias_relu as _bias_relu
+        from oar_kernels_numba._fused_loops import bias_relu_rows as _bias_relu_rows
 
         def bias_relu(inputs, attrs):
             x, b = inputs["0.X"], inputs["0.Y"]
@@ -59,8 +60,12 @@ def _make_bias_relu(device: str):
             outer = int(np.prod(x.shape[:axis], dtype=np.int64))
             inner = int(np.prod(x.shape[axis + 1 :], dtype=np.int64))
             out = np.empty_like(x)
-            shape3 = (outer, b.shape[0], inner)
-            _bias_relu(x.size, x.reshape(shape3), b, out.reshape(shape3))
+            if inner == 1:  # an fc's (batch, C): the 2-D loop vectorises over C
+                shape2 = (outer, b.shape[0])
+                _bias_relu_rows(x.size, x.reshape(shape2), b, out.reshape(shape2))
+            else:
+                shape3 = (outer, b.shape[0], inner)
+                _bias_relu(x.size, x.reshape(shape3), b, out.reshape(shape3))
             return {"0.Out": shape_stand_in(x), "1.Out": out}
 
         return bias_relu
