@@ -9,7 +9,8 @@ uses) in an HTML comment placed right before the block::
     ...
     -->
 
-A block that cannot run on one machine (several processes, a GPU) is marked with
+Set-up code finds the repository (test data, examples) through ``OAR_DOCS_REPO``: the
+packages may be installed elsewhere than the checkout. A block that cannot run on one machine (several processes, a GPU) is marked with
 ``<!-- doc-test: skip (why) -->`` on the line before it; one that needs an optional extra
 with ``<!-- doc-test: requires module -->`` (it runs where the module is installed).
 """
@@ -75,6 +76,7 @@ def test_snippets_run(page, tmp_path):
     path = tmp_path / "snippets.py"
     path.write_text(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OAR_DISABLE")}
+    env["OAR_DOCS_REPO"] = str(ROOT)  # hidden set-up may read the repository's files from here
     r = subprocess.run(
         [sys.executable, str(path)],
         capture_output=True,
