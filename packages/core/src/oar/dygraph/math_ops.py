@@ -18,6 +18,7 @@ from oar.framework.math_operators import COMPARE_OPS as _COMPARE
 from oar.framework.math_operators import SCALAR_FORMS
 from oar.framework.mode import _dygraph_tracer
 
+_IDENTITY_OPS = frozenset(("equal", "not_equal"))
 _SCALARS = (int, float, np.integer, np.floating)
 _ELEMENTWISE_ATTRS = {"axis": -1}  # never mutated: the tracer completes attrs into a new dict
 _NO_ATTRS: dict = {}
@@ -35,6 +36,8 @@ def scale(x: VarBase, factor: float, bias: float = 0.0) -> VarBase:
 def binary(x: VarBase, other: Any, op_type: str, reverse: bool = False) -> Any:
     tracer = _dygraph_tracer()
     if tracer is None:
+        if op_type in _IDENTITY_OPS:
+            return NotImplemented  # outside dygraph mode ``==``/``!=`` are identity comparisons
         raise RuntimeError(
             f"'{op_type}' on a dygraph variable needs dygraph mode (fluid.dygraph.guard())"
         )

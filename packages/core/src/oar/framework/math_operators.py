@@ -6,8 +6,10 @@ Static Variables hand the op to the current builder (:func:`build_binary`);
 eager VarBases take their own short path to the tracer
 (``oar.dygraph.math_ops``). Both read one table, :data:`SCALAR_FORMS`, for the
 cheap ``scale`` forms of ``x + 2``, ``2 - x``, ``x * 2``, ``x / 2``.
-``==``/``!=`` stay identity comparisons so variables work in sets and dicts
-(seed 000 fetches ``{g_img}``).
+``==``/``!=`` build ``equal``/``not_equal`` ops like Fluid's; ``__hash__`` stays
+identity-based so variables still work in sets and dicts (seed 000 fetches
+``{g_img}``). Comparing with anything that is not a variable or a number
+(``None``, a string) falls back to Python's identity comparison.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from oar.framework import unique_name
 COMPARE_OPS = frozenset(
     ("less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal")
 )
+
+# ``bool()`` of a static ``a == b`` / ``a != b`` result: is ``a is b`` (True) or ``a is not b``
+_IDENTITY_TRUTH = {"equal": True, "not_equal": False}
 
 # op type -> (scalar v, reverse) -> (scale, bias) of the ``scale`` op that computes it, or None
 SCALAR_FORMS: dict = {
@@ -65,6 +70,10 @@ def build_binary(builder: Any, x: Any, other: Any, op_type: str, reverse: bool =
     dtype = "bool" if op_type in COMPARE_OPS else a.dtype
     out = builder.create_tmp_variable(unique_name.generate(op_type), dtype)
     builder.append_op(op_type, {"X": [a], "Y": [b]}, {"Out": [out]}, attrs)
+    if op_type in _IDENTITY_TRUTH and builder.is_variable(a) and builder.is_variable(b):
+        # bool(a == b) of two static variables is ``a is b``: ``in``, list.index and
+        # list.remove on lists of variables keep meaning identity
+        out._identity_truth = (a is b) is _IDENTITY_TRUTH[op_type]
     return out
 
 
@@ -132,5 +141,11 @@ class MathOperators:
 
     def __ge__(self, o):
         return self._binary(o, "greater_equal")
+
+    def __eq__(self, o):
+        return self._binary(o, "equal")
+
+    def __ne__(self, o):
+        return self._binary(o, "not_equal")
 
     __hash__ = object.__hash__

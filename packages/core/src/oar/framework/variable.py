@@ -43,6 +43,12 @@ class Variable(MathOperators):
     need_check_feed: bool = False
     is_data: bool = False
     error_clip: Any = None
+    # set on the result of ``a == b`` / ``a != b`` of two variables: what bool() of it says
+    _identity_truth: bool | None = attrs.field(default=None, init=False, repr=False)
+
+    def __bool__(self) -> bool:
+        """True, as in Fluid, except for ``a == b`` / ``a != b`` of two variables: identity."""
+        return True if self._identity_truth is None else self._identity_truth
 
     # --- descriptions -------------------------------------------------------------------
     def to_dict(self) -> dict:
