@@ -97,16 +97,13 @@ def render_docs() -> str:
         "`oar.` for `paddle.*` namespaces; a key without a final name covers the whole "
         "module. `python tools/public_names_report.py` lists entries that have become stale.",
         "",
-        "## Not provided yet",
-        "",
-        "| name | reason |",
-        "| --- | --- |",
     ]
-    for reason, keys in PENDING.items():
-        for key in keys:
-            lines.append(f"| `{key}` | {reason} |")
+    pending = [(key, reason) for reason, keys in PENDING.items() for key in keys]
+    if pending:  # the section exists only while some names wait for their feature
+        lines += ["## Not provided yet", "", "| name | reason |", "| --- | --- |"]
+        lines += [f"| `{key}` | {reason} |" for key, reason in pending]
+        lines.append("")
     lines += [
-        "",
         f"## Not provided on purpose ({len(NOT_PROVIDED)} entries, "
         f"{100 * len(NOT_PROVIDED) / total:.1f}% of the names)",
         "",

@@ -13,9 +13,8 @@ import os
 import sys
 
 import numpy as np
+from model import GLOBAL_BATCH, build, global_batch
 from oar import fluid
-
-from model import GLOBAL_BATCH, build, global_batch  # noqa: E402
 
 mode, outdir, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rank = int(os.environ["PMI_RANK"])
@@ -48,15 +47,15 @@ if mode in ("nccl2-compiled", "nccl2-2places"):
     prog = fluid.CompiledProgram(main).with_data_parallel(
         loss_name=loss.name, build_strategy=bs, places=places
     )
-    run = lambda feed: exe.run(prog, feed=feed, fetch_list=[loss])  # noqa: E731
+    run = lambda feed: exe.run(prog, feed=feed, fetch_list=[loss])
 elif mode == "nccl2-pe":
     pe = fluid.ParallelExecutor(
         use_cuda=False, loss_name=loss.name, main_program=main, num_trainers=size, trainer_id=rank
     )
-    run = lambda feed: pe.run(fetch_list=[loss.name], feed=feed)  # noqa: E731
+    run = lambda feed: pe.run(fetch_list=[loss.name], feed=feed)
 else:
     assert "c_allreduce_sum" in str(main) or "c_fused_allreduce_sum" in str(main)
-    run = lambda feed: exe.run(main, feed=feed, fetch_list=[loss])  # noqa: E731
+    run = lambda feed: exe.run(main, feed=feed, fetch_list=[loss])
 
 seen = []
 share = GLOBAL_BATCH // size

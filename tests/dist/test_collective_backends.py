@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 pytest.importorskip("oar_dist")
 
-from oar_dist.collective import (  # noqa: E402
+from oar_dist.collective import (
     CollectiveError,
     SingleBackend,
     ThreadGroup,
@@ -25,31 +24,15 @@ from oar_dist.collective import (  # noqa: E402
     thread_rings,
 )
 
-from .mpi_helpers import require_mpi, run_mpi  # noqa: E402
+from .mpi_helpers import require_mpi, run_mpi
+from .rank_threads import run_ranks
 
 HERE = Path(__file__).parent
 
 
 def _on_threads(size, fn):
     group = ThreadGroup(size, timeout=10)
-    results = [None] * size
-    errors = []
-
-    def work(r):
-        try:
-            results[r] = fn(group.member(r))
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-            group.abort()
-
-    threads = [threading.Thread(target=work, args=(r,)) for r in range(size)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(20)
-    if errors:
-        raise errors[0]
-    return results
+    return run_ranks(group.members, fn, on_error=group.abort)
 
 
 @pytest.mark.parametrize(

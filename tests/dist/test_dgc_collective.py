@@ -22,7 +22,9 @@ def _model(num_trainers, begin):
         pred = fluid.layers.fc(
             x,
             4,
-            param_attr=fluid.ParamAttr("w", initializer=fluid.initializer.NumpyArrayInitializer(W0)),
+            param_attr=fluid.ParamAttr(
+                "w", initializer=fluid.initializer.NumpyArrayInitializer(W0)
+            ),
             bias_attr=False,
         )
         loss = fluid.layers.mean(fluid.layers.square(pred - y))
@@ -68,7 +70,9 @@ def _reference(batches, begin, ranks=2):
 
 def test_dgc_exchanges_top_k_between_places_as_the_reference():
     rng = np.random.RandomState(0)
-    batches = [(rng.rand(8, 6).astype("float32"), rng.rand(8, 4).astype("float32")) for _ in range(4)]
+    batches = [
+        (rng.rand(8, 6).astype("float32"), rng.rand(8, 4).astype("float32")) for _ in range(4)
+    ]
     main, startup, loss = _model(2, begin=1)
     types = [op.type for op in main.global_block().ops]
     assert types.count("c_allgather") == 2 and "dgc" in types and "dgc_momentum" not in types

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("oar_dist")
 
-from oar import fluid  # noqa: E402
+from oar import fluid
 
-from .launch_helpers import SCRIPTS, run_launch  # noqa: E402
-from .mpi_helpers import require_mpi  # noqa: E402
+from .launch_helpers import SCRIPTS, run_launch
+from .mpi_helpers import require_mpi
 
 
 def test_two_ranks_take_the_mean_gradient_step_of_the_whole_batch(tmp_path):

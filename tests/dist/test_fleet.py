@@ -8,12 +8,12 @@ import pytest
 pytest.importorskip("oar_dist")
 pytest.importorskip("oar_io")
 
-from oar import fluid  # noqa: E402
-from oar.fluid.incubate.fleet.base import role_maker  # noqa: E402
-from oar.fluid.incubate.fleet.collective import Collective, DistributedStrategy  # noqa: E402
+from oar import fluid
+from oar.fluid.incubate.fleet.base import role_maker
+from oar.fluid.incubate.fleet.collective import Collective, DistributedStrategy
 
-from .launch_helpers import SCRIPTS, run_launch  # noqa: E402
-from .test_mpi_training import reference  # noqa: E402
+from .launch_helpers import SCRIPTS, run_launch
+from .test_mpi_training import reference
 
 STEPS = 4
 

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("oar_dist")
 pytest.importorskip("oar_data")
 
-from .mpi_helpers import HERE_DIR, run_mpi  # noqa: E402
+from .mpi_helpers import HERE_DIR, run_mpi
 
 N = 40
 

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("oar_dist")
 
-from oar_dist.launch import JobSpec, build_parser, make_spec, mpiexec_command  # noqa: E402
+from oar_dist.launch import JobSpec, build_parser, make_spec, mpiexec_command
 
-from .launch_helpers import SCRIPTS, run_launch  # noqa: E402
+from .launch_helpers import SCRIPTS, run_launch
 
 
 def test_ranks_get_paddle_variables_and_workerlogs(tmp_path):

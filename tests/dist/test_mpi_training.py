@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("oar_dist")
 
-from oar import fluid  # noqa: E402
+from oar import fluid
 
-from .model import build, global_batch  # noqa: E402
-from .mpi_helpers import HERE_DIR, run_mpi  # noqa: E402
+from .model import build, global_batch
+from .mpi_helpers import HERE_DIR, run_mpi
 
 STEPS = 6
 

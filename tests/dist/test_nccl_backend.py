@@ -7,43 +7,22 @@ real GPUs when cupy finds them.
 from __future__ import annotations
 
 import contextlib
-import threading
 
 import numpy as np
 import pytest
 
 pytest.importorskip("oar_dist")
 
-from oar_dist.collective import CollectiveError, ThreadGroup  # noqa: E402
-from oar_dist.collective.nccl import (  # noqa: E402
+from oar_dist.collective import CollectiveError, ThreadGroup
+from oar_dist.collective.nccl import (
     NcclGroup,
     nccl_job_backend,
     unique_id_from_array,
     unique_id_to_array,
 )
 
-from .fake_nccl import DeviceArray, FakeNccl, HostRuntime  # noqa: E402
-
-
-def _on_ranks(members, fn):
-    """Run ``fn(member)`` on one thread per rank; results in rank order."""
-    out: list = [None] * len(members)
-    errors: list = []
-
-    def work(i):
-        try:
-            out[i] = fn(members[i])
-        except Exception as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(members))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(20)
-    if errors:
-        raise errors[0]
-    return out
+from .fake_nccl import DeviceArray, FakeNccl, HostRuntime
+from .rank_threads import run_ranks
 
 
 def _group(n=3, **kw):
@@ -57,7 +36,7 @@ def test_allreduce_equals_numpy(op, dtype):
     _, group = _group()
     xs = [(np.arange(6).reshape(2, 3) + r + 1).astype(dtype) for r in range(3)]
     ref = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}[op](np.stack(xs), 0)
-    outs = _on_ranks(group.members, lambda m: m.allreduce(xs[m.rank], op))
+    outs = run_ranks(group.members, lambda m: m.allreduce(xs[m.rank], op))
     for out in outs:
         assert type(out) is np.ndarray  # host in, host out
         np.testing.assert_array_equal(out, ref.astype(dtype))
@@ -66,7 +45,7 @@ def test_allreduce_equals_numpy(op, dtype):
 def test_device_arrays_stay_on_the_device_and_inputs_are_untouched():
     _, group = _group(2)
     xs = [np.full(4, r + 1.0, "float32").view(DeviceArray) for r in range(2)]
-    outs = _on_ranks(group.members, lambda m: m.allreduce(xs[m.rank]))
+    outs = run_ranks(group.members, lambda m: m.allreduce(xs[m.rank]))
     assert all(not isinstance(o, DeviceArray) or o is not xs[0] for o in outs)
     np.testing.assert_array_equal(np.asarray(outs[1]), np.full(4, 3.0))
     np.testing.assert_array_equal(np.asarray(xs[0]), np.full(4, 1.0))
@@ -75,10 +54,10 @@ def test_device_arrays_stay_on_the_device_and_inputs_are_untouched():
 def test_broadcast_and_allgather():
     _, group = _group(3)
     xs = [np.full((2, 2), r, "int32") for r in range(3)]
-    outs = _on_ranks(group.members, lambda m: m.broadcast(xs[m.rank], root=2))
+    outs = run_ranks(group.members, lambda m: m.broadcast(xs[m.rank], root=2))
     for out in outs:
         np.testing.assert_array_equal(out, xs[2])
-    outs = _on_ranks(group.members, lambda m: m.allgather(xs[m.rank]))
+    outs = run_ranks(group.members, lambda m: m.allgather(xs[m.rank]))
     for out in outs:
         np.testing.assert_array_equal(out, np.concatenate(xs))
     with pytest.raises(ValueError, match="root 3 is out of range"):
@@ -88,7 +67,7 @@ def test_broadcast_and_allgather():
 def test_allreduce_many_is_one_group_call():
     nccl, group = _group(2)
     arrays = [np.ones(3, "float32"), np.arange(4, dtype="float64"), np.ones((2, 2), "int32")]
-    outs = _on_ranks(group.members, lambda m: m.allreduce_many([a * (m.rank + 1) for a in arrays]))
+    outs = run_ranks(group.members, lambda m: m.allreduce_many([a * (m.rank + 1) for a in arrays]))
     for out in outs:
         for a, o in zip(arrays, out):
             np.testing.assert_array_equal(o, a * 3)
@@ -133,7 +112,7 @@ def test_processes_join_one_communicator_through_the_bootstrap_ring(as_bytes):
         backend = nccl_job_backend(boot.rank, 2, boot.rank, boot, nccl=nccl, runtime=rt)
         return backend.rank, backend.allreduce(np.full(2, boot.rank + 1.0, "float32"))
 
-    outs = _on_ranks(world.members, process)
+    outs = run_ranks(world.members, process)
     assert [r for r, _ in outs] == [0, 1]
     for _, out in outs:
         np.testing.assert_array_equal(out, [3.0, 3.0])
@@ -150,10 +129,10 @@ def test_spanning_group_ranks_places_of_every_trainer():
     def process(boot):
         groups[boot.rank] = NcclGroup([0, 1], boot, nccl=nccl, runtime=HostRuntime())
 
-    _on_ranks(world.members, process)
+    run_ranks(world.members, process)
     members = groups[0].members + groups[1].members
     assert [m.rank for m in members] == [0, 1, 2, 3] and {m.size for m in members} == {4}
-    outs = _on_ranks(members, lambda m: m.allreduce(np.array([m.rank + 1.0], "float32")))
+    outs = run_ranks(members, lambda m: m.allreduce(np.array([m.rank + 1.0], "float32")))
     assert [float(o[0]) for o in outs] == [10.0] * 4
 
 

@@ -15,9 +15,8 @@ pytest.importorskip("oar_dist")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 import pserver_embedding as model
-from pserver_helpers import HERE, seed_job
-
 from oar import fluid
+from pserver_helpers import HERE, seed_job
 
 SCRIPT = HERE / "scripts" / "pserver_embedding.py"
 IPS = ("127.0.0.1", "127.0.0.2")
@@ -144,8 +143,8 @@ def test_distributed_embedding_async_adam_losses_fall(tmp_path):
 
 def test_no_process_holds_the_whole_table(tmp_path):
     """A 64000 x 64 float32 table (16.4 MB): each process's tracemalloc peak after building
-    the model stays below the table's size (the pservers hold half each; the trainer none; the
-trainer's few MB are the kernels and plans it loads)."""
+        the model stays below the table's size (the pservers hold half each; the trainer none; the
+    trainer's few MB are the kernels and plans it loads)."""
     recs, servers = _run(
         tmp_path,
         trainers=1,

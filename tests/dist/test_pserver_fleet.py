@@ -13,9 +13,8 @@ pytest.importorskip("oar_dist")
 pytest.importorskip("oar_io")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pserver_helpers import HERE, Job, base_env, free_port
-
 from oar import fluid
+from pserver_helpers import HERE, Job, base_env, free_port
 
 SCRIPT = HERE / "scripts" / "pserver_fleet.py"
 

@@ -13,9 +13,8 @@ pytest.importorskip("zmq")
 pytest.importorskip("oar_dist")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pserver_helpers import HERE, seed_job
-
 from oar import fluid
+from pserver_helpers import HERE, seed_job
 
 SCRIPT = HERE / "scripts" / "pserver_train.py"
 

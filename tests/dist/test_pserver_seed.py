@@ -12,9 +12,8 @@ pytest.importorskip("zmq")
 pytest.importorskip("oar_dist")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pserver_helpers import seed_job  # noqa: E402
-
-from oar import fluid  # noqa: E402
+from oar import fluid
+from pserver_helpers import seed_job
 
 
 def _steps(rec) -> int:

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("oar_dist")
 
-from oar import fluid  # noqa: E402
+from oar import fluid
 
 EPS = "127.0.0.1:6174,127.0.0.1:6175"
 TABLE = np.arange(7 * 3, dtype="float32").reshape(7, 3)

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("oar_dist")
 
-from oar import fluid  # noqa: E402
-from oar.api import program_from_dict  # noqa: E402
+from oar import fluid
+from oar.api import program_from_dict
 
 EPS = "127.0.0.1:6174,127.0.0.1:6175"
 

@@ -12,12 +12,11 @@ import pytest
 zmq = pytest.importorskip("zmq")
 pytest.importorskip("oar_dist")
 
+from oar import fluid  # noqa: E402
+from oar.api import SelectedRows  # noqa: E402
 from oar_dist.pserver import PserverError, wire  # noqa: E402
 from oar_dist.pserver.server import PserverLoop  # noqa: E402
 from oar_dist.pserver.transport import ZmqClient  # noqa: E402
-
-from oar import fluid  # noqa: E402
-from oar.api import SelectedRows  # noqa: E402
 
 W = np.arange(6, dtype="float32").reshape(2, 3)
 

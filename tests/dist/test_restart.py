@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("oar_dist")
 pytest.importorskip("oar_io")
 
-from .launch_helpers import SCRIPTS, run_launch  # noqa: E402
+from .launch_helpers import SCRIPTS, run_launch
 
 STEPS, KILL_AT = 6, 3
 

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("oar_dist")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mpi_helpers import run_mpi  # noqa: E402
+from mpi_helpers import run_mpi
 
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "role_makers.py"
 

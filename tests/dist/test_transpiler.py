@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("oar_dist")
 
-from oar import fluid  # noqa: E402
+from oar import fluid
 
 
 def model():

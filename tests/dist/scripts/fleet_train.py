@@ -16,7 +16,7 @@ from oar.fluid.incubate.fleet.base import role_maker
 from oar.fluid.incubate.fleet.collective import DistributedStrategy, fleet
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from model import GLOBAL_BATCH, global_batch  # noqa: E402
+from model import GLOBAL_BATCH, global_batch
 
 mode, outdir, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 fleet.init(role_maker.PaddleCloudRoleMaker(is_collective=True))

@@ -17,15 +17,15 @@ import tracemalloc
 if os.environ.get("OAR_T_TRACE") == "1":
     tracemalloc.start()
 
-import numpy as np  # noqa: E402
-
-from oar import fluid  # noqa: E402
+import numpy as np
+from oar import fluid
 
 env = os.environ.get
 vocab = int(env("OAR_T_VOCAB", "50"))
 dim = int(env("OAR_T_DIM", "4"))
 opt = env("OAR_T_OPT", "sgd")
 init = env("OAR_T_INIT", "array")
+
 
 def initial_table(vocab, dim) -> np.ndarray:
     return np.random.RandomState(5).uniform(-1, 1, (vocab, dim)).astype("float32")

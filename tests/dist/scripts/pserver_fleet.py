@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-
 from oar import fluid
 from oar.fluid.incubate.fleet.base import role_maker
 from oar.fluid.incubate.fleet.parameter_server.distribute_transpiler import fleet

@@ -16,7 +16,6 @@ import runpy
 import sys
 
 import numpy as np
-
 import oar
 from oar import fluid
 

@@ -11,7 +11,6 @@ import os
 import signal
 
 import numpy as np
-
 from oar import fluid
 
 role = os.environ["PADDLE_TRAINING_ROLE"]
