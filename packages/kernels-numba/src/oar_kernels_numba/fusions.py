@@ -10,6 +10,8 @@ through the two ops' registered kernels.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from oar.api import registries, shape_stand_in
 
@@ -57,8 +59,8 @@ def _make_bias_relu(device: str):
                 or not b.flags.c_contiguous
             ):
                 return _unfused(inputs, attrs, device)
-            outer = int(np.prod(x.shape[:axis], dtype=np.int64))
-            inner = int(np.prod(x.shape[axis + 1 :], dtype=np.int64))
+            outer = math.prod(x.shape[:axis])  # np.prod costs ~4 µs a call
+            inner = math.prod(x.shape[axis + 1 :])
             out = np.empty_like(x)
             if inner == 1:  # an fc's (batch, C): the 2-D loop vectorises over C
                 shape2 = (outer, b.shape[0])

@@ -163,12 +163,13 @@ class _Kernels:
         m1, m2 = inputs["Moment1"], inputs["Moment2"]
         b1p, b2p = inputs["Beta1Pow"], inputs["Beta2Pow"]
         sparse = isinstance(g, SelectedRows) and attrs["lazy_mode"]
+        flat = None
         if sparse:
             ok = _flat(p, m1, m2) is not None and p.ndim == 2 and p.dtype in FLOAT_DTYPES
         else:
             ok = not isinstance(g, SelectedRows) and p.size >= SMALL
-            ok = ok and _flat(p, g, m1, m2) is not None
-            ok = ok and p.dtype in FLOAT_DTYPES
+            flat = _flat(p, g, m1, m2) if ok else None  # checked once, passed on below
+            ok = flat is not None and p.dtype in FLOAT_DTYPES
         if not ok:
             return self.fb["adam"](p.dtype, inputs, attrs)
         b1 = inputs["Beta1Tensor"] if inputs.get("Beta1Tensor") is not None else attrs["beta1"]
@@ -187,7 +188,7 @@ class _Kernels:
                 return self.fb["adam"](p.dtype, inputs, attrs)
             _adam_rows(p, m1, m2, rows, gv.reshape(rows.size, p.shape[1]), *scalars)
         else:
-            _adam(p.size, *_flat(p, g, m1, m2), *scalars)
+            _adam(p.size, *flat, *scalars)
         b1p *= b1
         b2p *= b2
         return {
