@@ -224,3 +224,27 @@ def test_pieces_are_fixed_by_size_and_cover_every_row(monkeypatch):
     assert cuts[0] == (0, 4) and cuts[-1] == (24, 25)
     assert [b for _, b in cuts[:-1]] == [a for a, _ in cuts[1:]]
     assert _parallel.pieces(10, 50) == [(i, i + 1) for i in range(10)]
+
+
+GEMMS = {  # name: (a shape, b shape, a transposed view)
+    "rows": ((70, 9), (9, 6), False),
+    "cols": ((5, 9), (9, 70), False),
+    "transposed": ((9, 70), (9, 6), True),
+    "batched": ((6, 5, 4), (6, 4, 3), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GEMMS))
+def test_matrix_products_split(threads, monkeypatch, name):
+    from oar_kernels_cpu.kernels import _gemm
+
+    ashape, bshape, transposed = GEMMS[name]
+    a, b = f32(*ashape), f32(*bshape)
+    a = a.T if transposed else a
+    monkeypatch.setattr(_gemm, "SPLIT_MACS", 16)
+    monkeypatch.setattr(_gemm, "PIECE_MACS", 16)
+    monkeypatch.setattr(_gemm, "ALIGN", 8)
+    split, _ = threads(lambda: {"Out": _gemm.matmul(np, a, b)})
+    np.testing.assert_allclose(split["Out"], a @ b, rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(_gemm, "SPLIT_MACS", 1 << 60)
+    np.testing.assert_allclose(_gemm.matmul(np, a, b), a @ b, rtol=1e-5, atol=1e-5)
