@@ -49,7 +49,8 @@ def threads(monkeypatch):
             monkeypatch.setattr(_parallel, "PIECE", 20)
             counts.clear()
             results.append(call())
-            assert not splits or max(counts, default=0) > 1, "the forced split ran in one piece"
+            if splits and t > 1:
+                assert max(counts, default=0) > 1, "the forced split ran in one piece"
         monkeypatch.setattr(_parallel, "SPLIT_MIN", 1 << 40)
         whole = call()
         for other in results[1:]:
@@ -231,6 +232,7 @@ GEMMS = {  # name: (a shape, b shape, a transposed view)
     "cols": ((5, 9), (9, 70), False),
     "transposed": ((9, 70), (9, 6), True),
     "batched": ((6, 5, 4), (6, 4, 3), False),
+    "float64": ((50, 33), (33, 20), False),
 }
 
 
@@ -240,11 +242,11 @@ def test_matrix_products_split(threads, monkeypatch, name):
 
     ashape, bshape, transposed = GEMMS[name]
     a, b = f32(*ashape), f32(*bshape)
+    if name == "float64":
+        a, b = a.astype(np.float64), b.astype(np.float64)
     a = a.T if transposed else a
     monkeypatch.setattr(_gemm, "SPLIT_MACS", 16)
     monkeypatch.setattr(_gemm, "PIECE_MACS", 16)
-    monkeypatch.setattr(_gemm, "ALIGN", 8)
-    split, _ = threads(lambda: {"Out": _gemm.matmul(np, a, b)})
-    np.testing.assert_allclose(split["Out"], a @ b, rtol=1e-5, atol=1e-5)
-    monkeypatch.setattr(_gemm, "SPLIT_MACS", 1 << 60)
-    np.testing.assert_allclose(_gemm.matmul(np, a, b), a @ b, rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(_gemm, "ALIGN", 16)  # the real alignment is 32: fewer rows suffice here
+    split, _ = threads(lambda: {"Out": _gemm.matmul(np, a, b)})  # 1 thread: one call
+    np.testing.assert_array_equal(split["Out"], a @ b)

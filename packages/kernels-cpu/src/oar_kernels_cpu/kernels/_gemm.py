@@ -5,10 +5,13 @@ An OpenBLAS call on several threads leaves its worker threads spinning for tens 
 milliseconds after it returns (measured here: about 9 ms of a second core per call), so the
 next kernel's pool threads, or the next op, find that core taken: the seed's MNIST CNN step
 took 50% more CPU time at 2 threads than at 1, for no gain in wall time. So every product here
-runs with OpenBLAS at one thread (``oar.api.with_one_blas_thread``), and a product of at least
-:data:`SPLIT_MACS` multiply-adds is cut into row pieces (column pieces when it is wider than
-tall) that the pool runs at once. The cut depends on the shapes only, so results are the same
-for every thread count.
+runs with OpenBLAS at one thread (``oar.api.with_one_blas_thread``), and, when the pool has
+several threads, a product of at least :data:`SPLIT_MACS` multiply-adds is cut into row
+pieces (column pieces when it is wider than tall) that the pool runs at once. The cut depends
+on the shapes only, and pieces start at multiples of :data:`ALIGN` rows, the BLAS
+micro-kernels' tile boundaries: each output element is then summed exactly as in the whole
+product (bit for bit the same, checked on OpenBLAS's float32 and float64 kernels), so results
+do not depend on the thread count. On one thread a product is one call (no piece overhead).
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ def matmul(xp: Any, a: Any, b: Any) -> Any:
 
 
 def _cuts(length: int, macs: int, align: int) -> list:
-    """Fixed pieces of ``length`` for a product of ``macs`` multiply-adds (one when small)."""
-    if macs < SPLIT_MACS:
+    """Fixed pieces of ``length`` for a product of ``macs`` multiply-adds (one when small, or
+    when the pool has one thread)."""
+    if macs < SPLIT_MACS or _parallel.parallel_threads() < 2:
         return [(0, length)]
     count = min(MAX_PIECES, max(1, macs // PIECE_MACS), max(1, length // align))
     if count < 2:
