@@ -13,22 +13,14 @@ import sys
 
 import numpy as np
 from dgc_model import batches, build
+from model import transpile_collective
 from oar import fluid
 
 outdir, begin, places = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rank, size = int(os.environ["PMI_RANK"]), int(os.environ["PMI_SIZE"])
-endpoints = [f"127.0.0.1:{6270 + i}" for i in range(size)]
 
 main, startup, loss = build(num_trainers=size * places, begin=begin)
-config = fluid.DistributeTranspilerConfig()
-config.mode = "nccl2"
-fluid.DistributeTranspiler(config=config).transpile(
-    rank,
-    program=main,
-    trainers=",".join(endpoints),
-    current_endpoint=endpoints[rank],
-    startup_program=startup,
-)
+transpile_collective(main, startup, rank, size, "nccl2", port=6270)
 exe = fluid.Executor(fluid.CPUPlace())
 exe.run(startup)
 bs = fluid.BuildStrategy()
