@@ -66,6 +66,7 @@ CHILD = """
 
 def test_parallel_loops_from_three_threads_at_once(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="2", NUMBA_NUM_THREADS="2")
+    env["OAR_NUMBA_PARALLEL_MIN"] = str(1 << 16)  # parallel at 256k elements, not 8M
     env.pop("OAR_DISABLE_PLUGINS", None)
     env.pop("NUMBA_THREADING_LAYER", None)  # the default layer: workqueue, not thread-safe
     child = tmp_path / "child.py"  # a file: numba caches compiled loops next to their source
