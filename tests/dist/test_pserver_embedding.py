@@ -293,6 +293,26 @@ def test_hashed_ids_sync_adam_equal_one_process_and_resume(tmp_path):
         np.testing.assert_allclose(rows2[i], row, rtol=1e-5, atol=1e-6)
 
 
+def test_more_distinct_ids_than_the_table_holds_fail_the_trainer_clearly(tmp_path):
+    """dict_size 2: each of the 2 shards holds 2 rows; the first batch brings more ids."""
+    job = seed_job(
+        tmp_path,
+        trainers=1,
+        script=SCRIPT,
+        harness=False,
+        OAR_T_IDS="hashed",
+        OAR_T_VOCAB=2,
+        OAR_T_INIT="uniform",
+        OAR_T_STEPS=2,
+    )
+    rcs = job.wait(60)
+    assert rcs["trainer0"] != 0
+    log = job.log("trainer0")
+    assert "distributed table 'emb' is full on pserver 127.0.0." in log, log[-2000:]
+    assert "over this shard's capacity of 2" in log and "raise it" in log
+    assert all(rcs[f"pserver_{ip}"] != 0 for ip in IPS)  # the trainer left without closing
+
+
 def test_distributed_embedding_async_adam_losses_fall(tmp_path):
     recs, servers = _run(
         tmp_path, OAR_T_SYNC=0, OAR_T_OPT="adam", OAR_T_INIT="uniform", OAR_T_STEPS=40
