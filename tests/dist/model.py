@@ -29,3 +29,22 @@ def global_batch(step: int):
     Y = (X.sum(1, keepdims=True) * 0.3).astype("float32")
     idx = np.random.RandomState(step).permutation(N_ROWS)[:GLOBAL_BATCH]
     return X[idx], Y[idx], idx
+
+
+def transpile_collective(
+    main, startup, rank: int, size: int, mode: str = "nccl2", port: int = 6170
+):
+    """Transpile ``main``/``startup`` for rank ``rank`` of ``size`` local trainers in ``mode``
+    ("nccl2", or "collective" with grad_allreduce)."""
+    endpoints = [f"127.0.0.1:{port + i}" for i in range(size)]
+    config = fluid.DistributeTranspilerConfig()
+    config.mode = mode
+    if mode == "collective":
+        config.collective_mode = "grad_allreduce"
+    fluid.DistributeTranspiler(config=config).transpile(
+        rank,
+        program=main,
+        trainers=",".join(endpoints),
+        current_endpoint=endpoints[rank],
+        startup_program=startup,
+    )

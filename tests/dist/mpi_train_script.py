@@ -13,27 +13,15 @@ import os
 import sys
 
 import numpy as np
-from model import GLOBAL_BATCH, build, global_batch
+from model import GLOBAL_BATCH, build, global_batch, transpile_collective
 from oar import fluid
 
 mode, outdir, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rank = int(os.environ["PMI_RANK"])
 size = int(os.environ["PMI_SIZE"])
-endpoints = [f"127.0.0.1:{6170 + i}" for i in range(size)]
 
 main, startup, loss = build(seed=100 + rank)  # different initial values on every rank
-config = fluid.DistributeTranspilerConfig()
-config.mode = "collective" if mode == "collective" else "nccl2"
-if mode == "collective":
-    config.collective_mode = "grad_allreduce"
-t = fluid.DistributeTranspiler(config=config)
-t.transpile(
-    rank,
-    program=main,
-    trainers=",".join(endpoints),
-    current_endpoint=endpoints[rank],
-    startup_program=startup,
-)
+transpile_collective(main, startup, rank, size, "collective" if mode == "collective" else "nccl2")
 exe = fluid.Executor(fluid.CPUPlace())
 exe.run(startup)
 scope = fluid.global_scope()

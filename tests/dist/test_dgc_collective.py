@@ -1,6 +1,6 @@
-"""DGCMomentumOptimizer across data-parallel places: each place sends the top-k of its
-momentum-corrected gradient (c_allgather of indices and values), all apply the sum;
-checked against a hand-computed numpy reference."""
+"""DGCMomentumOptimizer across data-parallel places and across 2 MPI processes: each
+place sends the top-k of its momentum-corrected gradient (c_allgather of indices and
+values), all apply the sum; checked against a hand-computed numpy reference."""
 
 from __future__ import annotations
 
@@ -10,69 +10,14 @@ from oar import fluid
 
 pytest.importorskip("oar_dist")
 
-LR, MU = 0.1, 0.9
-W0 = np.random.RandomState(3).uniform(-1, 1, (6, 4)).astype("float32")
-
-
-def _model(num_trainers, begin):
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup):
-        x = fluid.data("x", [None, 6], "float32")
-        y = fluid.data("y", [None, 4], "float32")
-        pred = fluid.layers.fc(
-            x,
-            4,
-            param_attr=fluid.ParamAttr(
-                "w", initializer=fluid.initializer.NumpyArrayInitializer(W0)
-            ),
-            bias_attr=False,
-        )
-        loss = fluid.layers.mean(fluid.layers.square(pred - y))
-        fluid.optimizer.DGCMomentumOptimizer(
-            LR, MU, rampup_begin_step=begin, sparsity=[0.75], num_trainers=num_trainers
-        ).minimize(loss)
-    return main, startup, loss
-
-
-def _grad(x, y, w):
-    """d mean((xw - y)^2) / dw."""
-    return 2 * x.T @ (x @ w - y) / y.size
-
-
-def _reference(batches, begin, ranks=2):
-    """Places start from the same u; before the ramp-up the mean gradient drives momentum,
-    afterwards each place sends the top 25% of |v| and the sum of what was sent is applied."""
-    w = W0.astype("float64")
-    u = [np.zeros_like(w) for _ in range(ranks)]
-    v = [np.zeros_like(w) for _ in range(ranks)]
-    k = w.size // 4
-    for step, (x, y) in enumerate(batches):
-        parts = np.split(x, ranks), np.split(y, ranks)
-        g = [_grad(a, b, w) / ranks for a, b in zip(*parts)]  # the loss gradient is 1/ranks
-        if step < begin:
-            for r in range(ranks):
-                u[r] = MU * u[r] + sum(g)
-            w = w - LR * u[0]
-            continue
-        total = np.zeros_like(w)
-        for r in range(ranks):
-            u[r] = MU * u[r] + g[r]
-            v[r] = v[r] + u[r]
-            top = np.argsort(-np.abs(v[r]).ravel(), kind="stable")[:k]
-            sent = np.zeros(w.size)
-            sent[top] = v[r].ravel()[top]
-            total += sent.reshape(w.shape)
-            v[r].ravel()[top] = 0
-            u[r].ravel()[top] = 0
-        w = w - LR * total
-    return w
+from .dgc_model import batches as make_batches
+from .dgc_model import build as _model
+from .dgc_model import reference as _reference
+from .mpi_helpers import HERE_DIR, run_mpi
 
 
 def test_dgc_exchanges_top_k_between_places_as_the_reference():
-    rng = np.random.RandomState(0)
-    batches = [
-        (rng.rand(8, 6).astype("float32"), rng.rand(8, 4).astype("float32")) for _ in range(4)
-    ]
+    batches = make_batches()
     main, startup, loss = _model(2, begin=1)
     types = [op.type for op in main.global_block().ops]
     assert types.count("c_allgather") == 2 and "dgc" in types and "dgc_momentum" not in types
@@ -99,3 +44,20 @@ def test_dgc_exchanges_top_k_between_places_as_the_reference():
 def test_num_trainers_is_checked():
     with pytest.raises(Exception, match="num_trainers"):
         fluid.optimizer.DGCMomentumOptimizer(0.1, 0.9, 0, num_trainers=0)
+
+
+@pytest.mark.parametrize("places", [1, 2])
+def test_dgc_over_two_mpi_processes_matches_the_reference(tmp_path, places):
+    """nccl2-transpiled DGC on 2 ranks under mpiexec (with 1 or 2 places each): one dense
+    step, then top-k exchange among all 2 * places trainers."""
+    script = HERE_DIR / "scripts" / "dgc_train.py"
+    run_mpi(script, 2, str(tmp_path), "1", str(places), timeout=120)
+    ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]
+    for r in ranks:
+        assert int(r["allgathers"]) == 2 and int(r["allreduces"]) == 0
+    np.testing.assert_array_equal(ranks[0]["w"], ranks[1]["w"])
+    np.testing.assert_allclose(
+        ranks[0]["w"], _reference(make_batches(), begin=1, ranks=2 * places), rtol=1e-5, atol=1e-6
+    )
+    # each rank computed its loss on its own half of the batch
+    assert not np.allclose(ranks[0]["losses"], ranks[1]["losses"])

@@ -259,7 +259,7 @@ def test_oar_layers_inside_declarative_equal_eager_with_batch_norm_state():
         for i, p in enumerate(net.parameters()):
             p.set_value(np.random.RandomState(i).rand(*p.shape).astype(p.dtype))
         img = to_variable(np.random.RandomState(5).rand(2, 1, 4, 4).astype("float32"))
-        ids = to_variable(np.array([1, 2, 3, 4], "int64").reshape(2, 2, 1))
+        ids = to_variable(np.array([1, 2, 3, 4], "int64").reshape(2, 2))
         out = net(img, ids)
         fluid.layers.mean(out).backward()
         grads = [p.gradient() for p in net.parameters() if p.trainable]
@@ -295,3 +295,37 @@ def test_list_appended_in_a_tensor_loop_becomes_a_tensor_array():
     _close(static, eager)
     assert static[3].shape == (5, 1, 2)
     assert "convert_append" in ProgramTranslator().get_code(collect)
+
+
+class EmbedNet(fluid.dygraph.Layer):
+    def __init__(self, is_sparse):
+        super().__init__()
+        from oar.fluid.dygraph import Embedding
+
+        self.emb = Embedding([10, 3], is_sparse=is_sparse, padding_idx=0)
+
+    @declarative
+    def forward(self, ids):
+        return self.emb(ids)
+
+
+@pytest.mark.parametrize("is_sparse", [False, True])
+@pytest.mark.parametrize("ids_shape", [(2, 2), (3, 1), (4,)])
+def test_embedding_takes_ids_of_any_shape_in_both_modes(ids_shape, is_sparse):
+    """Embedding is lookup_table_v2 in dygraph, so declarative accepts what eager accepts
+    (output ids.shape + [dim], as Fluid 1.8.5's dygraph Embedding)."""
+    ids_np = np.array([0, 3, 3, 7][: int(np.prod(ids_shape))], "int64").reshape(ids_shape)
+
+    def run():
+        net = EmbedNet(is_sparse)
+        net.emb.weight.set_value(np.arange(30, dtype="float32").reshape(10, 3))
+        out = net(to_variable(ids_np))
+        assert out.shape == list(ids_shape) + [3]
+        fluid.layers.reduce_sum(out * out).backward()
+        return [out.numpy(), net.emb.weight.gradient()]
+
+    static, eager = _both(run)
+    _close(static, eager)
+    table = np.arange(30, dtype="float32").reshape(10, 3)
+    want = np.where(ids_np[..., None] == 0, 0, table[ids_np])  # row 0 is the padding row
+    np.testing.assert_array_equal(eager[0], want)

@@ -161,12 +161,13 @@ def test_dropout_train_and_eval():
         np.testing.assert_allclose(drop(dg.to_variable(x)).numpy(), x * 0.5)
 
 
-@_needs("lookup_table")
+@_needs("lookup_table_v2")
 def test_embedding():
     with dg.guard():
         emb = dg.Embedding(size=[10, 3])
         ids = np.array([[1], [4], [1]], "int64")
         out = emb(dg.to_variable(ids))
+        assert out.shape == [3, 1, 3]  # ids.shape + [dim], as Fluid 1.8's dygraph Embedding
         np.testing.assert_allclose(out.numpy().reshape(3, 3), emb.weight.numpy()[[1, 4, 1]])
         _backprop(out)
         g = emb.weight.gradient()
@@ -196,7 +197,7 @@ def test_containers_in_state_dict():
         assert model["second"] is model[1]
 
 
-@_needs("lookup_table")
+@_needs("lookup_table_v2")
 def test_sparse_embedding_updates_only_looked_up_rows():
     with dg.guard():
         emb = dg.Embedding(size=[10, 3], is_sparse=True)

@@ -65,8 +65,8 @@ def test_decoders(name):
         h0v = rng.uniform(-1, 1, (B, H)).astype("float32")
         emb = fluid.dygraph.Embedding([V, D])
 
-        def embed(ids):  # oar's dygraph Embedding wants ids [..., 1] (lookup_table v1)
-            return emb(L.unsqueeze(ids, [len(ids.shape)]))
+        def embed(ids):  # ids [B, T] -> [B, T, D] (lookup_table_v2, as Fluid 1.8)
+            return emb(ids)
 
         out_fc = fluid.dygraph.Linear(H, V)
         cell = L.GRUCell(H)

@@ -22,7 +22,7 @@ class Net(fluid.dygraph.Layer):
 
 
 env = fluid.dygraph.ParallelEnv()
-IDS = [np.array([[[1], [2]], [[2], [7]]], "int64"), np.array([[[2], [5]], [[9], [9]]], "int64")]
+IDS = [np.array([[1, 2], [2, 7]], "int64"), np.array([[2, 5], [9, 9]], "int64")]
 with fluid.dygraph.guard(fluid.CPUPlace()):
     model = fluid.dygraph.DataParallel(Net(), fluid.dygraph.prepare_context())
     opt = fluid.optimizer.SGD(learning_rate=0.5, parameter_list=model.parameters())

@@ -3,3 +3,8 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+# oar first: importing it loads every plugin, this one included, so a first import of one of
+# this package's modules must not leave them half-initialised while the plugin manager
+# imports them.
+import oar  # noqa: E402, F401

@@ -512,7 +512,9 @@ class LayerNorm(Layer):
 
 
 class Embedding(Layer):
-    """Rows of a [vocab, dim] table looked up by int64 ids (last dim 1, as Fluid's lookup_table)."""
+    """Rows of a [vocab, dim] table looked up by int64 ids of any shape: the output has shape
+    ``ids.shape + [dim]`` (op ``lookup_table_v2``, as Fluid 1.8's dygraph ``Embedding``; ids
+    [N, 1] give [N, 1, dim])."""
 
     def __init__(
         self,
@@ -540,7 +542,7 @@ class Embedding(Layer):
                 "Embedding", f"input '{input.name}' must hold int64 ids, given {input.dtype}"
             )
         out = VarBase(None)
-        _op("lookup_table", {"W": [self.weight], "Ids": [input]}, {"Out": [out]}, self._attrs)
+        _op("lookup_table_v2", {"W": [self.weight], "Ids": [input]}, {"Out": [out]}, self._attrs)
         return out
 
 
