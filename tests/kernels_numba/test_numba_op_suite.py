@@ -36,6 +36,7 @@ FAMILIES = [
     "sequence_pool",
     "embedding",
     "pool",
+    "conv",
 ]
 
 

@@ -31,6 +31,7 @@ FAMILIES = {
     "losses": "oar_kernels_numba.softmax",
     "dropout": "oar_kernels_numba.dropout",
     "pool": "oar_kernels_numba.pool",
+    "conv": "oar_kernels_numba.conv",
 }
 
 
