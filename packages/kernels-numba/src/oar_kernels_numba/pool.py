@@ -137,4 +137,4 @@ class _Kernels:
 def register(registry, family: str, device: str, priority: int) -> None:
     k = _Kernels(device, priority)
     for op in _OPS:
-        registry.register_kernel(op, device, DTYPES, getattr(k, op), priority, generic=False)
+        registry.register_kernel(op, device, DTYPES, getattr(k, op), priority)
