@@ -1,5 +1,6 @@
 """A small persistent thread pool that splits a kernel's independent pieces (batch chunks of a
-convolution) across the cores CPU math may use.
+convolution) across the cores CPU math may use; kernel plugins reach it as
+``oar.api.parallel_for`` (oar-kernels-cpu's and oar-kernels-numba's convolutions use it).
 
 numpy releases the GIL in its copies and BLAS calls, so Python threads run those pieces in
 parallel. :func:`parallel_for` hands pieces out one at a time to the pool's workers and to the
@@ -22,7 +23,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from oar.api import cpu_math_library_num_threads, limit_cpu_math_threads
+from oar.cpu_threads import cpu_math_library_num_threads, limit_cpu_math_threads
 
 _MAIN = threading.main_thread()
 _lock = threading.Lock()
@@ -43,7 +44,7 @@ def _workers(n: int) -> ThreadPoolExecutor:
         if _pool is None or _pool_size < n:
             if _pool is not None:
                 _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="oar-kernels-cpu")
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="oar-cpu-pool")
             _pool_size = n
         return _pool
 
