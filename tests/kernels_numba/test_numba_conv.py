@@ -77,6 +77,7 @@ WINOGRAD = [  # (x shape, out channels, paddings, padding algorithm)
     ((2, 12, 5, 8), 9, (0, 0), "SAME"),
     ((2, 8, 6, 7), 8, (0, 0), "VALID"),
     ((5, 32, 8, 8), 24, (1, 1), "EXPLICIT"),
+    ((2, 64, 5, 6), 8, (1, 1), "EXPLICIT"),  # 64 channels: the gathering layout copy
 ]
 
 
