@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import json
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 import pserver_embedding as model
 from oar import fluid
+from oar_dist.pserver.hashed import capacity, shard_of
+from oar_dist.pserver.row_init import init_rows
 from pserver_helpers import HERE, seed_job
 
 SCRIPT = HERE / "scripts" / "pserver_embedding.py"
@@ -49,23 +53,44 @@ def _reference(recs, vocab, dim) -> dict:
     return {n: np.array(scope.find_var(n).get_tensor()) for n in names}
 
 
+def _rows_by_id(servers, table="emb") -> dict:
+    """id -> final row, from the shards the pservers held (rows in slot order + their maps)."""
+    out = {}
+    for s in servers:
+        for k in s.files:
+            if k.startswith(table + ".block") and not k.endswith("@IDS"):
+                store = s[k + "@IDS"]
+                ids = store[1 : 1 + int(store[0])]
+                out.update(zip(ids.tolist(), s[k][: ids.size]))
+    return out
+
+
 def test_distributed_embedding_sync_equals_one_process(tmp_path):
     ckpt = tmp_path / "ckpt"
     recs, servers = _run(tmp_path, OAR_T_VOCAB=50, OAR_T_STEPS=8, OAR_T_SAVE=ckpt)
     ops = list(recs[0]["ops"])
     assert "distributed_lookup_table" in ops and "lookup_table" not in ops
-    assert "split_selected_rows" in ops
+    assert "shard_selected_rows" in ops
     assert not bool(recs[0]["emb_held"]), "the trainer holds the table"
-    blocks = [s["emb.block0"] if "emb.block0" in s.files else s["emb.block1"] for s in servers]
-    assert [b.shape for b in blocks] == [(25, 4), (25, 4)]
+    cap = capacity(50, 2)
+    assert [s["emb.block0" if "emb.block0" in s.files else "emb.block1"].shape for s in servers] == [
+        (cap, 4),
+        (cap, 4),
+    ]
+    rows = _rows_by_id(servers)
+    seen = {int(i) for r in recs for k in r.files if k.endswith("/ids") for i in r[k].ravel()}
+    assert set(rows) == seen  # a row for every id that arrived, and no other
+    table = model.initial_table(50, 4)  # ids never seen keep their initial rows
+    for i, row in rows.items():
+        table[i] = row
     ref = _reference(recs, 50, 4)
-    np.testing.assert_allclose(np.concatenate(blocks), ref["emb"], rtol=1e-5, atol=1e-6)
-    assert not np.allclose(np.concatenate(blocks), model.initial_table(50, 4))
+    np.testing.assert_allclose(table, ref["emb"], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(table, model.initial_table(50, 4))
     for n, v in ref.items():
         if n != "emb":
             np.testing.assert_array_equal(recs[0]["final/" + n], recs[1]["final/" + n])
             np.testing.assert_allclose(recs[0]["final/" + n], v, rtol=1e-5, atol=1e-6)
-    _check_checkpoint(ckpt, recs, servers, np.concatenate(blocks))
+    _check_checkpoint(ckpt, recs, servers, table, rows)
 
 
 def _local_model() -> tuple:
@@ -80,7 +105,21 @@ def _local_model() -> tuple:
     return main, scope, exe
 
 
-def _check_checkpoint(ckpt, recs, servers, table):
+def _pserver_startups(vocab=50, opt="sgd", init="uniform"):
+    """(endpoint, pserver main program, its startup program) of the test job's layout."""
+    with fluid.program_guard(fluid.Program(), fluid.Program()), fluid.unique_name.guard():
+        model.build(vocab, 4, opt, init)
+        t = fluid.DistributeTranspiler()
+        eps = ",".join(f"{ip}:6170" for ip in IPS)
+        t.transpile(1, pservers=eps, trainers=2)
+        out = []
+        for ip in IPS:
+            prog = t.get_pserver_program(f"{ip}:6170")
+            out.append((f"{ip}:6170", prog, t.get_startup_program(f"{ip}:6170", prog)))
+        return out
+
+
+def _check_checkpoint(ckpt, recs, servers, table, rows):
     """trainer 0's save_persistables wrote the whole job: a single-process program and each
     pserver's startup program load it."""
     main, scope, exe = _local_model()
@@ -90,33 +129,39 @@ def _check_checkpoint(ckpt, recs, servers, table):
     for n in ("fc_0.w_0", "fc_0.b_0"):
         got = np.array(scope.find_var(n).get_tensor())
         np.testing.assert_array_equal(got, recs[0]["final/" + n])
-    with fluid.program_guard(fluid.Program(), fluid.Program()), fluid.unique_name.guard():
-        model.build(50, 4, "sgd", "uniform")
-        t = fluid.DistributeTranspiler()
-        eps = ",".join(f"{ip}:6170" for ip in IPS)
-        t.transpile(1, pservers=eps, trainers=2)
-        for ip, held in zip(IPS, servers):
-            start = t.get_startup_program(f"{ip}:6170", t.get_pserver_program(f"{ip}:6170"))
-            pscope = fluid.Scope()
-            with fluid.scope_guard(pscope):
-                exe.run(start)
-                fluid.io.load_persistables(exe, str(ckpt), start)
-            for n in held.files:
-                np.testing.assert_array_equal(np.array(pscope.find_var(n).get_tensor()), held[n])
-            # Fluid's helper for this: the pserver's dense variables, its rows of the whole table
-            pscope = fluid.Scope()
-            with fluid.scope_guard(pscope):
-                exe.run(start)
-                fluid.contrib.load_persistables_for_increment(
-                    str(ckpt), exe, start, "emb", str(ckpt / "emb")
-                )
-            for n in held.files:
-                np.testing.assert_array_equal(np.array(pscope.find_var(n).get_tensor()), held[n])
-    _check_inference_load(ckpt, table)
+    for (_, _, start), held in zip(_pserver_startups(), servers):
+        pscope = fluid.Scope()
+        with fluid.scope_guard(pscope):
+            exe.run(start)
+            fluid.io.load_persistables(exe, str(ckpt), start)
+        for n in held.files:  # rows, id -> slot maps, dense parameters
+            np.testing.assert_array_equal(np.array(pscope.find_var(n).get_tensor()), held[n])
+        # Fluid's helper for this, from the shards' files: the same
+        pscope = fluid.Scope()
+        with fluid.scope_guard(pscope):
+            exe.run(start)
+            fluid.contrib.load_persistables_for_increment(str(ckpt), exe, start, "emb", str(ckpt))
+        for n in held.files:
+            np.testing.assert_array_equal(np.array(pscope.find_var(n).get_tensor()), held[n])
+        # ... or from the whole table's file: every id of the shard's, in id order
+        pscope = fluid.Scope()
+        with fluid.scope_guard(pscope):
+            exe.run(start)
+            fluid.contrib.load_persistables_for_increment(
+                str(ckpt), exe, start, "emb", str(ckpt / "emb")
+            )
+        shard = next(n for n in held.files if n.startswith("emb.block") and "@" not in n)
+        store = np.array(pscope.find_var(shard + "@IDS").get_tensor())
+        ids = store[1 : 1 + int(store[0])]
+        k = int(shard[-1])
+        np.testing.assert_array_equal(ids, np.flatnonzero(shard_of(np.arange(50), 2) == k))
+        got = np.array(pscope.find_var(shard).get_tensor())[: ids.size]
+        np.testing.assert_array_equal(got, table[ids])
+    _check_inference_load(ckpt, table, rows)
 
 
-def _check_inference_load(ckpt, table):
-    """load_persistables_for_inference puts the table together from the pservers' blocks."""
+def _check_inference_load(ckpt, table, rows):
+    """load_persistables_for_inference puts the table together from the pservers' shards."""
     import shutil
 
     blocks_only = ckpt.parent / "blocks_only"
@@ -127,7 +172,78 @@ def _check_inference_load(ckpt, table):
         with pytest.raises(Exception, match="emb"):
             fluid.io.load_persistables(exe, str(blocks_only), main)
         fluid.contrib.load_persistables_for_inference(str(blocks_only), exe, main, "emb")
-    np.testing.assert_array_equal(np.array(scope.find_var("emb").get_tensor()), table)
+    want = np.zeros_like(table)  # rows of ids no shard holds are zero here
+    seen = sorted(rows)
+    want[seen] = table[seen]
+    np.testing.assert_array_equal(np.array(scope.find_var("emb").get_tensor()), want)
+
+
+def _hashed_reference(recs, first_rows: dict, steps: int) -> dict:
+    """One process: a table of one row per distinct id (through a dict), started from the rows
+    the pservers drew, trained on both trainers' batches."""
+    pool = [int(i) for i in model.POOL]
+    slot = {i: k for k, i in enumerate(pool)}
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        model.build(len(pool), 4, "adam", "uniform")
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup, scope=scope)
+    table = np.array(scope.find_var("emb").get_tensor())
+    for i, row in first_rows.items():
+        table[slot[i]] = row
+    scope.find_var("emb").get_tensor().set(table, fluid.CPUPlace())
+    for n in ("fc_0.w_0", "fc_0.b_0"):
+        scope.find_var(n).get_tensor().set(recs[0]["init/" + n], fluid.CPUPlace())
+    for i in range(steps):
+        ids = np.concatenate([r[f"feed/{i}/ids"] for r in recs])
+        feed = {"ids": np.vectorize(slot.get)(ids).astype("int64")}
+        feed["y"] = np.concatenate([r[f"feed/{i}/y"] for r in recs])
+        exe.run(main, feed=feed, scope=scope)
+    final = np.array(scope.find_var("emb").get_tensor())
+    out = {n: np.array(scope.find_var(n).get_tensor()) for n in ("fc_0.w_0", "fc_0.b_0")}
+    out["rows"] = {i: final[slot[i]] for i in pool}
+    return out
+
+
+def _initial_rows(ids) -> dict:
+    """The rows the pservers draw for ``ids`` (from the table's initializer, per id)."""
+    _, prog, _ = _pserver_startups(vocab=30, opt="adam")[0]
+    specs = json.loads(prog.global_block().ops[-1].attr("table_specs"))
+    rows = init_rows(specs[0]["init"], np.asarray(ids, dtype="int64"), 4, "float32")
+    return dict(zip([int(i) for i in ids], rows))
+
+
+def test_hashed_ids_sync_adam_equal_one_process_and_resume(tmp_path):
+    """ids anywhere in int64 (10**12+7, -5, 2**62, -2**63, ...), dict_size 30: 2 pservers +
+    2 trainers equal one process that maps the ids through a dict (1e-5). A checkpoint taken
+    after step 3 resumes a new job (new processes) that ends where the first one did."""
+    common = dict(OAR_T_IDS="hashed", OAR_T_VOCAB=30, OAR_T_OPT="adam", OAR_T_INIT="uniform")
+    ckpt = tmp_path / "ckpt"
+    first = tmp_path / "first"
+    first.mkdir()
+    recs, servers = _run(first, OAR_T_STEPS=6, OAR_T_SAVE=ckpt, OAR_T_SAVE_AT=2, **common)
+    rows = _rows_by_id(servers)
+    assert set(rows) <= {int(i) for i in model.POOL} and len(rows) > 12
+    ref = _hashed_reference(recs, _initial_rows(model.POOL), 6)
+    for i, row in rows.items():
+        np.testing.assert_allclose(row, ref["rows"][i], rtol=1e-5, atol=1e-6)
+    for n in ("fc_0.w_0", "fc_0.b_0"):
+        np.testing.assert_allclose(recs[0]["final/" + n], ref[n], rtol=1e-5, atol=1e-6)
+    # ids outside [0, dict_size): the shards and their maps, no whole-table file
+    assert not (ckpt / "emb").exists()
+    assert (ckpt / "emb.block0@IDS").exists() and (ckpt / "emb_moment1_0.block1").exists()
+    again = tmp_path / "again"
+    again.mkdir()
+    recs2, servers2 = _run(again, OAR_T_STEPS=3, OAR_T_FIRST=3, OAR_T_LOAD=ckpt, **common)
+    for t in range(2):
+        np.testing.assert_allclose(recs2[t]["losses"], recs[t]["losses"][3:], rtol=1e-5)
+        for n in ("fc_0.w_0", "fc_0.b_0"):
+            np.testing.assert_allclose(recs2[t]["final/" + n], recs[t]["final/" + n], rtol=1e-5)
+    rows2 = _rows_by_id(servers2)
+    assert set(rows2) == set(rows)
+    for i, row in rows.items():
+        np.testing.assert_allclose(rows2[i], row, rtol=1e-5, atol=1e-6)
 
 
 def test_distributed_embedding_async_adam_losses_fall(tmp_path):

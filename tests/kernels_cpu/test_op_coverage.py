@@ -64,8 +64,9 @@ PROGRAM_TESTED = {
     "shrink_rnn_memory": "test_lod_rank.py",
     "reorder_lod_tensor_by_rank": "test_lod_rank.py",
     "split_selected_rows": "test_pserver_tables.py",
+    "shard_selected_rows": "test_pserver_tables.py",
 }
-OPTIONAL = {"split_selected_rows"}  # oar-dist's: absent without that plugin
+OPTIONAL = {"split_selected_rows", "shard_selected_rows"}  # oar-dist's: absent without it
 
 
 def _forward_ops() -> dict:

@@ -71,9 +71,17 @@ IDS = np.array([[1], [0], [1], [1]], dtype="int64")
 
 
 def _table_attrs(**kw) -> dict:
-    """``w`` as a distributed table of one row block on the pserver at EP."""
-    attrs = {"table_names": ["w"], "endpoints": [EP], "height_sections": [2], "emb_dim": 3}
+    """``w`` as a distributed table of one hashed shard on the pserver at EP."""
+    attrs = {"table_names": ["w"], "endpoints": [EP], "height": 2, "emb_dim": 3}
     return dict(attrs, **kw)
+
+
+def _table_specs() -> str:
+    """``w`` is also a hashed table shard of capacity 2 whose rows start as W's (ids 0 and 1
+    get slots 0 and 1 when first asked for together)."""
+    init = {"type": "assign_value", "attrs": {"shape": [2, 3], "fp32_values": W.ravel().tolist()}}
+    spec = {"name": "w", "grad": "w@TABLE_GRAD", "ids": "w@IDS", "capacity": 2, "shard": 0}
+    return json.dumps([dict(spec, shards=1, table="w", init=dict(init, table="w"))])
 
 
 CASES = (
@@ -147,7 +155,8 @@ def _start_servers() -> None:
     from oar_dist.pserver.transport import ZmqClient
 
     attrs = dict(_serve_attrs(EP), tables=["w"], lr_program="", transport="zmq")
-    loop = PserverLoop([W.copy(), np.zeros(1, "float32")], attrs)
+    attrs.update(var_names=["w", "lr", "w@IDS"], table_specs=_table_specs())
+    loop = PserverLoop([W.copy(), np.zeros(1, "float32"), np.zeros(3, "int64")], attrs)
 
     def serve():
         try:

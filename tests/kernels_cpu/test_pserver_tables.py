@@ -1,5 +1,6 @@
 """The trainer-side gradient ops of distributed tables: ``distributed_lookup_table_grad`` (equal to
-``lookup_table_grad`` with ``is_sparse``, which reads the table) and ``split_selected_rows``.
+``lookup_table_grad`` with ``is_sparse``, which reads the table, with ids as rows),
+``shard_selected_rows`` and ``split_selected_rows``.
 ``distributed_lookup_table`` itself runs against a pserver in ``test_pserver.py``."""
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from oar.api import SelectedRows, registries
 from oar_dist.kernels.tables import (
     distributed_lookup_table_grad,
     prefetch_rows,
+    shard_selected_rows,
     split_selected_rows,
 )
+from oar_dist.pserver.hashed import shard_of
+from oar_dist.pserver.wire import KEYED
 
 RNG = np.random.RandomState(7)
 IDS = np.array([[3], [0], [6], [3], [2]], dtype="int64")
@@ -37,14 +41,27 @@ def test_grad_equals_lookup_table_grad(padding_idx):
     attrs = {"height": 7, "padding_idx": padding_idx, "lookup_table_version": 1}
     got = distributed_lookup_table_grad({"Ids": IDS, "Out@GRAD": DOUT}, attrs)["W@GRAD"]
     want = _lookup_grad(padding_idx)
-    assert isinstance(got, SelectedRows) and got.height() == 7
-    np.testing.assert_array_equal(got.to_dense(), want.to_dense())
+    assert isinstance(got, SelectedRows) and got.height() == KEYED  # rows are ids
+    dense = SelectedRows(got.row_array, 7, got.value).to_dense()
+    np.testing.assert_array_equal(dense, want.to_dense())
 
 
-def test_grad_refuses_ids_outside_the_table():
+def test_grad_keeps_ids_of_any_int64():
+    ids = np.array([[2**62], [-5], [10**12 + 7]], dtype="int64")
     attrs = {"height": 3, "padding_idx": -1, "lookup_table_version": 1}
-    with pytest.raises(ValueError, match=r"outside the table's rows \[0, 3\)"):
-        distributed_lookup_table_grad({"Ids": IDS, "Out@GRAD": DOUT}, attrs)
+    got = distributed_lookup_table_grad({"Ids": ids, "Out@GRAD": DOUT[:3]}, attrs)["W@GRAD"]
+    assert got.rows() == ids.ravel().tolist()
+
+
+def test_shard_selected_rows_cuts_by_the_ids_shard():
+    ids = np.array([3, 0, 6, 3, 2, -5, 2**62], dtype="int64")
+    value = RNG.rand(7, 4).astype("float32")
+    parts = shard_selected_rows({"X": SelectedRows(ids, KEYED, value)}, {"shards": 3})["Out"]
+    assert len(parts) == 3 and all(p.height() == KEYED for p in parts)
+    k = shard_of(ids, 3)
+    for i, p in enumerate(parts):
+        assert p.rows() == ids[k == i].tolist()
+        np.testing.assert_array_equal(p.value, value[k == i])
 
 
 def test_split_selected_rows_makes_block_local_rows():
@@ -63,7 +80,7 @@ def test_split_selected_rows_checks_the_sections():
 
 
 def test_prefetch_asks_nothing_for_no_ids():
-    attrs = {"height_sections": [4, 3], "table_names": ["a", "b"], "endpoints": ["x:1", "y:2"]}
+    attrs = {"table_names": ["a", "b"], "endpoints": ["x:1", "y:2"]}
     out = prefetch_rows(
         np.zeros(0, np.int64), dict(attrs, trainer_id=0, emb_dim=4, dtype="float32")
     )

@@ -4,6 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+#: the parallel threshold these tests run with: oar-kernels-numba's default (2M elements,
+#: where parallel loops start to pay on a 2-core machine) would make every "above the
+#: threshold" case allocate megabytes; 64k keeps both twins exercised at small sizes
+TEST_PARALLEL_MIN = 1 << 16
+
+try:
+    from oar_kernels_numba import _jit
+except ImportError:  # numba missing: the tests skip themselves
+    pass
+else:
+    _jit.PARALLEL_MIN = TEST_PARALLEL_MIN
+
 
 @pytest.fixture
 def numba_pair():

@@ -1,11 +1,14 @@
 """A pserver job with a distributed embedding table (``is_distributed=True``), roles from the
 seed's environment variables (as ``pserver_train.py``).
 
-``OAR_T_VOCAB`` (table rows), ``OAR_T_DIM``, ``OAR_T_SYNC`` (1/0), ``OAR_T_STEPS``,
+``OAR_T_VOCAB`` (the table's dict_size), ``OAR_T_DIM``, ``OAR_T_SYNC`` (1/0), ``OAR_T_STEPS``,
 ``OAR_T_OPT`` (sgd/adam), ``OAR_T_INIT`` (``array``: a NumpyArrayInitializer drawn from seed 5;
-``uniform``: the default initializer), ``OAR_T_TRACE`` (1: record this process's tracemalloc
-peak after building the model), ``OAR_T_SAVE`` (a directory: the trainers end with
-``fluid.io.save_persistables`` there). Trainers write trainer<i>.npz (losses, feeds, initial and final dense parameters);
+``uniform``: the default initializer), ``OAR_T_IDS`` (``range``: ids in [0, vocab); ``hashed``:
+ids from :data:`POOL`, any int64), ``OAR_T_TRACE`` (1: record this process's tracemalloc
+peak after building the model), ``OAR_T_SAVE`` (a directory: the trainers call
+``fluid.io.save_persistables`` there after step ``OAR_T_SAVE_AT``, default the last),
+``OAR_T_LOAD`` (a directory: the pservers resume from it, the trainers start at step
+``OAR_T_FIRST``). Batch ``i`` of trainer ``t`` is the same in every run. Trainers write trainer<i>.npz (losses, feeds, initial and final dense parameters);
 pservers write pserver_<ip>.npz (the final values of the variables they hold).
 """
 
@@ -25,6 +28,12 @@ vocab = int(env("OAR_T_VOCAB", "50"))
 dim = int(env("OAR_T_DIM", "4"))
 opt = env("OAR_T_OPT", "sgd")
 init = env("OAR_T_INIT", "array")
+# ids far apart, negative, at both ends of int64: a hashed table takes any of them
+POOL = np.array(
+    [10**12 + 7, -5, 2**62, -(2**63), 2**63 - 1, 0, 3, 17, -1, 10**15, 42, 999_999_937]
+    + [7 * 10**9 + k for k in range(8)],
+    dtype="int64",
+)
 
 
 def initial_table(vocab, dim) -> np.ndarray:
@@ -52,9 +61,13 @@ def build(vocab, dim, opt, init):
     return loss
 
 
-def batch(rng, vocab):
-    ids = rng.randint(0, vocab, (8, 1)).astype("int64")
-    yb = (np.sin(ids.astype("float32")) + 0.5).astype("float32")
+def batch(tid: int, step: int, vocab: int):
+    rng = np.random.RandomState(1000 * tid + step)
+    if env("OAR_T_IDS", "range") == "hashed":
+        ids = POOL[rng.randint(0, POOL.size, (8, 1))]
+    else:
+        ids = rng.randint(0, vocab, (8, 1)).astype("int64")
+    yb = (np.sin((ids % 1000).astype("float32")) + 0.5).astype("float32")
     return ids, yb
 
 
@@ -72,7 +85,10 @@ def run_pserver(t, exe, port: str) -> tuple:
     ip = os.environ["PADDLE_CURRENT_IP"]
     current = ip + ":" + port
     prog = t.get_pserver_program(current)
-    exe.run(t.get_startup_program(current, prog))
+    start = t.get_startup_program(current, prog)
+    exe.run(start)
+    if env("OAR_T_LOAD"):  # the seed's 多机增量训练: resume the pserver from the checkpoint
+        fluid.io.load_persistables(exe, env("OAR_T_LOAD"), start)
     exe.run(prog)
     rec = _peak()
     scope = fluid.global_scope()
@@ -89,19 +105,21 @@ def run_trainer(t, exe, loss, tid: int, steps: int) -> tuple:
     dense = [p.name for p in main.global_block().all_parameters() if p.name != "emb"]
     rec = {"init/" + n: np.array(scope.find_var(n).get_tensor()) for n in dense}
     rec["emb_held"] = np.array(scope.find_var("emb") is not None)
-    rng = np.random.RandomState(10 + tid)
+    first = int(env("OAR_T_FIRST", "0"))
+    save_at = int(env("OAR_T_SAVE_AT", str(first + steps - 1)))
     losses = []
-    for step in range(steps):
-        ids, yb = batch(rng, vocab)
-        rec[f"feed/{step}/ids"], rec[f"feed/{step}/y"] = ids, yb
+    for step in range(first, first + steps):
+        ids, yb = batch(tid, step, vocab)
+        rec[f"feed/{step - first}/ids"], rec[f"feed/{step - first}/y"] = ids, yb
         (lv,) = exe.run(main, feed={"ids": ids, "y": yb}, fetch_list=[loss])
         losses.append(float(lv[0]))
         print("step", step, losses[-1], flush=True)
+        if env("OAR_T_SAVE") and step == save_at:
+            # every trainer calls it; the first one writes the job's checkpoint
+            fluid.io.save_persistables(exe, env("OAR_T_SAVE"), main)
     rec.update({"final/" + n: np.array(scope.find_var(n).get_tensor()) for n in dense})
     rec["losses"] = np.array(losses)
     rec["ops"] = np.array([op.type for op in main.global_block().ops])
-    if env("OAR_T_SAVE"):  # every trainer calls it; the first one writes the job's checkpoint
-        fluid.io.save_persistables(exe, env("OAR_T_SAVE"), main)
     exe.close()
     rec.update(_peak())
     return f"trainer{tid}", rec

@@ -2,8 +2,9 @@
 a checkpoint that holds a distributed lookup table (Fluid 1.8.5's signatures).
 
 A checkpoint written by ``fluid.io.save_persistables`` on a transpiled trainer program (see
-docs/dist.md) holds each table twice: whole, under its own name, and as the pservers' row
-blocks (``emb.block0``, ...). These helpers read either.
+docs/dist.md) holds each table as the pservers' hashed shards (``emb.block0`` with its id map
+``emb.block0@IDS``, ...) and, when every id lies in ``[0, dict_size)``, whole under its own
+name. These helpers read either.
 """
 
 from __future__ import annotations
@@ -37,34 +38,67 @@ def _read(path: str, names: list) -> dict:
     return fluid.io.load_program_state(path, var_list=names)
 
 
+def _shard_from_whole(path: str, origin: str, info: dict) -> tuple:
+    """A shard's rows and id map made from the whole table's file: every id in [0, dict_size)
+    that belongs to the shard, in id order."""
+    import numpy as np
+
+    from oar_dist.pserver.hashed import shard_of
+
+    if os.path.isdir(path):
+        path = os.path.join(path, origin)
+    whole = next(iter(_read(os.path.dirname(path) or ".", [os.path.basename(path)]).values()))
+    ids = np.arange(whole.shape[0], dtype=np.int64)
+    ids = ids[shard_of(ids, info["shards"]) == info["shard"]]
+    if ids.size > info["capacity"]:
+        raise ValueError(
+            f"load_persistables_for_increment: the table '{origin}' in {path!r} has {ids.size} "
+            f"rows for shard {info['shard']}, over its capacity of {info['capacity']}"
+        )
+    rows = np.zeros((info["capacity"],) + whole.shape[1:], dtype=whole.dtype)
+    rows[: ids.size] = whole[ids]
+    store = np.zeros(info["capacity"] + 1, dtype=np.int64)
+    store[0] = ids.size
+    store[1 : 1 + ids.size] = ids
+    return rows, store
+
+
 def load_persistables_for_increment(
     dirname: str, executor: Any, program: Any, lookup_table_var: str, lookup_table_var_path: str
 ) -> None:
-    """On a pserver: its dense variables from ``dirname``, and its row block of the distributed
-    table ``lookup_table_var`` from ``lookup_table_var_path`` (a directory holding the block's
-    file or the whole table's, or the whole table's file itself)."""
+    """On a pserver: its dense variables from ``dirname``, and its shard of the distributed
+    table ``lookup_table_var`` from ``lookup_table_var_path``: a directory holding the shard's
+    files (rows and id map, with its optimizer state in ``dirname``), or the whole table's file
+    (or a directory holding it; the shard then holds every id of ``[0, dict_size)`` that is its
+    own, and its optimizer state starts afresh)."""
     from oar import fluid
 
     fn = "load_persistables_for_increment"
     tables = _tables(program, fn)
-    mine = {n: t for n, t in tables.items() if t[0] == lookup_table_var}
+    mine = {n: t for n, t in tables.items() if t["table"] == lookup_table_var}
     if not mine:
         raise ValueError(
             f"{fn}: '{lookup_table_var}' is not a distributed table held by this pserver (it holds "
-            f"{sorted({t[0] for t in tables.values()}) or 'none'})"
+            f"{sorted({t['table'] for t in tables.values()}) or 'none'})"
         )
+    path = lookup_table_var_path
+    skip = set()
+    for name, info in mine.items():
+        skip |= {name, info["ids"]}
+        if not os.path.isfile(os.path.join(path, name)):
+            skip |= set(info["state"])
     fluid.io.load_vars(
-        executor, dirname, program, predicate=lambda v: v.persistable and v.name not in mine
+        executor, dirname, program, predicate=lambda v: v.persistable and v.name not in skip
     )
-    for name, (origin, offset, rows) in mine.items():
-        path = lookup_table_var_path
+    for name, info in mine.items():
         if os.path.isdir(path) and os.path.isfile(os.path.join(path, name)):
-            _set(name, _read(path, [name])[name])
+            got = _read(path, [name, info["ids"]])
+            _set(name, got[name])
+            _set(info["ids"], got[info["ids"]])
             continue
-        if os.path.isdir(path):
-            path = os.path.join(path, origin)
-        whole = _read(os.path.dirname(path) or ".", [os.path.basename(path)])
-        _set(name, next(iter(whole.values()))[offset : offset + rows])
+        rows, store = _shard_from_whole(path, info["table"], info)
+        _set(name, rows)
+        _set(info["ids"], store)
 
 
 def load_persistables_for_inference(
@@ -72,8 +106,13 @@ def load_persistables_for_inference(
 ) -> None:
     """For a single-process (inference) ``program`` that reads the distributed table
     ``lookup_table_var_name``: every persistable from ``dirname``, the table from its whole file
-    or, without one, put together from the pservers' block files (``name.block0``, ...)."""
+    or, without one, put together from the pservers' shard files (``name.block0`` with its id
+    map ``name.block0@IDS``, ...; every id must lie in ``[0, dict_size)``; rows of ids no shard
+    holds are zero)."""
+    import numpy as np
     from oar import fluid
+
+    from oar_dist.pserver.hashed import ids_name
 
     fn = "load_persistables_for_inference"
     block = program.global_block()
@@ -94,9 +133,19 @@ def load_persistables_for_inference(
         parts.append(f"{name}.block{len(parts)}")
     if not parts:
         raise FileNotFoundError(
-            f"{fn}: {dirname!r} holds neither '{name}' nor its blocks '{name}.block0', ..."
+            f"{fn}: {dirname!r} holds neither '{name}' nor its shards '{name}.block0', ..."
         )
-    import numpy as np
-
-    values = _read(dirname, parts)
-    _set(name, np.concatenate([values[p] for p in parts]))
+    values = _read(dirname, parts + [ids_name(p) for p in parts])
+    var = block.var(name)
+    height = int(var.shape[0])
+    table = np.zeros([height] + [int(d) for d in var.shape[1:]], dtype=values[parts[0]].dtype)
+    for p in parts:
+        store = values[ids_name(p)]
+        ids = store[1 : 1 + int(store[0])]
+        if ids.size and (ids.min() < 0 or ids.max() >= height):
+            raise ValueError(
+                f"{fn}: the shard '{p}' in {dirname!r} holds ids outside [0, {height}), which "
+                f"a table of {height} rows cannot place"
+            )
+        table[ids] = values[p][: ids.size]
+    _set(name, table)

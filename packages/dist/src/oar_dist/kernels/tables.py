@@ -1,9 +1,9 @@
 """Kernels of the distributed-table ops (see ``oar_dist.ops.tables``).
 
-``distributed_lookup_table`` asks for each distinct id once: the ids are made
-unique, cut by row block, and each pserver gets one ``PREFETCH`` request
-holding the block-local row ids of every block it serves; the requests to all
-pservers are posted before any reply is awaited.
+``distributed_lookup_table`` asks for each distinct id once: the ids are made unique, cut by
+shard (``shard_of``), and each pserver gets one ``PREFETCH`` request holding the ids of the
+shards it serves; the requests to all pservers are posted before any reply is awaited. Ids may
+be any int64 (the pservers map them to rows).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from oar.api import SelectedRows
 
 from oar_dist.pserver import wire
 from oar_dist.pserver.client import get_client
+from oar_dist.pserver.hashed import shard_of
 
 FLOATS = ("float32", "float64")
 IDS = ("int32", "int64")
@@ -22,14 +23,8 @@ def _offsets(sections) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(sections, dtype=np.int64))])
 
 
-def _flat_ids(ids, height: int, op: str) -> np.ndarray:
-    flat = np.asarray(ids).reshape(-1).astype(np.int64, copy=False)
-    if flat.size and (flat.min() < 0 or flat.max() >= height):
-        bad = flat[(flat < 0) | (flat >= height)]
-        raise ValueError(
-            f"{op}: Ids hold {bad[:5].tolist()} outside the table's rows [0, {height})"
-        )
-    return flat
+def _flat_ids(ids) -> np.ndarray:
+    return np.asarray(ids).reshape(-1).astype(np.int64, copy=False)
 
 
 def _pad(padding_idx: int, height: int) -> int:
@@ -42,26 +37,25 @@ def _lead(ids, attrs) -> tuple:
 
 
 def prefetch_rows(uniq: np.ndarray, attrs: dict) -> np.ndarray:
-    """The table rows ``uniq`` (sorted, distinct global ids), fetched from their pservers."""
-    offsets = _offsets(attrs["height_sections"])
+    """The table rows of ``uniq`` (distinct ids), fetched from the pservers of their shards."""
     names, eps, tid = attrs["table_names"], attrs["endpoints"], attrs["trainer_id"]
-    block = np.searchsorted(offsets[1:], uniq, side="right")
+    shard = shard_of(uniq, len(names))
     asks: dict = {}
-    for i in np.unique(block).tolist():
-        pos = np.flatnonzero(block == i)
-        asks.setdefault(eps[i], []).append((names[i], uniq[pos] - offsets[i], pos))
+    for i in np.unique(shard).tolist():
+        pos = np.flatnonzero(shard == i)
+        asks.setdefault(eps[i], []).append((names[i], uniq[pos], pos))
     for ep, items in asks.items():
-        tensors = tuple((name, local) for name, local, _ in items)
+        tensors = tuple((name, ids) for name, ids, _ in items)
         get_client(ep, tid).post(wire.Message(wire.PREFETCH, tensors=tensors))
     out = np.zeros((uniq.size, attrs["emb_dim"]), dtype=attrs["dtype"])
     for ep, items in asks.items():
         reply = get_client(ep, tid).drain()
         got = dict(reply.tensors) if reply is not None else {}
-        for name, local, pos in items:
+        for name, ids, pos in items:
             rows = got.get(name)
-            if rows is None or rows.shape != (local.size, out.shape[1]):
+            if rows is None or rows.shape != (ids.size, out.shape[1]):
                 raise ValueError(
-                    f"distributed_lookup_table: pserver {ep} did not return the {local.size} "
+                    f"distributed_lookup_table: pserver {ep} did not return the {ids.size} "
                     f"rows of '{name}' asked for"
                 )
             out[pos] = rows
@@ -70,26 +64,41 @@ def prefetch_rows(uniq: np.ndarray, attrs: dict) -> np.ndarray:
 
 def distributed_lookup_table(inputs, attrs):
     ids = inputs["Ids"]
-    height = int(sum(attrs["height_sections"]))
-    flat = _flat_ids(ids, height, "distributed_lookup_table")
-    pad = _pad(attrs["padding_idx"], height)
+    flat = _flat_ids(ids)
+    pad = _pad(attrs["padding_idx"], attrs["height"])
     uniq, inverse = np.unique(flat, return_inverse=True)
-    out = prefetch_rows(uniq, attrs)[inverse.reshape(-1)]
-    if pad != -1:
-        out[flat == pad] = 0
+    if pad == -1:
+        rows = prefetch_rows(uniq, attrs)
+    else:  # the padding id reads zeros and gets no row on the pservers
+        keep = uniq != pad
+        rows = np.zeros((uniq.size, attrs["emb_dim"]), dtype=attrs["dtype"])
+        rows[keep] = prefetch_rows(uniq[keep], attrs)
+    out = rows[inverse.reshape(-1)]
     return {"Out": out.reshape(_lead(ids, attrs) + (attrs["emb_dim"],))}
 
 
 def distributed_lookup_table_grad(inputs, attrs):
-    height = attrs["height"]
-    flat = _flat_ids(inputs["Ids"], height, "distributed_lookup_table_grad")
+    flat = _flat_ids(inputs["Ids"])
     d = np.asarray(inputs["Out@GRAD"])
     dv = d.reshape(-1, d.shape[-1])
-    pad = _pad(attrs["padding_idx"], height)
+    pad = _pad(attrs["padding_idx"], attrs["height"])
     if pad != -1:
         keep = flat != pad
         flat, dv = flat[keep], dv[keep]
-    return {"W@GRAD": SelectedRows(flat, height, np.ascontiguousarray(dv))}
+    return {"W@GRAD": SelectedRows(flat, wire.KEYED, np.ascontiguousarray(dv))}
+
+
+def shard_selected_rows(inputs, attrs):
+    x = inputs["X"]
+    if not isinstance(x, SelectedRows):
+        raise TypeError(f"shard_selected_rows: X must be SelectedRows, given {type(x).__name__}")
+    rows, value = x.row_array, np.asarray(x.value)
+    shard = shard_of(rows, attrs["shards"])
+    out = []
+    for k in range(attrs["shards"]):
+        mask = shard == k
+        out.append(SelectedRows(rows[mask], wire.KEYED, np.ascontiguousarray(value[mask])))
+    return {"Out": out}
 
 
 def split_selected_rows(inputs, attrs):
@@ -117,4 +126,5 @@ def kernels():
         ("distributed_lookup_table", IDS, distributed_lookup_table, False),
         ("distributed_lookup_table_grad", FLOATS, distributed_lookup_table_grad, True),
         ("split_selected_rows", FLOATS, split_selected_rows, True),
+        ("shard_selected_rows", FLOATS, shard_selected_rows, True),
     ]

@@ -115,6 +115,7 @@ def register(registry) -> None:
                 "optimize_programs": Attr(str, "[]"),
                 "lr_program": Attr(str, ""),
                 "tables": Attr(list, []),
+                "table_specs": Attr(str, ""),
                 "transport": Attr(str, "zmq"),
             },
             doc="serve the variables X (named var_names) to Fanin trainers until every one closed",

@@ -1,16 +1,15 @@
 """Distributed lookup tables: op definitions (the trainer's half of ``is_distributed=True``).
 
-A distributed table lives only on the pservers, cut into row blocks
-(``height_sections``): block ``i`` holds rows ``[sum(sections[:i]),
-sum(sections[:i+1]))`` on pserver ``endpoints[i]``, named ``table_names[i]``.
+A distributed table lives only on the pservers, as hashed shards: any int64 id belongs to shard
+``shard_of(id, len(table_names))`` (``oar_dist.pserver.hashed``), held by pserver
+``endpoints[k]`` under the name ``table_names[k]``; ``height`` is the table's ``dict_size``.
 
-- ``distributed_lookup_table`` replaces ``lookup_table(_v2)``: it asks each
-  pserver once for the distinct rows of its block that ``Ids`` needs
-  (``prefetch``) and gathers them into ``Out``.
-- ``distributed_lookup_table_grad`` replaces ``lookup_table_grad``: the
-  SelectedRows gradient of the table, from ``Ids`` and ``Out@GRAD`` alone.
-- ``split_selected_rows`` cuts that gradient into the row blocks (row ids
-  local to each block) for ``send``.
+- ``distributed_lookup_table`` replaces ``lookup_table(_v2)``: it asks each pserver once for the
+  distinct ids of its shard that ``Ids`` holds (``prefetch``) and gathers the rows into ``Out``.
+- ``distributed_lookup_table_grad`` replaces ``lookup_table_grad``: the gradient of the table,
+  from ``Ids`` and ``Out@GRAD`` alone, as SelectedRows whose rows are the ids (height -1).
+- ``shard_selected_rows`` cuts that gradient into the shards for ``send``.
+- ``split_selected_rows`` (Fluid's op) cuts a SelectedRows into row blocks (``height_sections``).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from oar.api import Attr, OpDef, VarMeta
 _TABLE = {
     "table_names": Attr(list, []),
     "endpoints": Attr(list, []),
-    "height_sections": Attr(list, []),
+    "height": Attr(int, 0),
     "padding_idx": Attr(int, -1),
     "trainer_id": Attr(int, 0),
     "lookup_table_version": Attr(int, 1),
@@ -30,11 +29,11 @@ _TABLE = {
 
 
 def _check_sections(attrs) -> None:
-    n = len(attrs["height_sections"])
-    if n == 0 or len(attrs["table_names"]) != n or len(attrs["endpoints"]) != n:
+    n = len(attrs["table_names"])
+    if n == 0 or len(attrs["endpoints"]) != n:
         raise ValueError(
-            f"height_sections {attrs['height_sections']}, table_names {attrs['table_names']} and "
-            f"endpoints {attrs['endpoints']} must list one entry per row block"
+            f"distributed_lookup_table: table_names {attrs['table_names']} and endpoints "
+            f"{attrs['endpoints']} must list one entry per shard"
         )
 
 
@@ -48,6 +47,11 @@ def _lookup_shape(ins, attrs):
 def _split_shape(ins, attrs):
     x = ins["X"]
     return {"Out": [VarMeta((s,) + tuple(x.shape[1:]), x.dtype) for s in attrs["height_sections"]]}
+
+
+def _shard_shape(ins, attrs):
+    x = ins["X"]
+    return {"Out": [VarMeta((-1,) + tuple(x.shape[1:]), x.dtype) for _ in range(attrs["shards"])]}
 
 
 def _grad_type(inputs, outputs, attrs):
@@ -82,7 +86,18 @@ def register(registry) -> None:
             },
             kernel_dtype="Out@GRAD",
             infer_var_type=_grad_type,
-            doc="W@GRAD = SelectedRows(rows Ids, Out@GRAD) of a distributed table of height rows",
+            doc="W@GRAD = SelectedRows(rows Ids, Out@GRAD), rows keyed by id (height -1)",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "shard_selected_rows",
+            ["X"],
+            ["Out*"],
+            {"shards": Attr(int, 1)},
+            infer_shape=_shard_shape,
+            infer_var_type=_split_type,
+            doc="Out[k] = the rows of SelectedRows X (ids of a hashed table) held by shard k",
         )
     )
     registry.register_op(

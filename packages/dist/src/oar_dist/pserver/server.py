@@ -28,12 +28,12 @@ import time
 from typing import Any
 
 import numpy as np
-
 from oar.api import SelectedRows
 
 from oar_dist.pserver import wire
 from oar_dist.pserver.client import transport
 from oar_dist.pserver.errors import PserverError
+from oar_dist.pserver.table_shards import ShardRefused, TableShards
 from oar_dist.pserver.transport import reply_timeout
 
 SYNC, ASYNC, HALF_ASYNC = 0, 1, 2
@@ -71,6 +71,7 @@ class PserverLoop:
             g, _, idx = str(item).rpartition(":")
             self.grad_block[g] = int(idx)
         self.tables = set(attrs["tables"])
+        self.shards = TableShards(attrs.get("table_specs", ""), self.scope, self.endpoint)
         self.exe = Executor(CPUPlace())
         self.server = transport().server(self.endpoint)
         self.pending: dict = {}  # grad -> {trainer: value}
@@ -118,7 +119,7 @@ class PserverLoop:
                 continue
             try:
                 handler(peer, msg)
-            except _Refused as exc:
+            except (_Refused, ShardRefused) as exc:
                 self.server.error(peer, f"pserver {self.endpoint}: {exc}", msg.seq)
 
     def stop(self) -> None:
@@ -136,12 +137,13 @@ class PserverLoop:
         self.server.send(peer, wire.Message(wire.REPLY, seq=msg.seq))
 
     def _send(self, peer, msg) -> None:
-        for name, _ in msg.tensors:
+        for name, value in msg.tensors:
             if name not in self.grad_block:
                 raise _Refused(
                     f"trainer {peer.trainer} sent '{name}', which is not a gradient this pserver "
                     f"updates (it updates {sorted(self.grad_block)})"
                 )
+            self.shards.check_grad(name, value)
         if self.mode == SYNC:
             for name, value in msg.tensors:
                 self.pending.setdefault(name, {})[peer.trainer] = value
@@ -188,16 +190,20 @@ class PserverLoop:
             height = _array(self.scope.find_var(name).value).shape[0]
             if isinstance(ids, SelectedRows) or ids.dtype != np.int64 or ids.ndim != 1:
                 raise _Refused(f"prefetch of '{name}': row ids must be a 1-D int64 tensor")
-            if ids.size and (ids.min() < 0 or ids.max() >= height):
+            hashed = name in self.shards.specs  # any int64 id; else row numbers of a block
+            if not hashed and ids.size and (ids.min() < 0 or ids.max() >= height):
                 raise _Refused(
                     f"prefetch of '{name}': row ids outside this block's rows [0, {height})"
                 )
 
     def _reply_rows(self, peer, msg) -> None:
-        tensors = tuple(
-            (name, np.take(_array(self.scope.find_var(name).value), ids, axis=0))
-            for name, ids in msg.tensors
-        )
+        rows = []
+        for name, ids in msg.tensors:
+            if name in self.shards.specs:
+                rows.append((name, self.shards.prefetch(name, ids, peer.trainer)))
+            else:
+                rows.append((name, np.take(_array(self.scope.find_var(name).value), ids, axis=0)))
+        tensors = tuple(rows)
         self.server.send(peer, wire.Message(wire.REPLY, seq=msg.seq, tensors=tensors))
 
     def _reply_values(self, peer, msg) -> None:
@@ -256,8 +262,13 @@ class PserverLoop:
             scale = 1.0 / len(vals)
             if isinstance(vals[0], SelectedRows):
                 rows = np.concatenate([v.row_array for v in vals])
-                value = np.concatenate([np.asarray(v.value) for v in vals]) * vals[0].value.dtype.type(scale)
-                self.scope.var(g).value = SelectedRows(rows, vals[0].height(), value)
+                value = np.concatenate([np.asarray(v.value) for v in vals]) * vals[
+                    0
+                ].value.dtype.type(scale)
+                grad = SelectedRows(rows, vals[0].height(), value)
+                if g in self.shards.by_grad:  # ids -> slots of the hashed shard
+                    grad = self.shards.translate(g, grad)
+                self.scope.var(g).value = grad
             else:
                 if len(vals) == 1:  # read-only view of the frame: update ops only read it
                     total = vals[0]

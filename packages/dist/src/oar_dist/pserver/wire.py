@@ -7,7 +7,9 @@ A message is a list of ZeroMQ frames::
 The header is ``HEAD`` (magic ``OARP``, version, kind, status, trainer id,
 sequence number, an auxiliary integer, the entry count), then per entry
 ``ENTRY`` (name length, dtype code, ndim, sparse flag, height) followed by its
-dims, its row count when sparse, and its UTF-8 name. Each dense entry owns one
+dims, its row count when sparse, and its UTF-8 name. A sparse entry of height ``KEYED`` (-1)
+carries ids of a hashed distributed table as its rows (any int64); other sparse rows must lie
+in ``[0, height)``. Each dense entry owns one
 payload frame (the C-contiguous bytes); a sparse entry (SelectedRows) owns
 two: the int64 row ids, then the values. An error reply carries its text as
 the single payload frame.
@@ -25,7 +27,6 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-
 from oar.api import SelectedRows
 
 MAGIC = b"OARP"
@@ -36,6 +37,8 @@ MAX_ENTRIES = 4096
 MAX_NAME = 512
 MAX_NDIM = 9
 MAX_HEADER = 1 << 20
+# the height of a SelectedRows whose rows are ids of a hashed table (any int64), not row numbers
+KEYED = -1
 
 # message kinds
 HELLO, CHALLENGE, PROOF, WELCOME = 1, 2, 3, 4
@@ -89,12 +92,18 @@ def encode(msg: Message) -> list:
     """The frames of ``msg`` (payloads are views of the arrays: no copy here)."""
     if len(msg.tensors) > MAX_ENTRIES:
         raise WireError(f"{len(msg.tensors)} tensors in one message (at most {MAX_ENTRIES})")
-    parts = [HEAD.pack(MAGIC, VERSION, msg.kind, msg.status, msg.trainer, msg.seq, msg.aux, len(msg.tensors))]
+    parts = [
+        HEAD.pack(
+            MAGIC, VERSION, msg.kind, msg.status, msg.trainer, msg.seq, msg.aux, len(msg.tensors)
+        )
+    ]
     payload: list = []
     for name, value in msg.tensors:
         raw = name.encode()
         if len(raw) > MAX_NAME:
-            raise WireError(f"variable name of {len(raw)} bytes (at most {MAX_NAME}): {name[:60]}...")
+            raise WireError(
+                f"variable name of {len(raw)} bytes (at most {MAX_NAME}): {name[:60]}..."
+            )
         sparse = isinstance(value, SelectedRows)
         arr = _contiguous(value.value if sparse else value)
         if arr.ndim > MAX_NDIM:
@@ -110,7 +119,14 @@ def encode(msg: Message) -> list:
         payload.append(arr)
     if msg.kind == ERROR:
         payload.append(msg.text.encode())
-    return [b"".join(parts)] + [memoryview(p).cast("B") if isinstance(p, np.ndarray) else p for p in payload]
+    return [b"".join(parts)] + [_frame(p) for p in payload]
+
+
+def _frame(p: Any) -> Any:
+    """A payload frame without a copy (an empty array is an empty frame)."""
+    if not isinstance(p, np.ndarray):
+        return p
+    return memoryview(p).cast("B") if p.size else b""
 
 
 def _buf(frame: Any) -> memoryview:
@@ -183,13 +199,13 @@ def decode(frames: Sequence, copy: bool = True) -> Message:
             raise WireError(f"'{name}': {len(frames)} frames, the header needs at least {need}")
         dtype = np.dtype(DTYPES[code])
         if sparse:
-            if nrows is None or nrows < 0 or height < 0:
+            if nrows is None or nrows < 0 or height < KEYED:
                 raise WireError(f"'{name}': bad sparse rows/height")
             rows = _array(frames[fi], np.dtype(np.int64), (nrows,), name + " rows", True)
             value = _array(frames[fi + 1], dtype, dims, name, copy)
             if dims and dims[0] != nrows:
                 raise WireError(f"'{name}': {nrows} rows but values of shape {dims}")
-            if rows.size and (rows.min() < 0 or rows.max() >= max(height, 1)):
+            if height != KEYED and rows.size and (rows.min() < 0 or rows.max() >= max(height, 1)):
                 raise WireError(f"'{name}': row ids outside [0, {height})")
             tensors.append((name, SelectedRows(rows, height, value)))
         else:

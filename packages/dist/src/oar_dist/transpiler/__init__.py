@@ -7,7 +7,6 @@ from oar_dist.transpiler.slicing import HashName, PSDispatcher, RoundRobin
 from oar_dist.transpiler.transpiler import MODES, DistributeTranspiler, register_mode
 
 
-
 def __getattr__(name: str):
     """``fluid.transpiler.memory_optimize`` / ``release_memory``: the same functions as
     ``fluid.memory_optimize`` / ``fluid.release_memory`` (as in Fluid 1.8)."""

@@ -29,8 +29,10 @@ from oar_dist.transpiler.tables import (
     check_tables,
     drop_initializers,
     find_tables,
+    init_specs,
     rewrite_lookups,
     table_blocks,
+    table_info,
 )
 
 _OPT = OpRole.Optimize
@@ -111,6 +113,7 @@ class PserverMode:
         self._collect_params(block)
         self.tables = find_tables(block)
         check_tables(self.tables, self.params, block, self.opt_ops)
+        self.table_inits = init_specs(self.tables, self.origin_startup)
         if self.tables and self.grad_of:
             raise NotImplementedError(
                 f"DistributeTranspiler: gradient clipping by global norm with distributed tables "
@@ -141,7 +144,9 @@ class PserverMode:
                 if p not in self.param_ops:
                     self.params.append(p)
                     self.param_ops[p] = []
-        produced = {n for op in block.ops if not _role(op) & (_OPT | _LR) for n in op.output_arg_names}
+        produced = {
+            n for op in block.ops if not _role(op) & (_OPT | _LR) for n in op.output_arg_names
+        }
         for p in self.params:
             g = p + "@GRAD"
             if g not in produced:
@@ -193,18 +198,15 @@ class PserverMode:
         with self.main._role_guard(OpRole.RPC):
             for p in self.params:
                 bl = [b for b in self.blocks if b.param == p]
-                if len(bl) > 1:
+                if len(bl) > 1 or p in self.tables:
                     outs = [self._block_var(block, b, grad=True) for b in bl]
-                    split, key = (
-                        ("split_selected_rows", "height_sections")
+                    split, attrs = (
+                        ("shard_selected_rows", {"shards": len(bl)})
                         if p in self.tables
-                        else ("split_byref", "sections")
+                        else ("split_byref", {"sections": [b.rows for b in bl]})
                     )
                     block.append_op(
-                        split,
-                        {"X": [self.grad_of.get(p, p + "@GRAD")]},
-                        {"Out": outs},
-                        {key: [b.rows for b in bl]},
+                        split, {"X": [self.grad_of.get(p, p + "@GRAD")]}, {"Out": outs}, attrs
                     )
             block.append_op(
                 "send",
@@ -230,7 +232,9 @@ class PserverMode:
         name = b.grad_name if grad else b.name
         src = self.var_meta[b.param]
         kind = self.var_meta[b.param + "@GRAD"].type if grad else src.type
-        block.create_var(name=name, shape=list(b.shape), dtype=src.dtype, persistable=False, type=kind)
+        block.create_var(
+            name=name, shape=list(b.shape), dtype=src.dtype, persistable=False, type=kind
+        )
         return name
 
     def _append_recv(self, block, program) -> None:
@@ -256,12 +260,16 @@ class PserverMode:
                 block.append_op("concat", {"X": [b.name for b in bl]}, {"Out": [p]}, {"axis": 0})
 
     def _rewrite_startup(self) -> None:
-        drop_initializers(self.startup, self.tables)
+        drop_initializers(self.startup, self.table_state())
         block = self.startup.global_block()
         with self.startup._role_guard(OpRole.RPC):
             self._append_recv(block, self.startup)
             if self.geo:
                 geo.append_communicate(self, block, init=True)
+
+    def table_state(self) -> set:
+        """The distributed tables and their optimizer state: held by the pservers only."""
+        return {n for t in self.tables for n in self.closure[t]}
 
     # --- queries -------------------------------------------------------------------------
     def get_trainer_program(self, wait_port: bool = True) -> Any:
@@ -377,7 +385,12 @@ class PserverMode:
             src = self.var_meta[origin]
             shape = self._block_shape(b, origin) if b is not None else list(src.shape)
             block.create_var(name=name, shape=shape, dtype=src.dtype, persistable=True)
-        names = [n for _, n in held_names]
+        tables = self._table_infos(owned)
+        for info in tables.values():
+            block.create_var(
+                name=info["ids"], shape=[info["capacity"] + 1], dtype="int64", persistable=True
+            )
+        names = [n for _, n in held_names] + [info["ids"] for info in tables.values()]
         with prog._role_guard(OpRole.RPC):
             block.append_op(
                 "listen_and_serv",
@@ -392,12 +405,38 @@ class PserverMode:
                     "grad_to_block_id": grad_to_block,
                     "optimize_programs": json.dumps(programs),
                     "lr_program": json.dumps(lr_prog.to_dict()) if lr_prog is not None else "",
-                    "tables": [b.name for b in owned if b.param in self.tables],
+                    "tables": list(tables),
+                    "table_specs": self._table_specs(owned, tables),
                 },
             )
-        tables = {b.name: (b.param, b.offset, b.rows) for b in owned if b.param in self.tables}
         prog._oar_pserver = {"endpoint": endpoint, "held": held_names, "tables": tables}
         return prog
+
+    def _table_infos(self, owned: list) -> dict:
+        out = {}
+        for b in owned:
+            if b.param in self.tables:
+                shape = list(self.var_meta[b.param].shape)
+                state = [
+                    n
+                    for origin, n in self._renames(b).items()
+                    if origin != b.param
+                    and self.var_meta.get(origin) is not None
+                    and self.var_meta[origin].persistable
+                    and list(self.var_meta[origin].shape) == shape
+                ]
+                out[b.name] = table_info(b, len(self.eps), int(shape[0]), state)
+        return out
+
+    def _table_specs(self, owned: list, tables: dict) -> str:
+        specs = []
+        for b in owned:
+            if b.name in tables:
+                info = tables[b.name]
+                specs.append(
+                    dict(info, name=b.name, grad=b.grad_name, init=self.table_inits[b.param])
+                )
+        return json.dumps(specs)
 
     def get_pserver_programs(self, endpoint: str) -> tuple:
         main = self.get_pserver_program(endpoint)
@@ -427,14 +466,33 @@ class PserverMode:
                     f"initialises '{origin}'"
                 )
             b = next((b for b in owned if self._renames(b).get(origin) == name), None)
-            shape = self._block_shape(b, origin) if b is not None else list(self.var_meta[origin].shape)
+            shape = (
+                self._block_shape(b, origin) if b is not None else list(self.var_meta[origin].shape)
+            )
             var = block.create_var(
                 name=name, shape=shape, dtype=self.var_meta[origin].dtype, persistable=True
             )
+            if origin in self.tables:  # rows are drawn per id when the id first arrives
+                block.append_op(
+                    "fill_constant",
+                    {},
+                    {"Out": [name]},
+                    {"shape": shape, "dtype": self.var_meta[origin].dtype, "value": 0.0},
+                )
+                continue
             attrs = shard_attrs(_attrs(op), shape, b)
             ins, outs = _io(op)
             outs = {s: [name if n == origin else n for n in v] for s, v in outs.items()}
             block.append_op(op.type, ins, outs, attrs)
             del var
+        for t in info["tables"].values():  # empty id -> slot maps
+            shape = [t["capacity"] + 1]
+            block.create_var(name=t["ids"], shape=shape, dtype="int64", persistable=True)
+            block.append_op(
+                "fill_constant",
+                {},
+                {"Out": [t["ids"]]},
+                {"shape": shape, "dtype": "int64", "value": 0.0},
+            )
         prog._oar_pserver = info
         return prog

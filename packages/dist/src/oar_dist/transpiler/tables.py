@@ -1,20 +1,20 @@
 """Distributed lookup tables in the pserver rewrite (``embedding(..., is_distributed=True)``).
 
-A table is cut into one row block per pserver (block ``i``: rows
-``[i * ceil(H / n), ...)`` on the ``i``-th pserver, whatever ``slice_var_up``,
-``min_block_size`` and ``split_method`` say); only the pservers hold it. On the
-trainer, ``lookup_table`` becomes ``distributed_lookup_table`` (prefetch of
-the rows a batch needs), its gradient op becomes
-``distributed_lookup_table_grad`` (no read of the table), and the SelectedRows
-gradient is cut by ``split_selected_rows`` and sent block by block. The
-table's initializer leaves the trainer's startup program; each pserver runs it
-for its own block only.
+A table of ``dict_size`` rows becomes one hashed shard per pserver (``emb.block0`` on the first
+pserver, ...): any int64 id belongs to shard ``shard_of(id, n)`` (see
+``oar_dist.pserver.hashed``), each shard holds up to ``capacity(dict_size, n)`` rows in slots
+given out as ids arrive, and its id -> slot map lives in ``emb.block0@IDS``. Only the pservers
+hold the table. On the trainer, ``lookup_table`` becomes ``distributed_lookup_table`` (prefetch
+of the rows a batch needs), its gradient op becomes ``distributed_lookup_table_grad`` (no read
+of the table), and the gradient (rows keyed by id) is cut by ``shard_selected_rows`` and sent
+shard by shard. The table's initializer leaves the trainer's startup program; the pservers draw
+each row from it when its id first arrives (``oar_dist.pserver.row_init``).
 """
 
 from __future__ import annotations
 
-import math
-
+from oar_dist.pserver.hashed import capacity, ids_name
+from oar_dist.pserver.row_init import spec
 from oar_dist.transpiler.slicing import ParamBlock
 
 LOOKUPS = {"lookup_table": 1, "lookup_table_v2": 2}
@@ -35,18 +35,46 @@ def find_tables(block) -> dict:
 
 
 def table_blocks(param: str, shape, eps: list) -> list:
-    """One row block per pserver (fewer when the table has fewer rows than pservers)."""
+    """One hashed shard per pserver, each of ``capacity(dict_size, len(eps))`` rows."""
     height = int(shape[0])
-    n = max(1, min(len(eps), height))
-    per = math.ceil(height / n)
-    blocks, at = [], 0
-    while at < height:
-        rows = min(per, height - at)
-        b = ParamBlock(param, len(blocks), rows, at, (rows,) + tuple(shape[1:]), n == 1)
-        b.endpoint = eps[len(blocks)]
+    cap = capacity(height, len(eps))
+    blocks = []
+    for i, ep in enumerate(eps):
+        b = ParamBlock(param, i, cap, 0, (cap,) + tuple(shape[1:]), False)
+        b.endpoint = ep
         blocks.append(b)
-        at += rows
     return blocks
+
+
+def init_specs(tables: dict, startup) -> dict:
+    """Table -> the description of its initializer (the pservers draw rows from it)."""
+    creators = {}
+    for op in startup.global_block().ops:
+        for n in op.output_arg_names:
+            creators.setdefault(n, op)
+    out = {}
+    for t in tables:
+        op = creators.get(t)
+        if op is None:
+            raise ValueError(
+                f"DistributeTranspiler: no op of the startup program initialises the distributed "
+                f"table '{t}'"
+            )
+        out[t] = spec(op.type, _attrs(op), t)
+    return out
+
+
+def table_info(b: ParamBlock, shards: int, height: int, state: list) -> dict:
+    """What a pserver program records about a shard it holds (``_oar_pserver['tables']``)."""
+    return {
+        "table": b.param,
+        "ids": ids_name(b.name),
+        "shard": b.index,
+        "shards": shards,
+        "capacity": b.rows,
+        "height": height,
+        "state": state,
+    }
 
 
 def check_tables(tables: dict, params: list, block, optimize_ops: list) -> None:
@@ -80,7 +108,11 @@ def rewrite_lookups(block, tables: dict, blocks_of: dict, trainer_id: int, var_m
         op = block.ops[i]
         w = op.input("W")[0] if "W" in op.input_names and op.input("W") else None
         if w in tables and (op.type in LOOKUPS or op.type in GRADS):
-            new = _forward(op, w, blocks_of[w], trainer_id, var_meta) if op.type in LOOKUPS else _grad(op, w, var_meta)
+            new = (
+                _forward(op, w, blocks_of[w], trainer_id, var_meta)
+                if op.type in LOOKUPS
+                else _grad(op, w, var_meta)
+            )
             block._insert_op(i, *new)
             block._remove_op(i + 1)
         i += 1
@@ -91,7 +123,7 @@ def _forward(op, w: str, blocks: list, trainer_id: int, var_meta: dict) -> tuple
     attrs = {
         "table_names": [b.name for b in blocks],
         "endpoints": [b.endpoint for b in blocks],
-        "height_sections": [b.rows for b in blocks],
+        "height": int(meta.shape[0]),
         "padding_idx": op.attr("padding_idx"),
         "trainer_id": trainer_id,
         "lookup_table_version": LOOKUPS[op.type],
