@@ -208,7 +208,12 @@ def peak_rss_subprocess(code: str, python: str | None = None, timeout: float = 3
 
 
 def pick(benchmarks: Sequence[Benchmark], names: Sequence[str]) -> list:
-    """The benchmarks whose name contains one of ``names`` (all when ``names`` is empty)."""
+    """The benchmarks whose name contains one of ``names``, or equals one written ``=name``
+    (all when ``names`` is empty)."""
     if not names:
         return list(benchmarks)
-    return [b for b in benchmarks if any(n in b.name for n in names)]
+
+    def match(n: str, name: str) -> bool:
+        return n[1:] == name if n.startswith("=") else n in name
+
+    return [b for b in benchmarks if any(match(n, b.name) for n in names)]

@@ -24,3 +24,16 @@ def test_quick_benchmarks_run_and_agree():
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "== dispatch" in r.stdout and "== fit_a_line" in r.stdout
     assert "target oar_us_per_op <= 3.0" in r.stdout and "target oar_us <= 130.0" in r.stdout
+
+
+def test_pick_by_substring_or_exact_name():
+    sys.path.insert(0, str(RUN.parent))
+    try:
+        from benchlib import Benchmark, pick
+    finally:
+        sys.path.remove(str(RUN.parent))
+    benches = [Benchmark(name=n, description="", contenders={}) for n in ("mlp", "mlp_adam", "a")]
+    assert [b.name for b in pick(benches, ["mlp"])] == ["mlp", "mlp_adam"]
+    assert [b.name for b in pick(benches, ["=mlp"])] == ["mlp"]
+    assert [b.name for b in pick(benches, ["=mlp", "a"])] == ["mlp", "mlp_adam", "a"]
+    assert pick(benches, ["=ml"]) == []

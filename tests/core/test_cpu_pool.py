@@ -1,27 +1,26 @@
-"""oar.cpu_pool: the kernel thread pool (oar.api.parallel_for)."""
+"""oar.cpu_pool: the kernel thread pool plugins reach as oar.api.parallel_for."""
 
 import threading
 
 import pytest
-from oar import cpu_pool
+from oar import api
 
 
-def test_parallel_for_covers_every_piece_and_raises():
-    seen = []
-    cpu_pool.parallel_for(seen.append, 50, threads=3)
-    assert sorted(seen) == list(range(50))
+def test_pieces_run_on_several_threads_and_errors_come_back():
+    ran_on = {}
+    barrier = threading.Barrier(2, timeout=30)
+
+    def piece(i):
+        if i < 2:  # both threads must hold a piece at once: the pool really runs in parallel
+            barrier.wait()
+        ran_on[i] = threading.get_ident()
+
+    api.parallel_for(piece, 6, threads=2)
+    assert sorted(ran_on) == list(range(6)) and len(set(ran_on.values())) == 2
 
     def boom(i):
-        if i == 7:
-            raise ValueError("piece 7")
+        if i == 3:
+            raise KeyError("piece 3")
 
-    with pytest.raises(ValueError, match="piece 7"):
-        cpu_pool.parallel_for(boom, 20, threads=2)
-
-
-def test_parallel_threads_is_one_off_the_main_thread():
-    got = []
-    t = threading.Thread(target=lambda: got.append(cpu_pool.parallel_threads()))
-    t.start()
-    t.join(timeout=30)
-    assert got == [1]
+    with pytest.raises(KeyError, match="piece 3"):
+        api.parallel_for(boom, 9, threads=2, blas=False)

@@ -3,10 +3,9 @@ pserver jobs: 2 pservers + 2 trainers, time-bounded subprocesses."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-
-import json
 
 import numpy as np
 import pytest
@@ -35,11 +34,11 @@ def _run(tmp_path, trainers=2, timeout=90, **env):
     return recs, servers
 
 
-def _reference(recs, vocab, dim) -> dict:
+def _reference(recs, vocab, dim, clip=0.0) -> dict:
     """One process, the trainers' batches together (the average of their gradients)."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        model.build(vocab, dim, "sgd", "array")
+        model.build(vocab, dim, "sgd", "array", clip)
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup, scope=scope)
@@ -73,7 +72,9 @@ def test_distributed_embedding_sync_equals_one_process(tmp_path):
     assert "shard_selected_rows" in ops
     assert not bool(recs[0]["emb_held"]), "the trainer holds the table"
     cap = capacity(50, 2)
-    assert [s["emb.block0" if "emb.block0" in s.files else "emb.block1"].shape for s in servers] == [
+    assert [
+        s["emb.block0" if "emb.block0" in s.files else "emb.block1"].shape for s in servers
+    ] == [
         (cap, 4),
         (cap, 4),
     ]
@@ -91,6 +92,22 @@ def test_distributed_embedding_sync_equals_one_process(tmp_path):
             np.testing.assert_array_equal(recs[0]["final/" + n], recs[1]["final/" + n])
             np.testing.assert_allclose(recs[0]["final/" + n], v, rtol=1e-5, atol=1e-6)
     _check_checkpoint(ckpt, recs, servers, table, rows)
+
+
+def test_clipping_by_global_norm_with_a_distributed_table(tmp_path):
+    """GradientClipByGlobalNorm over the dense and the table's sparse gradient, on the trainer:
+    one trainer + 2 pservers equal one process clipping the same way."""
+    recs, servers = _run(tmp_path, trainers=1, OAR_T_VOCAB=50, OAR_T_STEPS=5, OAR_T_CLIP=0.05)
+    assert "scale_selected_rows" in list(recs[0]["ops"])
+    table = model.initial_table(50, 4)
+    for i, row in _rows_by_id(servers).items():
+        table[i] = row
+    ref = _reference(recs, 50, 4, clip=0.05)
+    np.testing.assert_allclose(table, ref["emb"], rtol=1e-5, atol=1e-6)
+    unclipped = _reference(recs, 50, 4)
+    assert not np.allclose(unclipped["emb"], ref["emb"], atol=1e-4)  # the clip did act
+    for n in ("fc_0.w_0", "fc_0.b_0"):
+        np.testing.assert_allclose(recs[0]["final/" + n], ref[n], rtol=1e-5, atol=1e-6)
 
 
 def _local_model() -> tuple:

@@ -4,8 +4,7 @@ scratch buffers reused across calls of different shapes."""
 
 import numpy as np
 import pytest
-from oar import cpu_pool
-from oar_kernels_cpu.kernels import _scratch
+from oar_kernels_cpu.kernels import _parallel, _scratch
 from oar_kernels_cpu.kernels import conv as conv_mod
 
 rng = np.random.default_rng(7)
@@ -109,7 +108,7 @@ def test_conv_results_do_not_depend_on_threads(monkeypatch, path, shape):
     dy = None
     results = []
     for threads in (1, 2, 3):
-        monkeypatch.setattr(cpu_pool, "parallel_threads", lambda t=threads: t)
+        monkeypatch.setattr(_parallel, "parallel_threads", lambda t=threads: t)
         y = conv_mod._conv({"Input": x, "Filter": w}, attrs)["Output"]
         dy = rng.standard_normal(y.shape).astype("float32") if dy is None else dy
         g = conv_mod._conv_grad(
@@ -119,3 +118,26 @@ def test_conv_results_do_not_depend_on_threads(monkeypatch, path, shape):
     for other in results[1:]:
         for a, b in zip(results[0], other):
             np.testing.assert_array_equal(a, b)
+
+
+def test_parallel_for_covers_every_piece_and_raises():
+    seen = []
+    _parallel.parallel_for(seen.append, 50, threads=3)
+    assert sorted(seen) == list(range(50))
+
+    def boom(i):
+        if i == 7:
+            raise ValueError("piece 7")
+
+    with pytest.raises(ValueError, match="piece 7"):
+        _parallel.parallel_for(boom, 20, threads=2)
+
+
+def test_parallel_threads_is_one_off_the_main_thread():
+    import threading
+
+    got = []
+    t = threading.Thread(target=lambda: got.append(_parallel.parallel_threads()))
+    t.start()
+    t.join(timeout=30)
+    assert got == [1]

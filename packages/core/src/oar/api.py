@@ -118,6 +118,7 @@ _EXPORTS: dict[str, str] = {
     "limit_cpu_math_threads": "oar.cpu_threads",
     "parallel_for": "oar.cpu_pool",
     "parallel_threads": "oar.cpu_pool",
+    "with_one_blas_thread": "oar.cpu_threads",
     # dygraph
     "to_variable": "oar.dygraph",
     "Layer": "oar.dygraph.layers",
@@ -217,6 +218,7 @@ __all__ = [
     "unsqueeze_shape",
     "user_array",
     "maybe_progress",
+    "with_one_blas_thread",
 ]
 
 
@@ -243,6 +245,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         cpu_math_library_num_threads,
         limit_cpu_math_threads,
         set_cpu_math_library_num_threads,
+        with_one_blas_thread,
     )
     from oar.dygraph import to_variable
     from oar.dygraph.layers import Layer

@@ -17,6 +17,7 @@ the output, and reductions add per-piece results in piece order.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
@@ -58,9 +59,12 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def parallel_for(fn: Callable[[int], None], count: int, threads: int | None = None) -> None:
+def parallel_for(
+    fn: Callable[[int], None], count: int, threads: int | None = None, blas: bool = True
+) -> None:
     """``fn(i)`` for every ``i`` in ``range(count)``, on up to ``threads`` threads (default
-    :func:`parallel_threads`); returns when all are done, raising the first error."""
+    :func:`parallel_threads`); returns when all are done, raising the first error. ``blas=False``
+    says the pieces make no BLAS calls (BLAS's thread count is then left alone)."""
     n = min(parallel_threads() if threads is None else threads, count)
     if n <= 1:
         for i in range(count):
@@ -74,7 +78,7 @@ def parallel_for(fn: Callable[[int], None], count: int, threads: int | None = No
             fn(i)
             i = nxt()
 
-    with limit_cpu_math_threads(1):
+    with limit_cpu_math_threads(1) if blas else contextlib.nullcontext():
         futures = [_workers(n - 1).submit(work) for _ in range(n - 1)]
         try:
             work()

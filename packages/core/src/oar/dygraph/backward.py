@@ -17,8 +17,6 @@ from oar.errors import OarError
 from oar.lod_tensor import SelectedRows
 from oar.registry import EMPTY_VAR, GRAD_SUFFIX, GradContext
 
-_FLOATS = frozenset(("float16", "float32", "float64"))
-
 
 def _collect(loss: Any) -> list:
     seen: dict = {}
@@ -119,94 +117,169 @@ def _node_backward(tracer: Any, node: Any, grads: dict) -> None:
 
 
 def _op_node_backward(tracer: Any, node: Any, grads: dict) -> None:
+    out_values, out_grads, out_sig = _outputs(node, grads)
+    if out_sig is None:
+        return
+    in_vars, in_sig = _inputs(node)
+    if in_sig is None:
+        return
+    plans = tracer.__dict__.setdefault("_grad_plans", {})
+    key = (node.type, id(node.attrs), out_sig, in_sig)
+    plan = plans.get(key)
+    if plan is None or plan.attrs is not node.attrs:
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plan = plans[key] = _GradPlan(tracer, node, out_sig, in_sig)
     env: dict = {}
-    out_names: dict = {}
-    out_grads: dict = {}
+    for n, value, gn, g in zip(plan.out_names, out_values, plan.out_gnames, out_grads):
+        env[n] = value
+        if gn is not None:
+            env[gn] = g if g is not None else np.zeros_like(value)
+    for n, v in zip(plan.in_names, in_vars):
+        env[n] = v._value
+    for step in plan.steps:
+        _run_step(tracer, step, env)
+    for i, gn in plan.wants:
+        g = env.get(gn)
+        if g is not None:
+            v = in_vars[i]
+            entry = grads.get(id(v))
+            if entry is None:
+                grads[id(v)] = [v, g]
+            else:
+                entry[1] = _add(entry[1], g)
+
+
+def _outputs(node: Any, grads: dict) -> tuple:
+    """The node's output values, their gradients (None where missing) and the outputs'
+    signature: per slot, per variable 0 = has a gradient, 1 = gets zeros (a float array off
+    the loss path), 2 = gets none; the signature is None when no output has a gradient."""
+    values: list = []
+    out_grads: list = []
+    sig: list = []
     any_grad = False
-    missing = []
     for slot, refs in node.outputs.items():
-        names, gnames = [], []
-        for i, (ref, value) in enumerate(zip(refs, node.out_values[slot])):
-            n = f"out:{slot}:{i}"
-            names.append(n)
-            env[n] = value
+        marks = []
+        for ref, value in zip(refs, node.out_values[slot]):
             v = ref()
             entry = grads.get(id(v)) if v is not None else None
-            if entry is not None and entry[1] is not None:
-                gn = n + GRAD_SUFFIX
-                env[gn] = entry[1]
-                gnames.append(gn)
+            g = entry[1] if entry is not None else None
+            if g is not None:
                 any_grad = True
+                marks.append(0)
+            elif (
+                isinstance(value, np.ndarray)
+                and value.dtype.kind == "f"
+                and value.dtype.itemsize <= 8
+            ):
+                marks.append(1)
             else:
-                gnames.append(None)
-                missing.append((slot, i, value, n))
-        out_names[slot] = names
-        out_grads[slot] = gnames
-    if not any_grad:
-        return
-    for slot, i, val, n in missing:  # outputs off the loss path get zero gradients
-        if isinstance(val, np.ndarray) and val.dtype.name in _FLOATS:
-            gn = n + GRAD_SUFFIX + "@ZERO"
-            env[gn] = np.zeros_like(val)
-            out_grads[slot][i] = gn
-        else:
-            out_grads[slot][i] = EMPTY_VAR
-    in_names: dict = {}
-    in_grads: dict = {}
-    wants = []
+                marks.append(2)
+            values.append(value)
+            out_grads.append(g)
+        sig.append((slot, tuple(marks)))
+    return values, out_grads, tuple(sig) if any_grad else None
+
+
+def _inputs(node: Any) -> tuple:
+    """The node's input variables and their signature (per slot, which stop gradients);
+    the signature is None when none wants a gradient."""
+    in_vars: list = []
+    sig: list = []
+    wanted = False
     for slot, vs in node.inputs.items():
-        names, gnames = [], []
-        for i, v in enumerate(vs):
-            n = f"in:{slot}:{i}"
-            names.append(n)
-            env[n] = v._value
-            if v.stop_gradient:
-                gnames.append(EMPTY_VAR)
-            else:
-                gn = n + GRAD_SUFFIX + f"@IN{len(wants)}"
-                gnames.append(gn)
-                wants.append((v, gn))
-        in_names[slot] = names
-        in_grads[slot] = gnames
-    if not wants:
-        return
-    ctx = GradContext(node.type, in_names, out_names, node.attrs, in_grads, out_grads)
-    for desc in node_maker(tracer, node)(ctx):
-        _run_grad_op(tracer, desc, env)
-    for v, gn in wants:
-        g = env.get(gn)
-        if g is None:
-            continue
-        entry = grads.get(id(v))
-        if entry is None:
-            grads[id(v)] = [v, g]
-        else:
-            entry[1] = _add(entry[1], g)
+        stops = tuple([v.stop_gradient for v in vs])
+        sig.append((slot, stops))
+        in_vars += vs
+        if not wanted and not all(stops):
+            wanted = True
+    return in_vars, tuple(sig) if wanted else None
+
+
+_MAX_PLANS = 1024
+
+
+class _GradPlan:
+    """What the grad maker of one kind of node gives, resolved once: the local names of the
+    node's variables and gradients, and the grad ops with their kernels' info and attrs.
+    Nodes of the same op type, attrs object and slot layout (which outputs have gradients,
+    which inputs stop them) reuse it, so a training step's backward skips the makers."""
+
+    __slots__ = ("attrs", "out_names", "out_gnames", "in_names", "wants", "steps")
+
+    def __init__(self, tracer: Any, node: Any, out_sig: list, in_sig: list) -> None:
+        self.attrs = node.attrs  # held: ``id(attrs)`` in the key stays this object's
+        out_names: dict = {}
+        out_grads: dict = {}
+        self.out_names, self.out_gnames = [], []
+        for slot, marks in out_sig:
+            names = [f"out:{slot}:{i}" for i in range(len(marks))]
+            gnames = []
+            for n, mark in zip(names, marks):
+                gn = n + GRAD_SUFFIX if mark == 0 else n + GRAD_SUFFIX + "@ZERO"
+                gnames.append(gn if mark != 2 else EMPTY_VAR)
+                self.out_gnames.append(gn if mark != 2 else None)
+            self.out_names += names
+            out_names[slot] = names
+            out_grads[slot] = gnames
+        in_names: dict = {}
+        in_grads: dict = {}
+        self.in_names, self.wants = [], []
+        for slot, stops in in_sig:
+            names, gnames = [], []
+            for i, stop in enumerate(stops):
+                n = f"in:{slot}:{i}"
+                names.append(n)
+                if stop:
+                    gnames.append(EMPTY_VAR)
+                else:
+                    gn = n + GRAD_SUFFIX + f"@IN{len(self.wants)}"
+                    gnames.append(gn)
+                    self.wants.append((len(self.in_names) + i, gn))
+            self.in_names += names
+            in_names[slot] = names
+            in_grads[slot] = gnames
+        ctx = GradContext(node.type, in_names, out_names, node.attrs, in_grads, out_grads)
+        self.steps = [_grad_step(tracer, desc) for desc in node_maker(tracer, node)(ctx)]
+
+
+def _grad_step(tracer: Any, desc: Any) -> tuple:
+    """One grad op, resolved: (info, inputs [(slot, duplicable, names)], complete attrs,
+    wanted output slots, outputs [(slot, duplicable, names)])."""
+    info = tracer._info(desc.type)
+    ins = []
+    for slot, dup in info.in_slots:
+        names = [n for n in desc.inputs.get(slot) or () if n != EMPTY_VAR]
+        if names:
+            ins.append((slot, dup, names))
+    # kernels may keep private state in their attrs ('@...'); it is not the grad op's business
+    attrs = info.complete({k: v for k, v in desc.attrs.items() if not k.startswith("@")})
+    wanted = frozenset(s for s, ns in desc.outputs.items() if any(n != EMPTY_VAR for n in ns))
+    outs = [
+        (slot, dup, desc.outputs[slot]) for slot, dup in info.out_slots if desc.outputs.get(slot)
+    ]
+    return info, ins, attrs, wanted, outs
 
 
 def node_maker(tracer: Any, node: Any) -> Any:
     return tracer._info(node.type).maker
 
 
-def _run_grad_op(tracer: Any, desc: Any, env: dict) -> None:
-    info = tracer._info(desc.type)
+def _run_step(tracer: Any, step: tuple, env: dict) -> None:
+    info, ins, attrs, wanted, outs = step
     values: dict = {}
-    for slot, dup in info.in_slots:
-        names = desc.inputs.get(slot)
-        if not names:
-            continue
-        names = [n for n in names if n != EMPTY_VAR and n in env]
-        if not names:
-            continue
-        values[slot] = [env[n] for n in names] if dup else env[names[0]]
-    # kernels may keep private state in their attrs ('@...'); it is not the grad op's business
-    attrs = info.complete({k: v for k, v in desc.attrs.items() if not k.startswith("@")})
-    wanted = frozenset(s for s, ns in desc.outputs.items() if any(n != EMPTY_VAR for n in ns))
+    for slot, dup, names in ins:
+        if dup:
+            vs = [env[n] for n in names if n in env]
+            if vs:
+                values[slot] = vs
+        else:
+            for n in names:  # the first name that has a value (as a filtered list's [0])
+                if n in env:
+                    values[slot] = env[n]
+                    break
     res = tracer._call(info, values, attrs, wanted)
-    for slot, dup in info.out_slots:
-        names = desc.outputs.get(slot)
-        if not names:
-            continue
+    for slot, dup, names in outs:
         r = res.get(slot)
         if r is None:
             continue

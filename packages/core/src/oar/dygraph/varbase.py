@@ -19,6 +19,8 @@ from oar.framework.math_operators import MathOperators
 from oar.lod_tensor import LoDTensor, SelectedRows
 from oar.user_array import user_array
 
+_DTYPE_NAMES: dict = {}  # numpy dtype -> its name
+
 
 def _tracer():
     from oar.framework.mode import _dygraph_tracer
@@ -99,6 +101,12 @@ class VarBase(MathOperators):
     @property
     def dtype(self) -> str:
         v = self._value
+        if v.__class__ is np.ndarray:  # numpy's dtype.name is Python code: look it up
+            dt = v.dtype
+            name = _DTYPE_NAMES.get(dt)
+            if name is None:
+                name = _DTYPE_NAMES[dt] = dt.name
+            return name
         if v is None:
             return convert_dtype(self._dtype) if self._dtype is not None else "float32"
         if isinstance(v, SelectedRows):

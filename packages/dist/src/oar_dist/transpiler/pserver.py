@@ -30,6 +30,7 @@ from oar_dist.transpiler.tables import (
     drop_initializers,
     find_tables,
     init_specs,
+    rewrite_clipping,
     rewrite_lookups,
     table_blocks,
     table_info,
@@ -114,11 +115,6 @@ class PserverMode:
         self.tables = find_tables(block)
         check_tables(self.tables, self.params, block, self.opt_ops)
         self.table_inits = init_specs(self.tables, self.origin_startup)
-        if self.tables and self.grad_of:
-            raise NotImplementedError(
-                f"DistributeTranspiler: gradient clipping by global norm with distributed tables "
-                f"{sorted(self.tables)} is not supported"
-            )
         if self.geo:
             geo.check(self)
         self.blocks = []
@@ -195,6 +191,7 @@ class PserverMode:
         tid = self.trainer_id
         blocks_of = {t: [b for b in self.blocks if b.param == t] for t in self.tables}
         rewrite_lookups(block, self.tables, blocks_of, tid, self.var_meta)
+        rewrite_clipping(block, self.tables, self.trainer_ops)
         with self.main._role_guard(OpRole.RPC):
             for p in self.params:
                 bl = [b for b in self.blocks if b.param == p]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from oar.api import parallel_for, resolve_paddings
+from oar.api import resolve_paddings
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import (
@@ -13,6 +13,7 @@ from oar_kernels_cpu.kernels._im2col import (
     im2col,
     pad_nchw,
 )
+from oar_kernels_cpu.kernels._parallel import parallel_for
 from oar_kernels_cpu.kernels._scratch import scratch
 
 xp = array_module(__name__)
