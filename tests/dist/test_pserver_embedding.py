@@ -296,6 +296,19 @@ def test_hashed_ids_sync_adam_equal_one_process_and_resume(tmp_path):
     # ids outside [0, dict_size): the shards and their maps, no whole-table file
     assert not (ckpt / "emb").exists()
     assert (ckpt / "emb.block0@IDS").exists() and (ckpt / "emb_moment1_0.block1").exists()
+    # a trainer program loads the checkpoint without the table (the pservers hold it)
+    with fluid.program_guard(fluid.Program(), fluid.Program()), fluid.unique_name.guard():
+        model.build(30, 4, "adam", "uniform")
+        t = fluid.DistributeTranspiler()
+        t.transpile(0, pservers=",".join(f"{ip}:6170" for ip in IPS), trainers=2)
+        scope = fluid.Scope()
+        with fluid.scope_guard(scope):
+            fluid.io.load_persistables(
+                fluid.Executor(fluid.CPUPlace()), str(ckpt), t.get_trainer_program()
+            )
+        assert scope.find_var("emb") is None and scope.find_var("emb_moment1_0") is None
+        saved = np.array(scope.find_var("fc_0.w_0").get_tensor())
+        assert saved.shape == (4, 1)
     again = tmp_path / "again"
     again.mkdir()
     recs2, servers2 = _run(again, OAR_T_STEPS=3, OAR_T_FIRST=3, OAR_T_LOAD=ckpt, **common)
