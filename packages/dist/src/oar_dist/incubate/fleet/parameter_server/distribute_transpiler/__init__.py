@@ -25,6 +25,7 @@ from typing import Any
 
 from oar.api import CPUPlace, Executor, default_main_program, default_startup_program
 
+from oar_dist import checks
 from oar_dist.incubate.fleet.base.role_maker import PaddleCloudRoleMaker, RoleMakerBase
 from oar_dist.incubate.fleet.parameter_server.distribute_transpiler.distributed_strategy import (
     AsyncStrategy,
@@ -53,9 +54,11 @@ class FleetTranspiler:
         if role_maker is None:
             role_maker = PaddleCloudRoleMaker()
         if not isinstance(role_maker, RoleMakerBase):
-            raise TypeError(
-                f"fleet.init: role_maker must be a role maker (PaddleCloudRoleMaker, "
-                f"UserDefinedRoleMaker), given {type(role_maker).__name__}"
+            checks.fail(
+                "fleet.init",
+                f"role_maker must be a role maker (PaddleCloudRoleMaker, UserDefinedRoleMaker), "
+                f"given {type(role_maker).__name__}",
+                type_error=True,
             )
         role_maker.generate_role()
         if not role_maker.get_pserver_endpoints():
@@ -229,11 +232,13 @@ class TranspilerOptimizer:
         elif isinstance(strategy, DistributedStrategy):
             config = strategy.get_program_config()
         else:
-            raise TypeError(
-                f"fleet.distributed_optimizer: strategy must come from StrategyFactory (or be a "
-                f"DistributeTranspilerConfig), given {type(strategy).__name__}"
+            checks.fail(
+                "fleet.distributed_optimizer",
+                f"strategy must come from StrategyFactory (or be a DistributeTranspilerConfig), "
+                f"given {type(strategy).__name__}",
+                type_error=True,
             )
-        self._optimizer = optimizer
+        self._optimizer = checks.optimizer("fleet.distributed_optimizer", optimizer)
         self._config = config
         self._fleet = fleet
         fleet._strategy = strategy

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar_dist import checks
 from oar_dist.transpiler import DistributeTranspilerConfig
 
 
@@ -62,9 +63,11 @@ class DistributedStrategy:
             for k, v in config.items():
                 setattr(self._program_config, k, v)
         else:
-            raise TypeError(
-                f"{type(self).__name__}.set_program_config: a DistributeTranspilerConfig or a "
-                f"dict, given {type(config).__name__}"
+            checks.fail(
+                f"{type(self).__name__}.set_program_config",
+                f"config must be a DistributeTranspilerConfig or a dict, given "
+                f"{type(config).__name__}",
+                type_error=True,
             )
 
     def get_trainer_runtime_config(self) -> TrainerRuntimeConfig:
@@ -114,16 +117,8 @@ class GeoStrategy(DistributedStrategy):
     sync = False
 
     def __init__(self, update_frequency: int = 100) -> None:
-        if isinstance(update_frequency, bool) or not isinstance(update_frequency, int):
-            raise TypeError(
-                f"StrategyFactory.create_geo_strategy: update_frequency must be an int, given "
-                f"{update_frequency!r}"
-            )
-        if update_frequency < 1:
-            raise ValueError(
-                f"StrategyFactory.create_geo_strategy: update_frequency must be >= 1, given "
-                f"{update_frequency}"
-            )
+        api = "StrategyFactory.create_geo_strategy"
+        update_frequency = checks.integer(api, "update_frequency", update_frequency, minimum=1)
         super().__init__()
         self._program_config.geo_sgd_mode = True
         self._program_config.geo_sgd_need_push_nums = update_frequency
