@@ -140,8 +140,8 @@ class FleetTranspiler(Fleet):
         if not self.is_first_worker():
             return
         import numpy as np
-
         from oar import fluid
+
         from oar_dist.pserver import wire
         from oar_dist.pserver.client import get_client
 
