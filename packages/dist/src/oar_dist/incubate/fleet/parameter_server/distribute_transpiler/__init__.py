@@ -48,6 +48,7 @@ class FleetTranspiler(Fleet):
         self.main_program: Any = None
         self.startup_program: Any = None
         self._origin_program: Any = None
+        self._strategy: Any = None
 
     # --- roles ------------------------------------------------------------------------------
     def init(self, role_maker: RoleMakerBase | None = None) -> None:
@@ -124,9 +125,16 @@ class FleetTranspiler(Fleet):
 
     # --- worker -----------------------------------------------------------------------------
     def init_worker(self) -> None:
-        """Nothing to start: the worker's startup program pulls the pservers' parameters."""
+        """Start the worker's side: the half-async strategy's communicator flags
+        (``communicator_max_merge_var_num``) take effect; the worker's startup program pulls
+        the pservers' parameters."""
         if not self.is_worker():
             raise RuntimeError("fleet.init_worker: this process is a server, not a worker")
+        from oar_dist.pserver import half_async
+
+        strategy = self._strategy
+        if isinstance(strategy, DistributedStrategy):
+            half_async.configure(strategy.get_trainer_runtime_config().get_communicator_flags())
 
     def stop_worker(self) -> None:
         """Tell every pserver this worker is done (as ``exe.close()``)."""
@@ -200,6 +208,7 @@ class TranspilerOptimizer:
         self._optimizer = checks.optimizer("fleet.distributed_optimizer", optimizer)
         self._config = config
         self._fleet = fleet
+        fleet._strategy = strategy
 
     def minimize(
         self,

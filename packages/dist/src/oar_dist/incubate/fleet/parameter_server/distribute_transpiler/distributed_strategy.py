@@ -3,9 +3,10 @@
 ``SyncStrategy`` transpiles with ``sync_mode=True`` (every step waits for all
 trainers and applies the averaged gradient); ``AsyncStrategy`` with
 ``sync_mode=False``; ``HalfAsyncStrategy`` with ``sync_mode=False`` and
-``half_async=True`` (oar's pservers apply each trainer's gradients as they
-arrive, as in async; the difference in Fluid 1.8 lies in its trainer-side
-communicator, which oar does not have: trainers send every step); ``GeoStrategy``
+``half_async=True`` (the pservers apply each trainer's gradients as they arrive,
+as in async; each trainer averages the gradients of
+``communicator_max_merge_var_num`` steps, sends them with a barrier and waits for
+the parameters: see ``oar_dist.pserver.half_async``); ``GeoStrategy``
 sets ``geo_sgd_mode`` (GEO-SGD). Each carries its :class:`DistributeTranspilerConfig`
 (``get_program_config``).
 """
@@ -19,7 +20,8 @@ from oar_dist.transpiler import DistributeTranspilerConfig
 
 
 class TrainerRuntimeConfig:
-    """Fluid's trainer runtime flags (communicator settings): recorded, without effect here."""
+    """Fluid's trainer runtime flags (communicator settings): recorded; half-async trainers
+    use ``communicator_max_merge_var_num`` (``fleet.init_worker``), the rest has no effect."""
 
     def __init__(self) -> None:
         self.runtime_configs: dict = {}
