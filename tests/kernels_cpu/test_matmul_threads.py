@@ -1,0 +1,98 @@
+"""Large products split into row blocks on the kernel thread pool: bit for bit the product on
+one thread, whatever the thread count (OpenBLAS's own threads round differently)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from oar import cpu_threads
+from oar.api import registries, set_cpu_math_library_num_threads
+from oar.cpu_threads import limit_cpu_math_threads
+
+
+@pytest.fixture
+def two_threads():
+    setting, blas = cpu_threads._setting, cpu_threads.blas_num_threads()
+    set_cpu_math_library_num_threads(2)
+    yield
+    cpu_threads._setting = setting
+    if blas:
+        cpu_threads._apply(blas)
+
+
+def _one_thread(fn):
+    with limit_cpu_math_threads(1):
+        return fn()
+
+
+@pytest.mark.parametrize("m", [32, 97, 128, 300])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_mul_and_its_grad_equal_the_one_thread_product(two_threads, m, transposed):
+    rng = np.random.default_rng(m)
+    x = rng.standard_normal((m, 784), dtype=np.float32)  # K > 512: OpenBLAS's threads differ
+    if transposed:  # a transposed view (the weight gradient's X.T), not a copy
+        x = np.ascontiguousarray(x.T).T
+    y = rng.standard_normal((784, 200), dtype=np.float32)
+    d = rng.standard_normal((m, 200), dtype=np.float32)
+    kernels = registries().kernels
+    mul = kernels.lookup("mul", "cpu", "float32").kernel
+    grad = kernels.lookup("mul_grad", "cpu", "float32").kernel
+    attrs = {"x_num_col_dims": 1, "y_num_col_dims": 1}
+
+    def run():
+        out = mul({"X": x, "Y": y}, attrs)["Out"]
+        g = grad({"X": x, "Y": y, "Out@GRAD": d}, attrs, frozenset({"X@GRAD", "Y@GRAD"}))
+        return out, g["X@GRAD"], g["Y@GRAD"]
+
+    split, single = run(), _one_thread(run)
+    for a, b in zip(split, single):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(split[0], x @ y, rtol=1e-5, atol=1e-4)
+
+
+MLP = """
+    import json, sys
+    import numpy as np
+    from oar import fluid
+
+    main, start = fluid.Program(), fluid.Program()
+    main.random_seed = start.random_seed = 5
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [None, 784], "float32")
+        y = fluid.data("y", [None, 1], "int64")
+        h = fluid.layers.fc(x, 512, act="relu")
+        h = fluid.layers.fc(h, 512, act="relu")
+        pred = fluid.layers.fc(h, 10, act="softmax")
+        loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, y))
+        fluid.optimizer.Adam(0.01).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    rng = np.random.default_rng(0)
+    feed = {"x": rng.standard_normal((64, 784)).astype("float32"), "y": rng.integers(0, 10, (64, 1))}
+    out = [exe.run(main, feed=feed, fetch_list=[loss])[0].tolist() for _ in range(3)]
+    w = np.asarray(fluid.global_scope().find_var(main.all_parameters()[0].name).get_tensor())
+    print(json.dumps([out, w.astype("float64").sum()]))
+"""
+
+
+def test_mlp_training_equal_at_one_and_two_threads(tmp_path):
+    """Three Adam steps of a 784-512-512-10 MLP: the same losses and weights, bit for bit,
+    with OMP_NUM_THREADS=1 and 2 (OpenBLAS's own two threads give other last bits for the
+    784-deep first layer)."""
+    child = tmp_path / "mlp.py"
+    child.write_text(textwrap.dedent(MLP))
+    runs = []
+    for n in ("1", "2"):
+        env = dict(os.environ, OMP_NUM_THREADS=n)
+        res = subprocess.run(
+            [sys.executable, str(child)], capture_output=True, text=True, timeout=180, env=env
+        )
+        assert res.returncode == 0, res.stderr[-3000:]
+        runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    assert runs[0] == runs[1]
