@@ -138,11 +138,11 @@ def test_table_shards_prefetch_translate_and_refuse_when_full():
 def test_keyed_rows_cross_the_wire_and_plain_rows_stay_checked():
     value = np.ones((3, 2), "float32")
     msg = wire.Message(wire.SEND, tensors=(("g", SelectedRows(ODD[:3], wire.KEYED, value)),))
-    (_, got), = wire.decode(wire.encode(msg)).tensors
+    ((_, got),) = wire.decode(wire.encode(msg)).tensors
     assert got.height() == wire.KEYED and got.rows() == ODD[:3].tolist()
     bad = wire.Message(wire.SEND, tensors=(("g", SelectedRows([5], 3, value[:1])),))
     with pytest.raises(wire.WireError, match="outside"):
         wire.decode(wire.encode(bad))
     empty = wire.Message(wire.SEND, tensors=(("g", SelectedRows([], wire.KEYED, value[:0])),))
-    (_, got), = wire.decode(wire.encode(empty)).tensors
+    ((_, got),) = wire.decode(wire.encode(empty)).tensors
     assert got.value.shape == (0, 2)

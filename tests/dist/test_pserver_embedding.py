@@ -3,10 +3,9 @@ pserver jobs: 2 pservers + 2 trainers, time-bounded subprocesses."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-
-import json
 
 import numpy as np
 import pytest
@@ -35,11 +34,11 @@ def _run(tmp_path, trainers=2, timeout=90, **env):
     return recs, servers
 
 
-def _reference(recs, vocab, dim) -> dict:
+def _reference(recs, vocab, dim, clip=0.0) -> dict:
     """One process, the trainers' batches together (the average of their gradients)."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        model.build(vocab, dim, "sgd", "array")
+        model.build(vocab, dim, "sgd", "array", clip)
     scope = fluid.Scope()
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup, scope=scope)
@@ -73,7 +72,9 @@ def test_distributed_embedding_sync_equals_one_process(tmp_path):
     assert "shard_selected_rows" in ops
     assert not bool(recs[0]["emb_held"]), "the trainer holds the table"
     cap = capacity(50, 2)
-    assert [s["emb.block0" if "emb.block0" in s.files else "emb.block1"].shape for s in servers] == [
+    assert [
+        s["emb.block0" if "emb.block0" in s.files else "emb.block1"].shape for s in servers
+    ] == [
         (cap, 4),
         (cap, 4),
     ]
@@ -91,6 +92,52 @@ def test_distributed_embedding_sync_equals_one_process(tmp_path):
             np.testing.assert_array_equal(recs[0]["final/" + n], recs[1]["final/" + n])
             np.testing.assert_allclose(recs[0]["final/" + n], v, rtol=1e-5, atol=1e-6)
     _check_checkpoint(ckpt, recs, servers, table, rows)
+
+
+def test_clipping_by_global_norm_with_a_distributed_table(tmp_path):
+    """GradientClipByGlobalNorm over the dense and the table's sparse gradient, on the trainer:
+    one trainer + 2 pservers equal one process clipping the same way."""
+    recs, servers = _run(tmp_path, trainers=1, OAR_T_VOCAB=50, OAR_T_STEPS=5, OAR_T_CLIP=0.05)
+    assert "scale_selected_rows" in list(recs[0]["ops"])
+    table = model.initial_table(50, 4)
+    for i, row in _rows_by_id(servers).items():
+        table[i] = row
+    ref = _reference(recs, 50, 4, clip=0.05)
+    np.testing.assert_allclose(table, ref["emb"], rtol=1e-5, atol=1e-6)
+    unclipped = _reference(recs, 50, 4)
+    assert not np.allclose(unclipped["emb"], ref["emb"], atol=1e-4)  # the clip did act
+    for n in ("fc_0.w_0", "fc_0.b_0"):
+        np.testing.assert_allclose(recs[0]["final/" + n], ref[n], rtol=1e-5, atol=1e-6)
+
+
+def test_half_async_merges_steps_and_equals_one_process_on_merged_batches(tmp_path):
+    """Half-async (fleet's create_half_async_strategy; here the transpiler's config) with
+    CPU_NUM=3: the trainer averages the gradients of 3 steps taken on the same parameters and
+    sends them once with a barrier; one process training on each 3 batches together equals it.
+    """
+    recs, servers = _run(
+        tmp_path, trainers=1, OAR_T_VOCAB=50, OAR_T_STEPS=6, OAR_T_HALF=1, CPU_NUM=3
+    )
+    ops = list(recs[0]["ops"])
+    assert "send_barrier" in ops and "fetch_barrier" in ops
+    rec = recs[0]
+    merged = {k: rec[k] for k in rec.files if k.startswith("init/")}
+    merged["losses"] = np.zeros(2)
+    for j in range(2):  # one step of the reference per merge
+        for k in ("ids", "y"):
+            merged[f"feed/{j}/{k}"] = np.concatenate(
+                [rec[f"feed/{i}/{k}"] for i in range(3 * j, 3 * j + 3)]
+            )
+    ref = _reference([merged], 50, 4)
+    table = model.initial_table(50, 4)
+    for i, row in _rows_by_id(servers).items():
+        table[i] = row
+    np.testing.assert_allclose(table, ref["emb"], rtol=1e-5, atol=1e-6)
+    for n in ("fc_0.w_0", "fc_0.b_0"):
+        np.testing.assert_allclose(recs[0]["final/" + n], ref[n], rtol=1e-5, atol=1e-6)
+    # the 3 steps of a merge ran on the same parameters: step 1 did not see step 0's update
+    every = _reference([recs[0]], 50, 4)
+    assert not np.allclose(every["fc_0.w_0"], ref["fc_0.w_0"], atol=1e-5)
 
 
 def _local_model() -> tuple:
@@ -244,6 +291,26 @@ def test_hashed_ids_sync_adam_equal_one_process_and_resume(tmp_path):
     assert set(rows2) == set(rows)
     for i, row in rows.items():
         np.testing.assert_allclose(rows2[i], row, rtol=1e-5, atol=1e-6)
+
+
+def test_more_distinct_ids_than_the_table_holds_fail_the_trainer_clearly(tmp_path):
+    """dict_size 2: each of the 2 shards holds 2 rows; the first batch brings more ids."""
+    job = seed_job(
+        tmp_path,
+        trainers=1,
+        script=SCRIPT,
+        harness=False,
+        OAR_T_IDS="hashed",
+        OAR_T_VOCAB=2,
+        OAR_T_INIT="uniform",
+        OAR_T_STEPS=2,
+    )
+    rcs = job.wait(60)
+    assert rcs["trainer0"] != 0
+    log = job.log("trainer0")
+    assert "distributed table 'emb' is full on pserver 127.0.0." in log, log[-2000:]
+    assert "over this shard's capacity of 2" in log and "raise it" in log
+    assert all(rcs[f"pserver_{ip}"] != 0 for ip in IPS)  # the trainer left without closing
 
 
 def test_distributed_embedding_async_adam_losses_fall(tmp_path):

@@ -95,6 +95,20 @@ def test_one_pserver_holds_the_whole_table():
     assert json.loads(lso.attr("table_specs"))[0]["capacity"] == 7
 
 
+def test_global_norm_clipping_keeps_the_table_gradient_sparse():
+    clip = fluid.clip.GradientClipByGlobalNorm(1.0)
+    t, main, startup = transpile(opt=fluid.optimizer.SGD(0.1, grad_clip=clip))
+    ts = types(main)
+    scale = main.global_block().ops[ts.index("scale_selected_rows")]
+    assert scale.input("X") == ["emb@GRAD"]
+    (clipped,) = scale.output("Out")
+    assert main.global_block().var(clipped).type == "selected_rows"
+    split = main.global_block().ops[ts.index("shard_selected_rows")]
+    assert split.input("X") == [clipped]
+    norms = [op for op in main.global_block().ops if op.type == "squared_l2_norm"]
+    assert "emb@GRAD" in [op.input("X")[0] for op in norms]
+
+
 def test_a_table_read_by_other_ops_is_refused():
     with pytest.raises(NotImplementedError, match="'emb' is also read by"):
         transpile(tied=True)

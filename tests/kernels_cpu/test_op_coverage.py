@@ -65,8 +65,10 @@ PROGRAM_TESTED = {
     "reorder_lod_tensor_by_rank": "test_lod_rank.py",
     "split_selected_rows": "test_pserver_tables.py",
     "shard_selected_rows": "test_pserver_tables.py",
+    "scale_selected_rows": "test_pserver_tables.py",
 }
-OPTIONAL = {"split_selected_rows", "shard_selected_rows"}  # oar-dist's: absent without it
+# oar-dist's: absent without that plugin
+OPTIONAL = {"split_selected_rows", "shard_selected_rows", "scale_selected_rows"}
 
 
 def _forward_ops() -> dict:

@@ -14,6 +14,7 @@ from oar.api import SelectedRows, registries
 from oar_dist.kernels.tables import (
     distributed_lookup_table_grad,
     prefetch_rows,
+    scale_selected_rows,
     shard_selected_rows,
     split_selected_rows,
 )
@@ -85,3 +86,13 @@ def test_prefetch_asks_nothing_for_no_ids():
         np.zeros(0, np.int64), dict(attrs, trainer_id=0, emb_dim=4, dtype="float32")
     )
     assert out.shape == (0, 4)
+
+
+def test_scale_selected_rows_scales_the_values_only():
+    x = SelectedRows([2**62, -5, 2**62], KEYED, DOUT[:3])
+    out = scale_selected_rows({"X": x, "Scale": np.array([0.5], "float32")}, {})["Out"]
+    assert out.rows() == x.rows() and out.height() == KEYED
+    np.testing.assert_allclose(out.value, DOUT[:3] * 0.5)
+    assert out.value.dtype == np.float32
+    with pytest.raises(ValueError, match="one value"):
+        scale_selected_rows({"X": x, "Scale": np.ones(2, "float32")}, {})

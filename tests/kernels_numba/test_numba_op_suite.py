@@ -35,6 +35,8 @@ FAMILIES = [
     "optimizer",
     "sequence_pool",
     "embedding",
+    "pool",
+    "conv",
 ]
 
 

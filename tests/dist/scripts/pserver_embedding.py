@@ -8,8 +8,10 @@ ids from :data:`POOL`, any int64), ``OAR_T_TRACE`` (1: record this process's tra
 peak after building the model), ``OAR_T_SAVE`` (a directory: the trainers call
 ``fluid.io.save_persistables`` there after step ``OAR_T_SAVE_AT``, default the last),
 ``OAR_T_LOAD`` (a directory: the pservers resume from it, the trainers start at step
-``OAR_T_FIRST``). Batch ``i`` of trainer ``t`` is the same in every run. Trainers write trainer<i>.npz (losses, feeds, initial and final dense parameters);
-pservers write pserver_<ip>.npz (the final values of the variables they hold).
+``OAR_T_FIRST``), ``OAR_T_CLIP`` (a global norm to clip the gradients to), ``OAR_T_HALF``
+(1: half-async, merging ``CPU_NUM`` steps per send). Batch ``i`` of trainer ``t`` is the
+same in every run. Trainers write trainer<i>.npz (losses, feeds, initial and final dense
+parameters); pservers write pserver_<ip>.npz (the final values of the variables they hold).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def initial_table(vocab, dim) -> np.ndarray:
     return np.random.RandomState(5).uniform(-1, 1, (vocab, dim)).astype("float32")
 
 
-def build(vocab, dim, opt, init):
+def build(vocab, dim, opt, init, clip=0.0):
     ids = fluid.layers.data(name="ids", shape=[1], dtype="int64")
     y = fluid.layers.data(name="y", shape=[1], dtype="float32")
     if init == "array":
@@ -56,7 +58,11 @@ def build(vocab, dim, opt, init):
     )
     pred = fluid.layers.fc(input=emb, size=1)
     loss = fluid.layers.mean(fluid.layers.square_error_cost(input=pred, label=y))
-    optimizer = fluid.optimizer.Adam(0.05) if opt == "adam" else fluid.optimizer.SGD(0.5)
+    grad_clip = fluid.clip.GradientClipByGlobalNorm(clip) if clip else None
+    if opt == "adam":
+        optimizer = fluid.optimizer.Adam(0.05, grad_clip=grad_clip)
+    else:
+        optimizer = fluid.optimizer.SGD(0.5, grad_clip=grad_clip)
     optimizer.minimize(loss)
     return loss
 
@@ -129,13 +135,15 @@ def main() -> None:
     port = os.environ["PADDLE_PSERVER_PORT"]
     eps = ",".join(f"{ip}:{port}" for ip in os.environ["PADDLE_PSERVER_IPS"].split(","))
     tid = int(env("PADDLE_TRAINER_ID", "0"))
-    loss = build(vocab, dim, opt, init)
-    t = fluid.DistributeTranspiler()
+    loss = build(vocab, dim, opt, init, float(env("OAR_T_CLIP", "0")))
+    config = fluid.DistributeTranspilerConfig()
+    config.half_async = env("OAR_T_HALF") == "1"  # merges CPU_NUM steps per send
+    t = fluid.DistributeTranspiler(config=config)
     t.transpile(
         trainer_id=tid,
         pservers=eps,
         trainers=int(os.environ["PADDLE_TRAINERS"]),
-        sync_mode=env("OAR_T_SYNC", "1") == "1",
+        sync_mode=env("OAR_T_SYNC", "1") == "1" and not config.half_async,
     )
     exe = fluid.Executor(fluid.CPUPlace())
     if tracemalloc.is_tracing():  # imports and the program objects are not the table

@@ -101,6 +101,16 @@ def shard_selected_rows(inputs, attrs):
     return {"Out": out}
 
 
+def scale_selected_rows(inputs, attrs):
+    x, scale = inputs["X"], np.asarray(inputs["Scale"]).reshape(-1)
+    if not isinstance(x, SelectedRows):
+        raise TypeError(f"scale_selected_rows: X must be SelectedRows, given {type(x).__name__}")
+    if scale.size != 1:
+        raise ValueError(f"scale_selected_rows: Scale must hold one value, given {scale.size}")
+    value = np.asarray(x.value)
+    return {"Out": SelectedRows(x.row_array, x.height(), value * value.dtype.type(scale[0]))}
+
+
 def split_selected_rows(inputs, attrs):
     x = inputs["X"]
     if not isinstance(x, SelectedRows):
@@ -127,4 +137,5 @@ def kernels():
         ("distributed_lookup_table_grad", FLOATS, distributed_lookup_table_grad, True),
         ("split_selected_rows", FLOATS, split_selected_rows, True),
         ("shard_selected_rows", FLOATS, shard_selected_rows, True),
+        ("scale_selected_rows", FLOATS, scale_selected_rows, True),
     ]

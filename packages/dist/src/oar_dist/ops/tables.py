@@ -10,6 +10,8 @@ A distributed table lives only on the pservers, as hashed shards: any int64 id b
   from ``Ids`` and ``Out@GRAD`` alone, as SelectedRows whose rows are the ids (height -1).
 - ``shard_selected_rows`` cuts that gradient into the shards for ``send``.
 - ``split_selected_rows`` (Fluid's op) cuts a SelectedRows into row blocks (``height_sections``).
+- ``scale_selected_rows`` multiplies the values of a SelectedRows by a one-element tensor
+  (clipping a table's gradient by the global norm on the trainer, without densifying it).
 """
 
 from __future__ import annotations
@@ -98,6 +100,17 @@ def register(registry) -> None:
             infer_shape=_shard_shape,
             infer_var_type=_split_type,
             doc="Out[k] = the rows of SelectedRows X (ids of a hashed table) held by shard k",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "scale_selected_rows",
+            ["X", "Scale"],
+            ["Out"],
+            {},
+            infer_shape=lambda ins, attrs: {"Out": ins["X"]},
+            infer_var_type=_split_type,
+            doc="Out = SelectedRows X with its values times the one-element tensor Scale",
         )
     )
     registry.register_op(

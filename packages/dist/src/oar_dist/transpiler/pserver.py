@@ -30,6 +30,7 @@ from oar_dist.transpiler.tables import (
     drop_initializers,
     find_tables,
     init_specs,
+    rewrite_clipping,
     rewrite_lookups,
     table_blocks,
     table_info,
@@ -104,6 +105,7 @@ class PserverMode:
         self.geo = bool(cfg.geo_sgd_mode)
         self.sync = bool(sync_mode) and bool(cfg.sync_mode) and not self.geo
         self.dist_mode = 0 if self.sync else (2 if cfg.half_async and not self.geo else 1)
+        self.half = self.dist_mode == 2
         self.main, self.startup = program, startup_program
         self.origin_startup = startup_program.clone()
         block = program.global_block()
@@ -114,11 +116,6 @@ class PserverMode:
         self.tables = find_tables(block)
         check_tables(self.tables, self.params, block, self.opt_ops)
         self.table_inits = init_specs(self.tables, self.origin_startup)
-        if self.tables and self.grad_of:
-            raise NotImplementedError(
-                f"DistributeTranspiler: gradient clipping by global norm with distributed tables "
-                f"{sorted(self.tables)} is not supported"
-            )
         if self.geo:
             geo.check(self)
         self.blocks = []
@@ -195,6 +192,7 @@ class PserverMode:
         tid = self.trainer_id
         blocks_of = {t: [b for b in self.blocks if b.param == t] for t in self.tables}
         rewrite_lookups(block, self.tables, blocks_of, tid, self.var_meta)
+        rewrite_clipping(block, self.tables, self.trainer_ops)
         with self.main._role_guard(OpRole.RPC):
             for p in self.params:
                 bl = [b for b in self.blocks if b.param == p]
@@ -217,10 +215,12 @@ class PserverMode:
                     "send_varnames": [b.grad_name for b in self.blocks],
                     "sync_mode": self.sync,
                     "trainer_id": tid,
+                    "half_async": self.half,
                 },
             )
-            if self.sync:
-                block.append_op("send_barrier", {}, {}, {"endpoints": self.eps, "trainer_id": tid})
+            if self.sync or self.half:  # half-async: a barrier per merge with the pservers
+                attrs = {"endpoints": self.eps, "trainer_id": tid, "half_async": self.half}
+                block.append_op("send_barrier", {}, {}, attrs)
             self._append_recv(block, self.main)
 
     def _sent_var(self, b: ParamBlock) -> str:
@@ -250,9 +250,14 @@ class PserverMode:
                 "recv",
                 {},
                 {"Out": outs},
-                {"epmap": [b.endpoint for b in blocks], "varnames": outs, "trainer_id": tid},
+                {
+                    "epmap": [b.endpoint for b in blocks],
+                    "varnames": outs,
+                    "trainer_id": tid,
+                    "half_async": self.half and program is self.main,
+                },
             )
-        if self.sync:
+        if self.sync or (self.half and program is self.main):
             block.append_op("fetch_barrier", {}, {}, {"endpoints": self.eps, "trainer_id": tid})
         for p in dense:
             bl = [b for b in self.blocks if b.param == p]

@@ -152,3 +152,36 @@ def drop_initializers(startup, tables: dict) -> None:
     for i in range(len(block.ops) - 1, -1, -1):
         if set(block.ops[i].output_arg_names) & set(tables):
             block._remove_op(i)
+
+
+_CLIP_READERS = ("squared_l2_norm",)  # reads a SelectedRows gradient as it is (rows merged)
+
+
+def rewrite_clipping(block, tables: dict, trainer_ops: list) -> None:
+    """Gradient clipping by global norm on the trainer, with a distributed table's gradient (rows
+    keyed by id) kept sparse: its squared norm merges the rows (``squared_l2_norm``), and it is
+    scaled by ``scale_selected_rows`` instead of a densifying ``elementwise_mul``."""
+    grads = {t + "@GRAD" for t in tables}
+    kept = {id(op) for op in trainer_ops}
+    i = 0
+    while i < len(block.ops):
+        op = block.ops[i]
+        reads = grads & set(op.input_arg_names)
+        if id(op) in kept and reads:
+            if op.type == "elementwise_mul" and op.input("X")[0] in grads:
+                out = op.output("Out")
+                ins = {"X": op.input("X"), "Scale": op.input("Y")}
+                block._insert_op(i, "scale_selected_rows", ins, {"Out": out}, _role_attrs(op))
+                block._remove_op(i + 1)
+                block.var(out[0]).type = "selected_rows"
+            elif op.type not in _CLIP_READERS:
+                raise NotImplementedError(
+                    f"DistributeTranspiler: '{op.type}' reads the gradient of the distributed "
+                    f"table {sorted(reads)} on the trainer; with distributed tables, gradient "
+                    f"clipping by global norm (GradientClipByGlobalNorm) is supported"
+                )
+        i += 1
+
+
+def _role_attrs(op) -> dict:
+    return {"op_role": op.attr("op_role")} if op.has_attr("op_role") else {}

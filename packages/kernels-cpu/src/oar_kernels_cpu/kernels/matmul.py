@@ -1,69 +1,26 @@
-"""numpy kernels for mul and matmul: one BLAS call each way.
+"""numpy kernels for mul and matmul: one BLAS product each way (``_gemm.matmul``: at one BLAS
+thread, split across the kernel thread pool when large).
 
 float16 operands multiply in float32 and round the product to float16 (fp32 accumulation,
 as GPU tensor cores do): numpy has no float16 BLAS, and its float16 loops are about a
 hundred times slower.
-
-With more than one CPU math thread, a large 2-D product is split into row blocks that the
-kernel thread pool (``_parallel.py``) hands out one at a time, each one single-threaded
-BLAS call into its rows of the output. Two reasons: OpenBLAS's own threads give results
-that differ from its single-threaded ones in the last bits (128x784 @ 784x512: up to 6e-5),
-while a row block's product is bit for bit that of the whole product on one thread, so
-results no longer depend on the thread count; and OpenBLAS splits the work statically, so
-on a busy machine every GEMM waited for whichever of its threads the OS had not scheduled
-(the four MLP GEMMs at load 4.5: median 31.9 ms, split 5.0 ms).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
-from oar_kernels_cpu.kernels._parallel import parallel_for, parallel_threads
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._util import reduce_to
 
 xp = array_module(__name__)
-
-#: the fewest multiply-adds and rows of a row block. OpenBLAS multiplies products of up to 1e6
-#: multiply-adds with other kernels on some CPUs (its "small matrix" path, rounding
-#: differently), so every block, like the whole, stays above that.
-SPLIT_MIN_MACS = 1 << 20
-SPLIT_MIN_ROWS = 16
-#: row blocks per thread: more balance the threads when the OS delays one, fewer cost less
-BLOCKS_PER_THREAD = 2
 
 
 def _mm(a, b):
     """``a @ b`` (batched as ``matmul``); float16 through float32."""
     if a.dtype == xp.float16 or b.dtype == xp.float16:
-        return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(xp.float16)
-    if xp is np and a.ndim == 2 and b.ndim == 2:  # host arrays only: the pool is CPU threads
-        m, k = a.shape
-        macs = m * k * b.shape[1]
-        if m >= 2 * SPLIT_MIN_ROWS and macs >= 2 * SPLIT_MIN_MACS:
-            threads = parallel_threads()
-            if threads > 1:
-                blocks = min(
-                    BLOCKS_PER_THREAD * threads, m // SPLIT_MIN_ROWS, macs // SPLIT_MIN_MACS
-                )
-                return _row_blocks(a, b, blocks)
-    return xp.matmul(a, b)
-
-
-def _row_blocks(a, b, blocks):
-    """``a @ b`` as ``blocks`` row blocks on the kernel thread pool (BLAS on one thread)."""
-    m = a.shape[0]
-    out = xp.empty((m, b.shape[1]), dtype=xp.result_type(a.dtype, b.dtype))
-    bounds = [m * i // blocks for i in range(blocks + 1)]
-
-    def run(i):
-        lo, hi = bounds[i], bounds[i + 1]
-        xp.matmul(a[lo:hi], b, out=out[lo:hi])
-
-    parallel_for(run, blocks)
-    return out
+        return _gemm.matmul(xp, a.astype(xp.float32), b.astype(xp.float32)).astype(xp.float16)
+    return _gemm.matmul(xp, a, b)
 
 
 def _flat(a, n):

@@ -1,0 +1,179 @@
+"""conv2d and its gradients by Winograd F(2x2, 3x3), for 3x3 stride-1 convolutions.
+
+The numpy kernel multiplies 9 * C-row column matrices (im2col); Winograd's minimal
+filtering (Lavin and Gray, 2015) needs 16 products per 2x2 output block where the
+direct convolution needs 36, so the GEMMs shrink 2.25 times, for the price of the
+tile transforms, which the compiled loops of ``_winograd.py`` run close to memory speed:
+
+- forward: 16 GEMMs ``V (tiles x C) @ U (C x O)`` per batch chunk (``U`` the transformed
+  filter, ``V`` the input tiles), then the output transform;
+- input gradient: the same convolution of the output gradient (padded by ``2 - pad``)
+  with the flipped, transposed filter, whose transform is ``U`` with its points reversed;
+- filter gradient: ``dU = sum over tiles of (A dY A^T) (.) V``, 16 GEMMs
+  ``(O x tiles) @ (tiles x C)`` summed over batch chunks, then ``dW = G^T dU G``.
+
+Float32 results differ from the numpy kernel's in the last bits (float tolerance: the
+transforms add and subtract up to nine terms in the input's precision; the filter
+transforms run in float64). Batch chunks are summed in a fixed order, so the filter
+gradient does not depend on the thread count. Other convolutions (strides, dilations,
+groups, NHWC, other filter sizes, few channels, small inputs) go to the kernel this
+overrides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from oar.api import resolve_paddings
+
+from oar_kernels_numba import _winograd as wg
+from oar_kernels_numba._fallback import Fallback
+from oar_kernels_numba._limits import SMALL
+
+DTYPES = ("float32", "float64")
+FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)
+
+#: input and output channels from which Winograd runs (fewer: the transforms cost more than
+#: the GEMM they save, e.g. an RGB stem's 3 input channels)
+MIN_CHANNELS = 8
+#: bytes of transformed tiles (input and output side) per batch chunk: they stay in cache
+#: between the transform and the GEMM
+CHUNK_BYTES = 1 << 20
+
+
+def _geometry(x, w, attrs):
+    """``(pads, (OH, OW))`` when Winograd serves this convolution, else None."""
+    if type(x) is not np.ndarray or type(w) is not np.ndarray or x.dtype not in FLOAT_DTYPES:
+        return None
+    if w.dtype != x.dtype or x.ndim != 4 or w.ndim != 4 or w.shape[2:] != (3, 3):
+        return None
+    if attrs["groups"] != 1 or attrs["data_format"] == "NHWC" or x.size < SMALL:
+        return None
+    if min(x.shape[1], w.shape[0]) < MIN_CHANNELS or x.shape[1] != w.shape[1]:
+        return None
+    if tuple(attrs["strides"]) != (1, 1):
+        return None
+    pads, d = resolve_paddings(
+        attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], (3, 3), (1, 1),
+        attrs["dilations"],
+    )  # fmt: skip
+    if tuple(d) != (1, 1) or min(pads) < 0:
+        return None
+    oh, ow = x.shape[2] + pads[0] + pads[1] - 2, x.shape[3] + pads[2] + pads[3] - 2
+    if oh <= 0 or ow <= 0:
+        return None
+    return tuple(pads), (oh, ow)
+
+
+def _chunks(n: int, tiles: int, channels: int, itemsize: int):
+    """``(start, stop)`` image ranges holding about :data:`CHUNK_BYTES` of transformed tiles."""
+    per_image = 16 * tiles * channels * itemsize
+    m = max(1, min(n, CHUNK_BYTES // max(per_image, 1)))
+    return [(a, min(a + m, n)) for a in range(0, n, m)]
+
+
+def points(rows: int, cols: int, dtype):
+    """``(full, planes)``: a C-contiguous ``(16, rows + 1, cols)`` array for the compiled loops
+    and its ``(16, rows, cols)`` view for the GEMMs (the extra row keeps the planes from being a
+    power of two apart: see ``_winograd.py``)."""
+    full = np.empty((16, rows + 1, cols), dtype)
+    return full, full[:, :rows]
+
+
+def _tiles(out_hw):
+    return (out_hw[0] + 1) // 2, (out_hw[1] + 1) // 2
+
+
+def filter_points(w, in_major: bool, flipped: bool = False):
+    """``G w G^T`` point major: ``(16, C, O)`` when ``in_major``, else ``(16, O, C)``;
+    ``flipped``: of the filters turned by 180 degrees."""
+    o, c = w.shape[:2]
+    flat, u = points(c, o, w.dtype) if in_major else points(o, c, w.dtype)
+    wg.filter_transform(np.ascontiguousarray(w), flat, in_major, flipped)
+    return u
+
+
+def winograd_conv(x, u, top: int, left: int, out_hw):
+    """Convolve ``x (N, C, H, W)``, placed at (``top``, ``left``) of a zero plane, with the
+    transformed filter ``u (16, C, O)``; returns ``(N, O, *out_hw)``."""
+    n, c = x.shape[:2]
+    o = u.shape[2]
+    th, tw = _tiles(out_hw)
+    y = np.empty((n, o) + tuple(out_hw), x.dtype)
+    for a, b in _chunks(n, th * tw, c + o, x.itemsize):
+        xp = np.empty((b - a, 2 * th + 2, 2 * tw + 2, c), x.dtype)
+        wg.to_nhwc(x, a, top, left, xp)
+        v_flat, v = points((b - a) * th * tw, c, x.dtype)
+        wg.input_transform(xp, th, tw, v_flat)
+        m_flat, mt = points((b - a) * th * tw, o, x.dtype)
+        np.matmul(v, u, out=mt)
+        yt = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
+        wg.output_transform(m_flat, th, tw, yt)
+        wg.to_nchw(yt, a, y)
+    return y
+
+
+def winograd_filter_grad(x, dy, top: int, left: int):
+    """``dW (O, C, 3, 3)`` of the convolution of ``x`` (placed as in :func:`winograd_conv`)
+    whose output gradient is ``dy (N, O, OH, OW)``."""
+    n, c = x.shape[:2]
+    o = dy.shape[1]
+    th, tw = _tiles(dy.shape[2:])
+    du_flat, du = points(o, c, x.dtype)
+    du_flat[...] = 0
+    part = points(o, c, x.dtype)[1]
+    for a, b in _chunks(n, th * tw, c + o, x.itemsize):
+        xp = np.empty((b - a, 2 * th + 2, 2 * tw + 2, c), x.dtype)
+        wg.to_nhwc(x, a, top, left, xp)
+        v_flat, v = points((b - a) * th * tw, c, x.dtype)
+        wg.input_transform(xp, th, tw, v_flat)
+        dyp = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
+        wg.to_nhwc(dy, a, 0, 0, dyp)
+        m_flat, mt = points((b - a) * th * tw, o, x.dtype)
+        wg.grad_transform(dyp, th, tw, m_flat)
+        du += np.matmul(mt.transpose(0, 2, 1), v, out=part)
+    dw = np.empty((o, c, 3, 3), x.dtype)
+    wg.filter_grad(du_flat, dw)
+    return dw
+
+
+class _Kernels:
+    def __init__(self, device: str, priority: int) -> None:
+        self.fb = {op: Fallback(op, device, priority) for op in ("conv2d", "conv2d_grad")}
+
+    def conv2d(self, inputs, attrs):
+        x, w = inputs["Input"], inputs["Filter"]
+        geo = _geometry(x, w, attrs)
+        if geo is None:
+            return self.fb["conv2d"](x.dtype, inputs, attrs)
+        pads, out_hw = geo
+        u = filter_points(w, in_major=True)
+        return {"Output": winograd_conv(np.ascontiguousarray(x), u, pads[0], pads[2], out_hw)}
+
+    def conv2d_grad(self, inputs, attrs, wanted):
+        x, w, dy = inputs["Input"], inputs["Filter"], inputs["Output@GRAD"]
+        geo = _geometry(x, w, attrs)
+        ok = geo is not None and type(dy) is np.ndarray and dy.dtype == x.dtype
+        if not ok or dy.shape != (x.shape[0], w.shape[0]) + geo[1]:
+            return self.fb["conv2d_grad"](x.dtype, inputs, attrs, wanted)
+        pads = geo[0]
+        x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
+        res, rest = {}, set(wanted)
+        if "Filter@GRAD" in wanted:
+            res["Filter@GRAD"] = winograd_filter_grad(x, dy, pads[0], pads[2])
+            rest.discard("Filter@GRAD")
+        if "Input@GRAD" in wanted and max(pads) <= 2:
+            # dX: dy padded by 2 - pad, convolved with the flipped, transposed filter
+            u = filter_points(w, in_major=False, flipped=True)
+            res["Input@GRAD"] = winograd_conv(dy, u, 2 - pads[0], 2 - pads[2], x.shape[2:])
+            rest.discard("Input@GRAD")
+        if rest:
+            res.update(self.fb["conv2d_grad"](x.dtype, inputs, attrs, frozenset(rest)))
+        return res
+
+
+def register(registry, family: str, device: str, priority: int) -> None:
+    k = _Kernels(device, priority)
+    registry.register_kernel("conv2d", device, DTYPES, k.conv2d, priority)
+    registry.register_kernel(
+        "conv2d_grad", device, DTYPES, k.conv2d_grad, priority, wants_outputs=True
+    )

@@ -1,0 +1,166 @@
+"""oar-kernels-numba's Winograd conv2d and its gradients against the numpy kernel (im2col),
+on every padding, odd and even sizes, batch chunks; the cases it hands back; a numeric
+gradient check through the Executor."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("oar_kernels_numba")
+from oar_kernels_numba.compat import unavailable_reason
+
+if unavailable_reason() is not None:
+    pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
+
+from oar.testing import OpCase, check_case
+from oar_kernels_numba import conv as conv_mod
+
+rng = np.random.default_rng(41)
+TOL = {"float32": dict(rtol=2e-5, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-11)}
+BOTH = frozenset({"Input@GRAD", "Filter@GRAD"})
+
+
+def _attrs(pads=(1, 1), stride=1, dilation=1, groups=1, algorithm="EXPLICIT", fmt="NCHW"):
+    return {
+        "strides": [stride, stride],
+        "paddings": list(pads),
+        "padding_algorithm": algorithm,
+        "dilations": [dilation, dilation],
+        "groups": groups,
+        "data_format": fmt,
+    }
+
+
+@pytest.fixture
+def winograd_calls(monkeypatch):
+    """Counts of the Winograd paths taken; every size goes to them (no SMALL cut-off)."""
+    calls = {"conv": 0, "filter_grad": 0}
+    conv, filter_grad = conv_mod.winograd_conv, conv_mod.winograd_filter_grad
+
+    def counted_conv(*a, **k):
+        calls["conv"] += 1
+        return conv(*a, **k)
+
+    def counted_filter_grad(*a, **k):
+        calls["filter_grad"] += 1
+        return filter_grad(*a, **k)
+
+    monkeypatch.setattr(conv_mod, "SMALL", 0)
+    monkeypatch.setattr(conv_mod, "winograd_conv", counted_conv)
+    monkeypatch.setattr(conv_mod, "winograd_filter_grad", counted_filter_grad)
+    return calls
+
+
+def _run(numba_pair, x, w, attrs, wanted=BOTH):
+    dtype = x.dtype.name
+    mine, numpy_k = numba_pair("conv2d", dtype)
+    gmine, gnumpy = numba_pair("conv2d_grad", dtype)
+    ins = {"Input": x, "Filter": w}
+    got, want = mine(dict(ins), attrs)["Output"], numpy_k(dict(ins), attrs)["Output"]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, **TOL[dtype], err_msg="Output")
+    gins = dict(ins, **{"Output@GRAD": rng.standard_normal(want.shape).astype(dtype)})
+    got_g = gmine(dict(gins), attrs, wanted)
+    want_g = gnumpy(dict(gins), attrs, wanted)
+    assert got_g.keys() == want_g.keys() == set(wanted)
+    for k in want_g:
+        assert got_g[k].shape == want_g[k].shape and got_g[k].dtype == want_g[k].dtype, k
+        np.testing.assert_allclose(got_g[k], want_g[k], **TOL[dtype], err_msg=k)
+
+
+WINOGRAD = [  # (x shape, out channels, paddings, padding algorithm)
+    ((2, 8, 7, 9), 16, (1, 1), "EXPLICIT"),
+    ((3, 16, 6, 6), 8, (0, 0), "EXPLICIT"),
+    ((2, 9, 8, 5), 10, (2, 1, 0, 2), "EXPLICIT"),
+    ((1, 8, 3, 3), 8, (2, 2), "EXPLICIT"),
+    ((2, 12, 5, 8), 9, (0, 0), "SAME"),
+    ((2, 8, 6, 7), 8, (0, 0), "VALID"),
+    ((5, 32, 8, 8), 24, (1, 1), "EXPLICIT"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,out_c,pads,algorithm", WINOGRAD)
+def test_winograd_matches_im2col(shape, out_c, pads, algorithm, dtype, numba_pair, winograd_calls):
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((out_c, shape[1], 3, 3)).astype(dtype)
+    _run(numba_pair, x, w, _attrs(pads, algorithm=algorithm))
+    assert winograd_calls == {"conv": 2, "filter_grad": 1}  # forward, dX; dW
+
+
+@pytest.mark.parametrize("wanted", [{"Input@GRAD"}, {"Filter@GRAD"}])
+def test_one_gradient_at_a_time(wanted, numba_pair, winograd_calls):
+    x = rng.standard_normal((2, 8, 6, 6)).astype("float32")
+    w = rng.standard_normal((8, 8, 3, 3)).astype("float32")
+    _run(numba_pair, x, w, _attrs(), frozenset(wanted))
+
+
+def test_batch_chunks_and_a_ragged_last_chunk(numba_pair, winograd_calls, monkeypatch):
+    # chunks of 2 images over a batch of 5: the filter gradient sums three parts
+    x = rng.standard_normal((5, 8, 6, 6)).astype("float64")
+    w = rng.standard_normal((8, 8, 3, 3)).astype("float64")
+    monkeypatch.setattr(conv_mod, "CHUNK_BYTES", 2 * 16 * 9 * 16 * 8)
+    assert len(conv_mod._chunks(5, 9, 16, 8)) == 3
+    _run(numba_pair, x, w, _attrs())
+
+
+def test_large_paddings_leave_the_input_gradient_to_numpy(numba_pair, winograd_calls):
+    # padding 3: the input gradient is not a padded convolution of dy; numpy computes it
+    x = rng.standard_normal((2, 8, 4, 4))
+    w = rng.standard_normal((8, 8, 3, 3))
+    _run(numba_pair, x, w, _attrs((3, 3)))
+    assert winograd_calls == {"conv": 1, "filter_grad": 1}
+
+
+FALLBACK = [  # attrs and shapes Winograd does not take: the numpy kernel's results, exactly
+    ("stride 2", (2, 8, 8, 8), (8, 8, 3, 3), _attrs(stride=2)),
+    ("dilation 2", (2, 8, 8, 8), (8, 8, 3, 3), _attrs(pads=(2, 2), dilation=2)),
+    ("groups 2", (2, 8, 6, 6), (8, 4, 3, 3), _attrs(groups=2)),
+    ("5x5", (2, 8, 8, 8), (8, 8, 5, 5), _attrs(pads=(2, 2))),
+    ("1x1", (2, 8, 8, 8), (8, 8, 1, 1), _attrs(pads=(0, 0))),
+    ("3 input channels", (2, 3, 8, 8), (8, 3, 3, 3), _attrs()),
+    ("NHWC", (2, 6, 6, 8), (8, 8, 3, 3), _attrs(fmt="NHWC")),
+]
+
+
+@pytest.mark.parametrize("why,x_shape,w_shape,attrs", FALLBACK, ids=[f[0] for f in FALLBACK])
+def test_other_convolutions_go_to_numpy(why, x_shape, w_shape, attrs, numba_pair, winograd_calls):
+    x = rng.standard_normal(x_shape).astype("float32")
+    w = rng.standard_normal(w_shape).astype("float32")
+    _run(numba_pair, x, w, attrs)
+    assert winograd_calls == {"conv": 0, "filter_grad": 0}
+
+
+def test_small_inputs_go_to_numpy(numba_pair, monkeypatch):
+    calls = []
+    monkeypatch.setattr(conv_mod, "winograd_conv", lambda *a: calls.append(a))
+    x = rng.standard_normal((1, 8, 4, 4)).astype("float32")  # 128 elements < SMALL
+    w = rng.standard_normal((8, 8, 3, 3)).astype("float32")
+    _run(numba_pair, x, w, _attrs(), frozenset({"Filter@GRAD"}))
+    assert not calls
+
+
+def test_float32_winograd_stays_within_float32_error_of_float64():
+    # a ResNet-sized layer: the transforms add at most a few units in the last place
+    x = rng.standard_normal((2, 64, 16, 16))
+    w = rng.standard_normal((64, 64, 3, 3)) / 24
+    x32, w32 = x.astype("float32"), w.astype("float32")
+    u = conv_mod.filter_points(w32, in_major=True)
+    got = conv_mod.winograd_conv(x32, u, 1, 1, (16, 16))
+    want = conv_mod.winograd_conv(x32.astype("float64"), u.astype("float64"), 1, 1, (16, 16))
+    # the float64 Winograd of the same inputs is the exact convolution to ~1e-15
+    assert np.abs(got - want).max() <= 2e-6 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("pads", [(1, 1), (0, 2, 1, 0)])
+def test_numeric_gradients_through_the_executor(pads, winograd_calls):
+    case = OpCase(
+        "conv2d",
+        {"Input": rng.uniform(-1, 1, (1, 8, 4, 3)), "Filter": rng.uniform(-1, 1, (8, 8, 3, 3))},
+        _attrs(pads),
+        ref=None,
+        grad=["Input", "Filter"],
+    )
+    check_case(case)
+    assert winograd_calls["conv"] > 0 and winograd_calls["filter_grad"] > 0
