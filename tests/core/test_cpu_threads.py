@@ -44,6 +44,20 @@ def test_set_and_limit(restore_threads):
         set_cpu_math_library_num_threads(0)
 
 
+def test_with_one_blas_thread(restore_threads):
+    set_cpu_math_library_num_threads(2)
+    seen = []
+    assert cpu_threads.with_one_blas_thread(lambda a, b: seen.append(a + b) or 7, 1, 2) == 7
+    assert seen == [3]
+    if cpu_threads.blas_num_threads() is None:
+        pytest.skip("numpy's OpenBLAS was not found")
+    inside = cpu_threads.with_one_blas_thread(cpu_threads.blas_num_threads)
+    assert inside == 1 and cpu_threads.blas_num_threads() == 2
+    with pytest.raises(ZeroDivisionError):  # restored when the call raises
+        cpu_threads.with_one_blas_thread(lambda: 1 / 0)
+    assert cpu_threads.blas_num_threads() == 2
+
+
 def test_environment_default(monkeypatch):
     monkeypatch.setattr(cpu_threads, "_setting", None)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")

@@ -116,6 +116,7 @@ _EXPORTS: dict[str, str] = {
     "cpu_math_library_num_threads": "oar.cpu_threads",
     "set_cpu_math_library_num_threads": "oar.cpu_threads",
     "limit_cpu_math_threads": "oar.cpu_threads",
+    "with_one_blas_thread": "oar.cpu_threads",
     # dygraph
     "to_variable": "oar.dygraph",
     "Layer": "oar.dygraph.layers",
@@ -213,6 +214,7 @@ __all__ = [
     "unsqueeze_shape",
     "user_array",
     "maybe_progress",
+    "with_one_blas_thread",
 ]
 
 
@@ -238,6 +240,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         cpu_math_library_num_threads,
         limit_cpu_math_threads,
         set_cpu_math_library_num_threads,
+        with_one_blas_thread,
     )
     from oar.dygraph import to_variable
     from oar.dygraph.layers import Layer

@@ -10,6 +10,11 @@ calls it too), through threadpoolctl when installed, else by calling the
 which runs one thread per place, gives each place ``cores // places`` threads so
 places x BLAS threads never exceed the cores. Kernel plugins with their own
 thread pools read :func:`cpu_math_library_num_threads` (oar-kernels-numba does).
+
+:func:`with_one_blas_thread` runs one call with OpenBLAS at one thread (two C calls, no lock):
+kernels-cpu makes its matrix products that way and splits the large ones across its own
+thread pool, because an OpenBLAS call on several threads leaves its worker threads spinning
+for tens of milliseconds afterwards, taking a core from the next kernel's threads.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import ctypes
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 _lock = threading.Lock()
 _setting: int | None = None  # what the user set; None = the library's default
@@ -82,6 +88,21 @@ def _apply(n: int) -> None:
             set_threads(ctypes.c_int(n))
         return
     _threadpoolctl[0](limits=n, user_api="blas")
+
+
+def with_one_blas_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with OpenBLAS held at one thread for the call (then as it was)."""
+    fns = _openblas()
+    if not fns:
+        return fn(*args)
+    before = fns[1]()
+    if before == 1:
+        return fn(*args)
+    fns[0](1)
+    try:
+        return fn(*args)
+    finally:
+        fns[0](before)
 
 
 def blas_num_threads() -> int | None:

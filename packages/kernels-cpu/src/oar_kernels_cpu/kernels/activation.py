@@ -1,26 +1,29 @@
-"""numpy kernels for unary activations and their gradients."""
+"""numpy kernels for unary activations and their gradients.
+
+Large float tensors are cut into pieces that the kernel thread pool runs at once (``_split``):
+every activation is elementwise, so the results are bit for bit the same.
+"""
 
 from __future__ import annotations
 
 import math
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _split, array_module, kernel
 
 xp = array_module(__name__)
 
 
 def _unary(op_type, fn, dtypes=FLOATS):
     if isinstance(fn, xp.ufunc) or fn is _sigmoid:
-        # same-dtype elementwise maps: a dying float input can hold the result
+        # same-dtype elementwise maps (fn(x, out=...)): a dying float input can hold the result
         def unary(inputs, attrs, donated=frozenset()):
             x = inputs["X"]
-            if "X" in donated and x.dtype.kind == "f":
-                return {"Out": fn(x, out=x)}
-            return {"Out": fn(x)}
+            out = x if "X" in donated and x.dtype.kind == "f" else None
+            return {"Out": _split.ufunc(xp, fn, x, out=out)}
 
         kernel(op_type, dtypes, inplace=True)(unary)
     else:
-        kernel(op_type, dtypes)(lambda inputs, attrs: {"Out": fn(inputs["X"])})
+        kernel(op_type, dtypes)(lambda inputs, attrs: {"Out": _split.apply(xp, fn, inputs["X"])})
 
 
 def _sigmoid(x, out=None):
@@ -37,7 +40,7 @@ def _softplus(x):
 @kernel("relu", FLOATS, inplace=True)
 def relu(inputs, attrs, donated=frozenset()):
     x = inputs["X"]
-    return {"Out": xp.maximum(x, 0, out=x if "X" in donated else None)}
+    return {"Out": _split.ufunc(xp, xp.maximum, x, 0, out=x if "X" in donated else None)}
 
 
 _unary("sigmoid", _sigmoid)
@@ -58,20 +61,25 @@ _unary("sign", xp.sign, None)
 
 def _grad_out(op_type, fn):
     kernel(op_type + "_grad", FLOATS)(
-        lambda inputs, attrs: {"X@GRAD": fn(inputs["Out"], inputs["Out@GRAD"])}
+        lambda inputs, attrs: {"X@GRAD": _split.apply(xp, fn, inputs["Out"], inputs["Out@GRAD"])}
     )
 
 
 def _grad_x(op_type, fn, dtypes=FLOATS):
     kernel(op_type + "_grad", dtypes)(
-        lambda inputs, attrs: {"X@GRAD": fn(inputs["X"], inputs["Out@GRAD"])}
+        lambda inputs, attrs: {"X@GRAD": _split.apply(xp, fn, inputs["X"], inputs["Out@GRAD"])}
     )
 
 
 @kernel("relu_grad", FLOATS, inplace=True)
 def relu_grad(inputs, attrs, donated=frozenset()):
     y, d = inputs["Out"], inputs["Out@GRAD"]
-    return {"X@GRAD": xp.multiply(d, y > 0, out=d if "Out@GRAD" in donated else None)}
+    out = d if "Out@GRAD" in donated else None
+    return {"X@GRAD": _split.apply(xp, _relu_grad, d, y, out=out)}
+
+
+def _relu_grad(d, y):
+    return d * (y > 0)
 
 
 _grad_out("sigmoid", lambda y, d: d * y * (1 - y))
@@ -258,16 +266,17 @@ _PARAMETRIC = {
 
 
 def _register_parametric(name, fwd, bwd):
-    kernel(name, FLOATS)(
-        lambda inputs, attrs: {"Out": fwd(inputs["X"], attrs).astype(inputs["X"].dtype, copy=False)}
-    )
-    kernel(name + "_grad", FLOATS)(
-        lambda inputs, attrs: {
-            "X@GRAD": bwd(inputs["X"], inputs.get("Out"), inputs["Out@GRAD"], attrs).astype(
-                inputs["X"].dtype, copy=False
-            )
-        }
-    )
+    def forward(inputs, attrs):
+        x = inputs["X"]
+        return {"Out": _split.apply(xp, lambda x: fwd(x, attrs), x).astype(x.dtype, copy=False)}
+
+    def grad(inputs, attrs):
+        x, out, d = inputs["X"], inputs.get("Out"), inputs["Out@GRAD"]
+        dx = _split.apply(xp, lambda x, o, d: bwd(x, o, d, attrs), x, out, d)
+        return {"X@GRAD": dx.astype(x.dtype, copy=False)}
+
+    kernel(name, FLOATS)(forward)
+    kernel(name + "_grad", FLOATS)(grad)
 
 
 for _name, (_fwd, _bwd) in _PARAMETRIC.items():

@@ -1,9 +1,13 @@
-"""numpy kernels for elementwise_* ops and their gradients."""
+"""numpy kernels for elementwise_* ops and their gradients.
+
+Large float operands are cut into row pieces that the kernel thread pool runs at once
+(``_split``); results are bit for bit the same, and gradient sums the same for any thread count.
+"""
 
 from __future__ import annotations
 
-from oar_kernels_cpu.kernels import array_module, kernel
-from oar_kernels_cpu.kernels._util import align_y, reduce_to
+from oar_kernels_cpu.kernels import _split, array_module, kernel
+from oar_kernels_cpu.kernels._util import align_y
 
 xp = array_module(__name__)
 
@@ -44,9 +48,8 @@ def _make_forward(ufunc):
         if x.shape != y.shape:
             x, y = align_y(x, y, attrs["axis"])
         try:
-            if donated:
-                return {"Out": ufunc(x, y, out=_out_buffer(x, y, donated))}
-            return {"Out": ufunc(x, y)}
+            out = _out_buffer(x, y, donated) if donated else None
+            return {"Out": _split.ufunc(xp, ufunc, x, y, out=out)}
         except ValueError:
             _mismatch(inputs, attrs)
             raise
@@ -77,7 +80,7 @@ def elementwise_div(inputs, attrs):
     try:
         if x.dtype.kind in "iu":
             return {"Out": xp.floor_divide(x, y)}  # Fluid's integer division truncates toward zero
-        return {"Out": xp.divide(x, y)}
+        return {"Out": _split.ufunc(xp, xp.divide, x, y)}
     except ValueError:
         _mismatch(inputs, attrs)
         raise
@@ -93,10 +96,10 @@ def _grad(local):
         dx, dy = local(x, y, inputs.get("Out"), dout, "X@GRAD" in wanted, "Y@GRAD" in wanted)
         out = {}
         if dx is not None:
-            dx = reduce_to(dx, x.shape)
+            dx = _split.reduce_to(xp, dx, x.shape)
             out["X@GRAD"] = dx if dx.shape == x0.shape else dx.reshape(x0.shape)
         if dy is not None:
-            dy = reduce_to(dy, y.shape)
+            dy = _split.reduce_to(xp, dy, y.shape)
             out["Y@GRAD"] = dy if dy.shape == y0.shape else dy.reshape(y0.shape)
         return out
 
@@ -108,27 +111,34 @@ def _add(x, y, out, d, wx, wy):
 
 
 def _sub(x, y, out, d, wx, wy):
-    return (d if wx else None), (-d if wy else None)
+    return (d if wx else None), (_split.ufunc(xp, xp.negative, d) if wy else None)
 
 
 def _mul(x, y, out, d, wx, wy):
-    return (d * y if wx else None), (d * x if wy else None)
+    return (
+        _split.ufunc(xp, xp.multiply, d, y) if wx else None,
+        _split.ufunc(xp, xp.multiply, d, x) if wy else None,
+    )
 
 
 def _div(x, y, out, d, wx, wy):
-    dx = d / y if wx else None
-    dy = -d * x / (y * y) if wy else None
+    dx = _split.ufunc(xp, xp.divide, d, y) if wx else None
+    dy = _split.apply(xp, lambda d, x, y: -d * x / (y * y), d, x, y) if wy else None
     return dx, dy
 
 
 def _max(x, y, out, d, wx, wy):
-    m = x >= y
-    return (d * m if wx else None), (d * ~m if wy else None)
+    return (
+        _split.apply(xp, lambda d, x, y: d * (x >= y), d, x, y) if wx else None,
+        _split.apply(xp, lambda d, x, y: d * ~(x >= y), d, x, y) if wy else None,
+    )
 
 
 def _min(x, y, out, d, wx, wy):
-    m = x <= y
-    return (d * m if wx else None), (d * ~m if wy else None)
+    return (
+        _split.apply(xp, lambda d, x, y: d * (x <= y), d, x, y) if wx else None,
+        _split.apply(xp, lambda d, x, y: d * ~(x <= y), d, x, y) if wy else None,
+    )
 
 
 def _pow(x, y, out, d, wx, wy):

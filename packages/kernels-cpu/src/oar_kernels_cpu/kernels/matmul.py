@@ -1,4 +1,5 @@
-"""numpy kernels for mul and matmul: one BLAS call each way.
+"""numpy kernels for mul and matmul: one BLAS product each way (``_gemm.matmul``: at one BLAS
+thread, split across the kernel thread pool when large).
 
 float16 operands multiply in float32 and round the product to float16 (fp32 accumulation,
 as GPU tensor cores do): numpy has no float16 BLAS, and its float16 loops are about a
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._util import reduce_to
 
 xp = array_module(__name__)
@@ -18,8 +19,8 @@ xp = array_module(__name__)
 def _mm(a, b):
     """``a @ b`` (batched as ``matmul``); float16 through float32."""
     if a.dtype == xp.float16 or b.dtype == xp.float16:
-        return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(xp.float16)
-    return xp.matmul(a, b)
+        return _gemm.matmul(xp, a.astype(xp.float32), b.astype(xp.float32)).astype(xp.float16)
+    return _gemm.matmul(xp, a, b)
 
 
 def _flat(a, n):

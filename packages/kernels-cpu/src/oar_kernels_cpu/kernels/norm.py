@@ -1,4 +1,8 @@
-"""numpy kernels of the normalisation ops: batch_norm, layer_norm, lrn."""
+"""numpy kernels of the normalisation ops: batch_norm, layer_norm, lrn.
+
+batch_norm of a large batch runs in pieces of the batch on the kernel thread pool: per-channel
+sums are added per piece in piece order (the same for every thread count).
+"""
 
 from __future__ import annotations
 
@@ -7,20 +11,12 @@ import math
 import numpy as np
 from oar.api import channel_axis
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _parallel, _split, array_module, kernel
 from oar_kernels_cpu.kernels._scratch import scratch
 
 xp = array_module(__name__)
 
 # --- batch_norm ---
-
-
-def _axes(x, attrs):
-    """(reduction axes, broadcast shape of a per-channel vector)."""
-    c = channel_axis(x.ndim, attrs["data_layout"])
-    shape = [1] * x.ndim
-    shape[c] = x.shape[c]
-    return tuple(i for i in range(x.ndim) if i != c), tuple(shape)
 
 
 def _ncl(a, attrs):
@@ -53,18 +49,22 @@ def _global_stats(attrs) -> bool:
 def batch_norm(inputs, attrs):
     x, scale, bias = inputs["X"], inputs["Scale"], inputs["Bias"]
     mean, var = inputs["Mean"], inputs["Variance"]
-    _, bshape = _axes(x, attrs)
     eps = attrs["epsilon"]
+    x3 = _ncl(x, attrs)
+    cuts = _split.row_cuts(x3)  # pieces of the batch for the thread pool (one when small)
+    y3 = xp.empty(x3.shape, x.dtype)
     if _global_stats(attrs):
         use_mean, inv_std = mean, 1.0 / xp.sqrt(var + xp.asarray(eps, var.dtype))
-        y = None
     else:
-        x3 = _ncl(x, attrs)
         count = x3.shape[0] * x3.shape[2]
-        use_mean = _channel_sum(x3) / count
-        y = x - use_mean.reshape(bshape).astype(x.dtype)  # centred, scaled in place below
-        y3 = y.reshape(x3.shape)
-        batch_var = _channel_dot(y3, y3) / count
+        use_mean = _split.summed(lambda a, b: _channel_sum(x3[a:b]), cuts) / count
+        centre = use_mean.reshape(1, -1, 1).astype(x.dtype)
+
+        def centred_squares(a, b):  # y = x - mean (scaled in place below); sum of y*y
+            xp.subtract(x3[a:b], centre, out=y3[a:b])
+            return _channel_dot(y3[a:b], y3[a:b])
+
+        batch_var = _split.summed(centred_squares, cuts) / count
         inv_std = 1.0 / xp.sqrt(batch_var + xp.asarray(eps, batch_var.dtype))
         m = (
             inputs["MomentumTensor"].reshape(-1)[0]
@@ -76,15 +76,20 @@ def batch_norm(inputs, attrs):
         mean += (1 - m) * use_mean.astype(mean.dtype)
         var *= m
         var += (1 - m) * batch_var.astype(var.dtype)
-    k = (scale * inv_std).astype(x.dtype)
-    if y is None:
-        y = x * k.reshape(bshape)
-        y += (bias - use_mean * k).astype(x.dtype).reshape(bshape)
+    k = (scale * inv_std).astype(x.dtype).reshape(1, -1, 1)
+    if _global_stats(attrs):
+        src, shift = x3, (bias - use_mean * k.reshape(-1)).astype(x.dtype)
     else:
-        y *= k.reshape(bshape)
-        y += bias.astype(x.dtype).reshape(bshape)
+        src, shift = y3, bias.astype(x.dtype)
+    shift = shift.reshape(1, -1, 1)
+
+    def scale_shift(a, b):
+        xp.multiply(src[a:b], k, out=y3[a:b])
+        y3[a:b] += shift
+
+    _split_rows(scale_shift, cuts)
     return {
-        "Y": y,
+        "Y": y3.reshape(x.shape),
         "MeanOut": mean,
         "VarianceOut": var,
         "SavedMean": xp.array(use_mean, dtype=mean.dtype),
@@ -92,21 +97,28 @@ def batch_norm(inputs, attrs):
     }
 
 
+def _split_rows(fn, cuts):
+    """``fn(start, stop)`` for every piece of the batch, on the pool (one call when one piece)."""
+    _parallel.for_pieces(fn, cuts, blas=True)
+
+
 @kernel("batch_norm_grad", FLOATS, wants_outputs=True)
 def batch_norm_grad(inputs, attrs, wanted):
     x, scale, dy = inputs["X"], inputs["Scale"], inputs["Y@GRAD"]
-    _, bshape = _axes(x, attrs)
     if _global_stats(attrs):
         mean = inputs["Mean"]
         inv_std = 1.0 / xp.sqrt(inputs["Variance"] + xp.asarray(attrs["epsilon"], x.dtype))
     else:
         mean, inv_std = inputs["SavedMean"], inputs["SavedVariance"]
     x3, dy3 = _ncl(x, attrs), _ncl(dy, attrs)
-    dbias = _channel_sum(dy3)
+    cuts = _split.row_cuts(x3)
+
+    def sums(a, b):  # per channel: sum(dy), sum(dy * x)
+        return _channel_sum(dy3[a:b]), _channel_dot(dy3[a:b], x3[a:b])
+
+    dbias, dyx = _split.summed(sums, cuts)
     # sum(dy * xhat) = (sum(dy * x) - mean * sum(dy)) * inv_std
-    dscale = (_channel_dot(dy3, x3) - mean.astype(dbias.dtype) * dbias) * inv_std.astype(
-        dbias.dtype
-    )
+    dscale = (dyx - mean.astype(dbias.dtype) * dbias) * inv_std.astype(dbias.dtype)
     res = {}
     if "Bias@GRAD" in wanted:
         res["Bias@GRAD"] = dbias.astype(scale.dtype)
@@ -114,18 +126,26 @@ def batch_norm_grad(inputs, attrs, wanted):
         res["Scale@GRAD"] = dscale.astype(scale.dtype)
     if "X@GRAD" in wanted:
         k = (scale * inv_std).astype(x.dtype)
+        dx3 = xp.empty(x3.shape, x.dtype)
         if _global_stats(attrs):
-            res["X@GRAD"] = dy * k.reshape(bshape)
+            k = k.reshape(1, -1, 1)
+            _split_rows(lambda lo, hi: xp.multiply(dy3[lo:hi], k, out=dx3[lo:hi]), cuts)
         else:
             # dx = k * (dy - dbias/m - xhat * dscale/m) = k*dy + b*x + c, per channel
             m = x3.shape[0] * x3.shape[2]
             b = -k * (dscale * inv_std / m).astype(x.dtype)
             c = -k * (dbias / m).astype(x.dtype) - b * mean.astype(x.dtype)
-            dx = x * b.reshape(bshape)
-            dx += c.reshape(bshape)
-            dx += xp.multiply(dy, k.reshape(bshape), out=scratch(xp, "bn_dy", dy.shape, dx.dtype))
-            res["X@GRAD"] = dx
+            _split_rows(lambda lo, hi: _affine_dx(x3, dy3, dx3, k, b, c, lo, hi), cuts)
+        res["X@GRAD"] = dx3.reshape(x.shape)
     return res
+
+
+def _affine_dx(x3, dy3, dx3, k, b, c, lo, hi):
+    """Rows ``lo:hi`` of dx = x*b + c + dy*k (per-channel b, c, k)."""
+    k, b, c = (v.reshape(1, -1, 1) for v in (k, b, c))
+    xp.multiply(x3[lo:hi], b, out=dx3[lo:hi])
+    dx3[lo:hi] += c
+    dx3[lo:hi] += xp.multiply(dy3[lo:hi], k, out=scratch(xp, "bn_dy", dy3[lo:hi].shape, dx3.dtype))
 
 
 # --- layer_norm ---

@@ -1,4 +1,8 @@
-"""numpy kernels for parameter updates; they write into the parameter arrays in place."""
+"""numpy kernels for parameter updates; they write into the parameter arrays in place.
+
+Dense updates of large parameters run in flat pieces on the kernel thread pool
+(``_split.each_piece``): every element's update is the same, so the results are too.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import math
 import numpy as np
 from oar.api import SelectedRows
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _split, array_module, kernel
 from oar_kernels_cpu.kernels._util import merge_rows, scatter_sub
 
 xp = array_module(__name__)
@@ -20,11 +24,41 @@ def sgd(inputs, attrs, donated=frozenset()):
     if isinstance(g, SelectedRows):
         scatter_sub(xp, p, xp.asarray(g.row_array), lr * xp.asarray(g.value))
     elif "Grad" in donated and g.shape == p.shape and g.dtype == p.dtype:
-        g *= lr  # the gradient dies here: scale it in place instead of allocating lr * g
-        p -= g
+        _in_pieces(_sgd_donated, p, g, lr=lr)
     else:
-        p -= lr * g
+        _in_pieces(_sgd, p, g, lr=lr)
     return {"ParamOut": p}
+
+
+def _in_pieces(update, *arrays, **scalars):
+    """``update(*arrays, **scalars)``, in flat pieces on the pool when the arrays are large."""
+    if not _split.each_piece(xp, lambda *pieces: update(*pieces, **scalars), *arrays):
+        update(*arrays, **scalars)
+
+
+def _sgd(p, g, lr):
+    p -= lr * g
+
+
+def _sgd_donated(p, g, lr):
+    g *= lr  # the gradient dies here: scale it in place instead of allocating lr * g
+    p -= g
+
+
+def _adam_dense(p, g, m1, m2, b1, b2, lr_t, eps_t):
+    # one scratch array instead of a temporary per arithmetic step
+    s = xp.multiply(g, 1 - b1)
+    m1 *= b1
+    m1 += s
+    xp.multiply(g, g, out=s)
+    s *= 1 - b2
+    m2 *= b2
+    m2 += s
+    xp.sqrt(m2, out=s)
+    s += eps_t
+    xp.divide(m1, s, out=s)
+    s *= lr_t
+    p -= s
 
 
 @kernel("adam", FLOATS, selected_rows=True)
@@ -57,19 +91,7 @@ def adam(inputs, attrs):
         m2[rows] = b2 * m2[rows] + (1 - b2) * gv * gv
         p[rows] -= lr_t * m1[rows] / (xp.sqrt(m2[rows]) + eps_t)
     else:
-        # one scratch array instead of a temporary per arithmetic step
-        s = xp.multiply(g, 1 - b1)
-        m1 *= b1
-        m1 += s
-        xp.multiply(g, g, out=s)
-        s *= 1 - b2
-        m2 *= b2
-        m2 += s
-        xp.sqrt(m2, out=s)
-        s += eps_t
-        xp.divide(m1, s, out=s)
-        s *= lr_t
-        p -= s
+        _in_pieces(_adam_dense, p, g, m1, m2, b1=b1, b2=b2, lr_t=lr_t, eps_t=eps_t)
     b1p *= b1
     b2p *= b2
     return {

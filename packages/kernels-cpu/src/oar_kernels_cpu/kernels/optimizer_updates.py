@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from oar.api import SelectedRows
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _split, array_module, kernel
 from oar_kernels_cpu.kernels._util import merge_rows
 
 xp = array_module(__name__)
@@ -24,13 +24,18 @@ def _lr(inputs) -> float:
 @kernel("momentum", FLOATS)
 def momentum(inputs, attrs):
     p, g, v = inputs["Param"], inputs["Grad"], inputs["Velocity"]
-    lr, mu = _lr(inputs), attrs["mu"]
-    v *= mu
-    v += g
-    if attrs["use_nesterov"]:
-        p -= lr * (g + mu * v)
-    else:
-        p -= lr * v
+    lr, mu, nesterov = _lr(inputs), attrs["mu"], attrs["use_nesterov"]
+
+    def update(p, g, v):
+        v *= mu
+        v += g
+        if nesterov:
+            p -= lr * (g + mu * v)
+        else:
+            p -= lr * v
+
+    if not _split.each_piece(xp, update, p, g, v):  # large: in flat pieces on the pool
+        update(p, g, v)
     return {"ParamOut": p, "VelocityOut": v}
 
 

@@ -7,6 +7,9 @@ adaptive windows: average pooling is ``A_h @ X @ A_w^T / counts`` with 0/1
 window matrices; max pooling reduces columns then rows (one vectorised step
 per output column and per output row), and its gradient and indices come from
 the first maximum (row-major) found the same separable way.
+
+Regular pooling of a large NCHW batch, and its gradient, run in pieces of image planes on
+the kernel thread pool (each plane is pooled alone, so the results are bit for bit the same).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from oar.api import pool_geometry
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _split, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import pad_nchw, windows
 
 xp = array_module(__name__)
@@ -133,11 +136,25 @@ def _pool_adaptive(x, attrs):
     return xp.matmul(xp.matmul(ah, x), aw.T) / xp.outer(ah.sum(1), aw.sum(1))
 
 
+def _per_plane(fn, out_hw, *arrays):
+    """``fn(*arrays)`` for NCHW arrays of one batch and channel count and a ``fn`` that works
+    plane by plane: on the pool, in pieces of planes, when the arrays are contiguous (each a
+    stack of ``N*C`` single-channel images then)."""
+    n, c = arrays[0].shape[:2]
+    if not all(a.flags.c_contiguous for a in arrays):
+        return fn(*arrays)
+    planes = [a.reshape((n * c, 1) + a.shape[2:]) for a in arrays]
+    out = _split.by_rows(xp, fn, *planes, out_shape=(n * c, 1) + tuple(out_hw))
+    return out.reshape((n, c) + tuple(out_hw))
+
+
 @kernel("pool2d", FLOATS)
 def pool2d(inputs, attrs):
     x = _nchw(inputs["X"], attrs)
     geo = _regular(x.shape[2:], attrs)
-    y = _pool_regular(x, attrs, geo) if geo is not None else _pool_adaptive(x, attrs)
+    if geo is None:
+        return {"Out": _back(_pool_adaptive(x, attrs), attrs)}
+    y = _per_plane(lambda x: _pool_regular(x, attrs, geo), geo[3], x)
     return {"Out": _back(y, attrs)}
 
 
@@ -218,20 +235,20 @@ def pool2d_grad(inputs, attrs):
     geo = _regular(x.shape[2:], attrs)
     if geo is None:
         return {"X@GRAD": _back(_grad_adaptive(x, dy, attrs), attrs)}
-    pads = geo[2]
+    pads, hw = geo[2], x.shape[2:]
+
+    def crop(dxp):
+        return dxp[:, :, pads[0] : pads[0] + hw[0], pads[2] : pads[2] + hw[1]]
+
     if attrs.get("pooling_type", "max") == "max":
         y = _nchw(inputs["Out"], attrs)
         k, s = geo[0], geo[1]
-        if (
-            tuple(k) == tuple(s)
-            and not any(pads)
-            and x.shape[2:] == (y.shape[2] * k[0], y.shape[3] * k[1])
-        ):
-            return {"X@GRAD": _back(_max_grad_tiled(x, y, dy, k), attrs)}
-        dxp = _max_grad_regular(x, y, dy, geo)
+        if tuple(k) == tuple(s) and not any(pads) and hw == (y.shape[2] * k[0], y.shape[3] * k[1]):
+            dx = _per_plane(lambda x, y, dy: _max_grad_tiled(x, y, dy, k), hw, x, y, dy)
+        else:
+            dx = _per_plane(lambda x, y, dy: crop(_max_grad_regular(x, y, dy, geo)), hw, x, y, dy)
     else:
-        dxp = _avg_grad_regular(x, dy, attrs, geo)
-    dx = dxp[:, :, pads[0] : pads[0] + x.shape[2], pads[2] : pads[2] + x.shape[3]]
+        dx = _per_plane(lambda x, dy: crop(_avg_grad_regular(x, dy, attrs, geo)), hw, x, dy)
     return {"X@GRAD": _back(xp.ascontiguousarray(dx), attrs)}
 
 

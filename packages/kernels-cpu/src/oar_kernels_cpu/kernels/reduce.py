@@ -1,10 +1,15 @@
-"""numpy kernels for reduce_* and their gradients (dout broadcast back over the reduced dims)."""
+"""numpy kernels for reduce_* and their gradients (dout broadcast back over the reduced dims).
+
+Sums, means, maxima and minima of large float tensors are cut into pieces along the leading
+axis that the kernel thread pool runs at once (``_split.reduce``: partial results combined in
+piece order, the same for any thread count); their gradients' broadcasts likewise.
+"""
 
 from __future__ import annotations
 
 from oar.api import reduced_dims
 
-from oar_kernels_cpu.kernels import NUMERIC, array_module, kernel
+from oar_kernels_cpu.kernels import NUMERIC, _split, array_module, kernel
 
 xp = array_module(__name__)
 
@@ -13,11 +18,14 @@ def _axes(x, attrs) -> tuple:
     return tuple(reduced_dims(x.shape, attrs))
 
 
-def _reducer(fn):
+def _reducer(fn, how=None):
     def forward(inputs, attrs):
         x = inputs["X"]
         axes = _axes(x, attrs)
-        out = fn(x, axis=axes, keepdims=attrs["keep_dim"])
+        if how is not None and axes:
+            out = _split.reduce(xp, how, x, axes, keepdims=attrs["keep_dim"])
+        else:
+            out = fn(x, axis=axes, keepdims=attrs["keep_dim"])
         out = xp.asarray(out)
         if out.dtype != x.dtype:
             out = out.astype(x.dtype)
@@ -35,7 +43,8 @@ for _name, _fn in {
     "reduce_min": xp.min,
     "reduce_prod": xp.prod,
 }.items():
-    kernel(_name, NUMERIC)(_reducer(_fn))
+    _how = _name[7:] if _name != "reduce_prod" else None
+    kernel(_name, NUMERIC)(_reducer(_fn, _how))
 for _name, _fn in {"reduce_all": xp.all, "reduce_any": xp.any}.items():
     kernel(_name, ("bool",))(_reducer(_fn))
 
@@ -49,7 +58,7 @@ def _kept(a, x, axes):
 def reduce_sum_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
     axes = _axes(x, attrs)
-    return {"X@GRAD": xp.broadcast_to(_kept(d, x, axes), x.shape).copy()}
+    return {"X@GRAD": _split.ufunc(xp, xp.positive, xp.broadcast_to(_kept(d, x, axes), x.shape))}
 
 
 @kernel("reduce_mean_grad", NUMERIC)
@@ -57,8 +66,8 @@ def reduce_mean_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
     axes = _axes(x, attrs)
     n = int(xp.prod([x.shape[a] for a in axes])) if axes else 1
-    g = _kept(d, x, axes) / max(n, 1)
-    return {"X@GRAD": xp.broadcast_to(g, x.shape).astype(x.dtype)}
+    g = (_kept(d, x, axes) / max(n, 1)).astype(x.dtype, copy=False)
+    return {"X@GRAD": _split.ufunc(xp, xp.positive, xp.broadcast_to(g, x.shape))}
 
 
 def _extreme_grad(inputs, attrs):
