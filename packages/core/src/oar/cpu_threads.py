@@ -95,14 +95,15 @@ def with_one_blas_thread(fn: Callable[..., Any], *args: Any) -> Any:
     fns = _openblas()
     if not fns:
         return fn(*args)
-    before = fns[1]()
+    set_threads, get_threads = fns[0]  # numpy's (the GEMMs fn runs)
+    before = get_threads()
     if before == 1:
         return fn(*args)
-    fns[0](1)
+    set_threads(1)
     try:
         return fn(*args)
     finally:
-        fns[0](before)
+        set_threads(before)
 
 
 def blas_num_threads() -> int | None:
