@@ -68,7 +68,9 @@ def test_role_makers_read_the_launch_variables(monkeypatch):
 
 def test_user_defined_role_maker_and_one_worker_training():
     fleet = Collective()
-    with pytest.raises(ValueError, match="current_id 2 is out of range for 2"):
+    with pytest.raises(
+        ValueError, match=r"current_id must be in \[0, 2\) for 2 worker_endpoints, given 2"
+    ):
         role_maker.UserDefinedCollectiveRoleMaker(2, ["a:1", "b:2"])
     with pytest.raises(RuntimeError, match=r"call fleet.init\(role_maker\) first"):
         fleet.worker_index()

@@ -110,6 +110,36 @@ def test_clipping_by_global_norm_with_a_distributed_table(tmp_path):
         np.testing.assert_allclose(recs[0]["final/" + n], ref[n], rtol=1e-5, atol=1e-6)
 
 
+def test_half_async_merges_steps_and_equals_one_process_on_merged_batches(tmp_path):
+    """Half-async (fleet's create_half_async_strategy; here the transpiler's config) with
+    CPU_NUM=3: the trainer averages the gradients of 3 steps taken on the same parameters and
+    sends them once with a barrier; one process training on each 3 batches together equals it.
+    """
+    recs, servers = _run(
+        tmp_path, trainers=1, OAR_T_VOCAB=50, OAR_T_STEPS=6, OAR_T_HALF=1, CPU_NUM=3
+    )
+    ops = list(recs[0]["ops"])
+    assert "send_barrier" in ops and "fetch_barrier" in ops
+    rec = recs[0]
+    merged = {k: rec[k] for k in rec.files if k.startswith("init/")}
+    merged["losses"] = np.zeros(2)
+    for j in range(2):  # one step of the reference per merge
+        for k in ("ids", "y"):
+            merged[f"feed/{j}/{k}"] = np.concatenate(
+                [rec[f"feed/{i}/{k}"] for i in range(3 * j, 3 * j + 3)]
+            )
+    ref = _reference([merged], 50, 4)
+    table = model.initial_table(50, 4)
+    for i, row in _rows_by_id(servers).items():
+        table[i] = row
+    np.testing.assert_allclose(table, ref["emb"], rtol=1e-5, atol=1e-6)
+    for n in ("fc_0.w_0", "fc_0.b_0"):
+        np.testing.assert_allclose(recs[0]["final/" + n], ref[n], rtol=1e-5, atol=1e-6)
+    # the 3 steps of a merge ran on the same parameters: step 1 did not see step 0's update
+    every = _reference([recs[0]], 50, 4)
+    assert not np.allclose(every["fc_0.w_0"], ref["fc_0.w_0"], atol=1e-5)
+
+
 def _local_model() -> tuple:
     """The model in one process, initialised in a scope of its own."""
     main, startup = fluid.Program(), fluid.Program()
@@ -261,6 +291,26 @@ def test_hashed_ids_sync_adam_equal_one_process_and_resume(tmp_path):
     assert set(rows2) == set(rows)
     for i, row in rows.items():
         np.testing.assert_allclose(rows2[i], row, rtol=1e-5, atol=1e-6)
+
+
+def test_more_distinct_ids_than_the_table_holds_fail_the_trainer_clearly(tmp_path):
+    """dict_size 2: each of the 2 shards holds 2 rows; the first batch brings more ids."""
+    job = seed_job(
+        tmp_path,
+        trainers=1,
+        script=SCRIPT,
+        harness=False,
+        OAR_T_IDS="hashed",
+        OAR_T_VOCAB=2,
+        OAR_T_INIT="uniform",
+        OAR_T_STEPS=2,
+    )
+    rcs = job.wait(60)
+    assert rcs["trainer0"] != 0
+    log = job.log("trainer0")
+    assert "distributed table 'emb' is full on pserver 127.0.0." in log, log[-2000:]
+    assert "over this shard's capacity of 2" in log and "raise it" in log
+    assert all(rcs[f"pserver_{ip}"] != 0 for ip in IPS)  # the trainer left without closing
 
 
 def test_distributed_embedding_async_adam_losses_fall(tmp_path):

@@ -97,7 +97,7 @@ def test_hash_name_and_config_checks():
     with pytest.raises(ValueError, match="pservers must"):
         model_main, model_startup = model()
         fluid.DistributeTranspiler().transpile(0, program=model_main, pservers="", trainers=2)
-    with pytest.raises(ValueError, match="trainer_id 3 is out of range for 2 trainers"):
+    with pytest.raises(ValueError, match=r"trainer_id must be in \[0, 2\) for 2 trainers, given 3"):
         m, s = model()
         fluid.DistributeTranspiler().transpile(
             3, program=m, pservers=EPS, trainers=2, startup_program=s

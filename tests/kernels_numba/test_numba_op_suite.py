@@ -35,6 +35,7 @@ FAMILIES = [
     "optimizer",
     "sequence_pool",
     "embedding",
+    "pool",
     "conv",
 ]
 

@@ -8,8 +8,10 @@ ids from :data:`POOL`, any int64), ``OAR_T_TRACE`` (1: record this process's tra
 peak after building the model), ``OAR_T_SAVE`` (a directory: the trainers call
 ``fluid.io.save_persistables`` there after step ``OAR_T_SAVE_AT``, default the last),
 ``OAR_T_LOAD`` (a directory: the pservers resume from it, the trainers start at step
-``OAR_T_FIRST``), ``OAR_T_CLIP`` (a global norm to clip the gradients to). Batch ``i`` of trainer ``t`` is the same in every run. Trainers write trainer<i>.npz (losses, feeds, initial and final dense parameters);
-pservers write pserver_<ip>.npz (the final values of the variables they hold).
+``OAR_T_FIRST``), ``OAR_T_CLIP`` (a global norm to clip the gradients to), ``OAR_T_HALF``
+(1: half-async, merging ``CPU_NUM`` steps per send). Batch ``i`` of trainer ``t`` is the
+same in every run. Trainers write trainer<i>.npz (losses, feeds, initial and final dense
+parameters); pservers write pserver_<ip>.npz (the final values of the variables they hold).
 """
 
 from __future__ import annotations
@@ -134,12 +136,14 @@ def main() -> None:
     eps = ",".join(f"{ip}:{port}" for ip in os.environ["PADDLE_PSERVER_IPS"].split(","))
     tid = int(env("PADDLE_TRAINER_ID", "0"))
     loss = build(vocab, dim, opt, init, float(env("OAR_T_CLIP", "0")))
-    t = fluid.DistributeTranspiler()
+    config = fluid.DistributeTranspilerConfig()
+    config.half_async = env("OAR_T_HALF") == "1"  # merges CPU_NUM steps per send
+    t = fluid.DistributeTranspiler(config=config)
     t.transpile(
         trainer_id=tid,
         pservers=eps,
         trainers=int(os.environ["PADDLE_TRAINERS"]),
-        sync_mode=env("OAR_T_SYNC", "1") == "1",
+        sync_mode=env("OAR_T_SYNC", "1") == "1" and not config.half_async,
     )
     exe = fluid.Executor(fluid.CPUPlace())
     if tracemalloc.is_tracing():  # imports and the program objects are not the table

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from oar.api import Layer, SelectedRows, in_dygraph_mode
 
+from oar_dist import checks
 from oar_dist.collective import CollectiveBackend, get_ring, make_backend, set_ring
 from oar_dist.collective.base import DEFAULT_BUCKET_BYTES
 
@@ -25,16 +26,31 @@ class ParallelEnv:
     """This process's place in the job, from the launcher's variables (defaults: one rank)."""
 
     def __init__(self) -> None:
-        env = os.environ
-        self._nranks = int(env.get("PADDLE_TRAINERS_NUM", "1"))
-        self._local_rank = int(env.get("PADDLE_TRAINER_ID", "0"))
-        self._dev_id = int(env.get("FLAGS_selected_gpus", "0").split(",")[0])
-        self._trainer_endpoints = env.get("PADDLE_TRAINER_ENDPOINTS", "").split(",")
-        self._current_endpoint = env.get("PADDLE_CURRENT_ENDPOINT", "")
-        if self._nranks < 1 or not 0 <= self._local_rank < self._nranks:
-            raise ValueError(
-                f"ParallelEnv: PADDLE_TRAINER_ID={self._local_rank} must be in "
-                f"[0, PADDLE_TRAINERS_NUM={self._nranks})"
+        api = "ParallelEnv"
+        self._nranks = checks.env_int(api, "PADDLE_TRAINERS_NUM", 1, minimum=1)
+        self._local_rank = checks.env_int(api, "PADDLE_TRAINER_ID", 0)
+        gpus = checks.env_str(api, "FLAGS_selected_gpus", "0").split(",")[0].strip()
+        if not gpus.isdigit():
+            checks.fail(
+                api,
+                f"environment variable FLAGS_selected_gpus must list device ids like 0,1, "
+                f"given {os.environ.get('FLAGS_selected_gpus')!r}",
+            )
+        self._dev_id = int(gpus)
+        eps = checks.env_endpoints(api, "PADDLE_TRAINER_ENDPOINTS", [])
+        self._trainer_endpoints = eps or [""]
+        self._current_endpoint = checks.env_str(api, "PADDLE_CURRENT_ENDPOINT", "")
+        if self._local_rank >= self._nranks:
+            checks.fail(
+                api,
+                f"environment variable PADDLE_TRAINER_ID must be in [0, {self._nranks}) for "
+                f"PADDLE_TRAINERS_NUM={self._nranks}, given {self._local_rank}",
+            )
+        if eps and len(eps) != self._nranks:
+            checks.fail(
+                api,
+                f"environment variable PADDLE_TRAINER_ENDPOINTS must list PADDLE_TRAINERS_NUM="
+                f"{self._nranks} endpoints, given {len(eps)} ({','.join(eps)})",
             )
 
     @property

@@ -16,3 +16,7 @@ SMALL = int(os.environ.get("OAR_NUMBA_SMALL", 4096))
 #: near 200k. 2M elements keeps the MLP's 128x512 activations and 784x512 optimizer
 #: updates on one thread (they took 4-5x longer in parallel).
 PARALLEL_MIN = int(os.environ.get("OAR_NUMBA_PARALLEL_MIN", 1 << 21))
+
+#: the largest pooling window compiled (taps, stride): larger ones (global and adaptive
+#: pooling) stay with numpy, whose whole-batch passes win there
+MAX_TAPS, MAX_STRIDE = 9, 3

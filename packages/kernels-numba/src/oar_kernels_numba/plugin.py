@@ -30,6 +30,7 @@ FAMILIES = {
     "softmax": "oar_kernels_numba.softmax",
     "losses": "oar_kernels_numba.softmax",
     "dropout": "oar_kernels_numba.dropout",
+    "pool": "oar_kernels_numba.pool",
     "conv": "oar_kernels_numba.conv",
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from oar_dist.pserver import wire
+from oar_dist.pserver import half_async, wire
 from oar_dist.pserver.client import get_client
 
 DTYPES = ("float32", "float64", "int32", "int64")
@@ -33,6 +33,9 @@ def send(inputs, attrs):
     names = attrs["send_varnames"]
     groups = _by_endpoint("send", names, attrs["epmap"], len(xs))
     tid = attrs["trainer_id"]
+    if attrs["half_async"]:  # queued; sent merged by send_barrier
+        half_async.merger(tid).add(names, list(xs), attrs["epmap"])
+        return {}
     for ep, idx in groups.items():
         tensors = tuple((names[i], xs[i]) for i in idx)
         get_client(ep, tid).post(wire.Message(wire.SEND, tensors=tensors))
@@ -41,6 +44,9 @@ def send(inputs, attrs):
 
 def send_barrier(inputs, attrs):
     tid = attrs["trainer_id"]
+    if attrs["half_async"]:  # every K-th step: the merged gradients, then the barrier
+        half_async.merger(tid).barrier(attrs["endpoints"])
+        return {}
     for ep in attrs["endpoints"]:
         get_client(ep, tid).post(wire.Message(wire.BARRIER))
     return {}
@@ -50,6 +56,9 @@ def recv(inputs, attrs):
     names = attrs["varnames"]
     groups = _by_endpoint("recv", names, attrs["epmap"], len(names))
     tid = attrs["trainer_id"]
+    m = half_async.merger(tid) if attrs["half_async"] else None
+    if m is not None and not m.fresh and all(n in m.cache for n in names):
+        return {"Out": [m.cache[n] for n in names]}  # no flush this step: the same parameters
     for ep, idx in groups.items():
         want = tuple((names[i], _EMPTY) for i in idx)
         get_client(ep, tid).post(wire.Message(wire.GET, tensors=want))
@@ -61,6 +70,9 @@ def recv(inputs, attrs):
             if names[i] not in got:
                 raise ValueError(f"recv: pserver {ep} did not return variable '{names[i]}'")
             out[i] = got[names[i]]
+    if m is not None:
+        m.cache.update(zip(names, out))
+        m.fresh = False
     return {"Out": out}
 
 

@@ -42,6 +42,7 @@ def register(registry) -> None:
                 send_varnames=Attr(list, []),
                 sections=Attr(list, []),
                 sync_mode=Attr(bool, True),
+                half_async=Attr(bool, False),
             ),
             doc="post X[i] (dense or SelectedRows) as send_varnames[i] to pserver epmap[i]",
         )
@@ -60,7 +61,12 @@ def register(registry) -> None:
             "recv",
             ["X*?"],
             ["Out*"],
-            dict(_TRAINER, epmap=Attr(list, []), varnames=Attr(list, [])),
+            dict(
+                _TRAINER,
+                epmap=Attr(list, []),
+                varnames=Attr(list, []),
+                half_async=Attr(bool, False),
+            ),
             doc="Out[i] = variable varnames[i] of pserver epmap[i] (after the step's update)",
         )
     )

@@ -44,6 +44,13 @@ def close_all(notify: bool = True) -> None:
         clients = list(_clients.values())
         _clients.clear()
     first = None
+    if notify:  # half-async steps still queued go first
+        from oar_dist.pserver import half_async
+
+        try:
+            half_async.flush_all()
+        except Exception as exc:
+            first = exc
     for c in clients:
         try:
             if notify:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar_dist import checks
+
 _FIELDS: dict[str, Any] = {
     # Fluid 1.8.5's attributes (names and defaults from the oracle's dir())
     "slice_var_up": True,
@@ -30,6 +32,32 @@ _FIELDS: dict[str, Any] = {
 
 MODES = ("pserver", "nccl2", "collective")
 COLLECTIVE_MODES = ("grad_allreduce", "local_sgd")
+API = "DistributeTranspilerConfig"
+_FLAGS = tuple(k for k, v in _FIELDS.items() if isinstance(v, bool))
+_COUNTS = {  # int fields and their least value
+    "min_block_size": 1,
+    "geo_sgd_need_push_nums": 1,
+    "nccl_comm_num": 1,
+    "hierarchical_allreduce_inter_nranks": 0,
+}
+
+
+def _check(name: str, value: Any) -> None:
+    what = name
+    if name == "mode":
+        checks.one_of(API, what, value, MODES)
+    elif name == "collective_mode" and value is not None:
+        checks.one_of(API, what, value, COLLECTIVE_MODES)
+    elif name in _FLAGS:
+        checks.flag(API, what, value)
+    elif name in _COUNTS:
+        checks.integer(API, what, value, minimum=_COUNTS[name])
+    elif name == "backend" and not isinstance(value, str):
+        checks.fail(
+            API,
+            f"{what} must name a collective backend ('mpi', ...), given {value!r}",
+            type_error=True,
+        )
 
 
 class DistributeTranspilerConfig:
@@ -48,19 +76,7 @@ class DistributeTranspilerConfig:
             raise AttributeError(
                 f"DistributeTranspilerConfig has no attribute '{name}' (it has {sorted(_FIELDS)})"
             )
-        if name == "mode" and value not in MODES:
-            raise ValueError(
-                f"DistributeTranspilerConfig.mode must be one of {list(MODES)}, given {value!r}"
-            )
-        if name == "collective_mode" and value is not None and value not in COLLECTIVE_MODES:
-            raise ValueError(
-                f"DistributeTranspilerConfig.collective_mode must be one of "
-                f"{list(COLLECTIVE_MODES)}, given {value!r}"
-            )
-        if name == "nccl_comm_num" and (not isinstance(value, int) or value < 1):
-            raise ValueError(
-                f"DistributeTranspilerConfig.nccl_comm_num must be an int >= 1, given {value!r}"
-            )
+        _check(name, value)
         object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:

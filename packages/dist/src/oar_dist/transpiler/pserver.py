@@ -105,6 +105,7 @@ class PserverMode:
         self.geo = bool(cfg.geo_sgd_mode)
         self.sync = bool(sync_mode) and bool(cfg.sync_mode) and not self.geo
         self.dist_mode = 0 if self.sync else (2 if cfg.half_async and not self.geo else 1)
+        self.half = self.dist_mode == 2
         self.main, self.startup = program, startup_program
         self.origin_startup = startup_program.clone()
         block = program.global_block()
@@ -214,10 +215,12 @@ class PserverMode:
                     "send_varnames": [b.grad_name for b in self.blocks],
                     "sync_mode": self.sync,
                     "trainer_id": tid,
+                    "half_async": self.half,
                 },
             )
-            if self.sync:
-                block.append_op("send_barrier", {}, {}, {"endpoints": self.eps, "trainer_id": tid})
+            if self.sync or self.half:  # half-async: a barrier per merge with the pservers
+                attrs = {"endpoints": self.eps, "trainer_id": tid, "half_async": self.half}
+                block.append_op("send_barrier", {}, {}, attrs)
             self._append_recv(block, self.main)
 
     def _sent_var(self, b: ParamBlock) -> str:
@@ -247,9 +250,14 @@ class PserverMode:
                 "recv",
                 {},
                 {"Out": outs},
-                {"epmap": [b.endpoint for b in blocks], "varnames": outs, "trainer_id": tid},
+                {
+                    "epmap": [b.endpoint for b in blocks],
+                    "varnames": outs,
+                    "trainer_id": tid,
+                    "half_async": self.half and program is self.main,
+                },
             )
-        if self.sync:
+        if self.sync or (self.half and program is self.main):
             block.append_op("fetch_barrier", {}, {}, {"endpoints": self.eps, "trainer_id": tid})
         for p in dense:
             bl = [b for b in self.blocks if b.param == p]

@@ -10,11 +10,45 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar_dist import checks
 from oar_dist.transpiler.collective import CollectiveMode, Nccl2Mode
 from oar_dist.transpiler.config import DistributeTranspilerConfig
 from oar_dist.transpiler.pserver import PserverMode
 
 MODES: dict[str, type] = {"pserver": PserverMode, "nccl2": Nccl2Mode, "collective": CollectiveMode}
+API = "DistributeTranspiler.transpile"
+
+
+def check_transpile_args(
+    mode: str, trainer_id: Any, pservers: Any, trainers: Any, sync_mode: Any, current: Any
+) -> None:
+    """Refuse what no mode can run: malformed endpoints, ports out of range, trainer_id
+    outside the trainers, a current_endpoint that is not this trainer's."""
+    checks.integer(API, "trainer_id", trainer_id)
+    checks.flag(API, "sync_mode", sync_mode)
+    checks.endpoint(API, "current_endpoint", current)
+    if mode == "pserver":
+        checks.endpoints(API, "pservers", pservers)
+        if isinstance(trainers, str):
+            count = len(checks.endpoints(API, "trainers", trainers))
+        else:
+            count = checks.integer(API, "trainers (the number of trainers)", trainers, minimum=1)
+        checks.index(API, "trainer_id", trainer_id, count, f"{count} trainers")
+        return
+    if not isinstance(trainers, (str, list, tuple)):
+        checks.fail(
+            API,
+            f"trainers must list every trainer's endpoint in mode '{mode}', comma-separated "
+            f'("ip1:port,ip2:port"), given {trainers!r}',
+        )
+    eps = checks.endpoints(API, f"trainers (mode '{mode}')", trainers)
+    checks.index(API, "trainer_id", trainer_id, len(eps), f"{len(eps)} trainers {eps}")
+    if current.strip() != eps[trainer_id]:
+        checks.fail(
+            API,
+            f"current_endpoint must be trainer {trainer_id}'s endpoint {eps[trainer_id]!r} "
+            f"(trainers[trainer_id], mode '{mode}'), given {current!r}",
+        )
 
 
 def register_mode(name: str, cls: type) -> None:
@@ -49,10 +83,10 @@ class DistributeTranspiler:
         for trainer ``trainer_id`` of the job described by ``trainers`` (and ``pservers``)."""
         from oar.api import default_main_program, default_startup_program
 
-        if isinstance(trainer_id, bool) or not isinstance(trainer_id, int) or trainer_id < 0:
-            raise TypeError(
-                f"DistributeTranspiler.transpile: trainer_id must be an int >= 0, given {trainer_id!r}"
-            )
+        check_transpile_args(
+            self.config.mode, trainer_id, pservers, trainers, sync_mode, current_endpoint
+        )
+        trainer_id = int(trainer_id)
         if slice_var_up is not None:  # the seed guide's keyword (Fluid 1.8 has it on the config)
             self.config.slice_var_up = bool(slice_var_up)
         impl = MODES[self.config.mode](self.config)

@@ -14,11 +14,11 @@ them in code. ``GeneralRoleMaker`` and ``MPISymetricRoleMaker`` live in
 from __future__ import annotations
 
 import enum
-import os
 import pickle
 
 import numpy as np
 
+from oar_dist import checks
 
 
 class Role(enum.IntEnum):
@@ -118,7 +118,9 @@ class RoleMakerBase:
         """
         n = self.worker_num()
         if len(buckets) != n:
-            raise ValueError(f"_all_to_all: {n} buckets expected (one per worker), given {len(buckets)}")
+            raise ValueError(
+                f"_all_to_all: {n} buckets expected (one per worker), given {len(buckets)}"
+            )
         if n == 1:
             return list(buckets[0])
         comm = self._communicator()
@@ -132,7 +134,9 @@ class RoleMakerBase:
         out: list = []
         for sender in range(n):
             start = int(sizes[sender, :me].sum())
-            out.extend(pickle.loads(everything[sender, start : start + int(sizes[sender, me])].tobytes()))
+            out.extend(
+                pickle.loads(everything[sender, start : start + int(sizes[sender, me])].tobytes())
+            )
         return out
 
     def to_string(self) -> str:
@@ -157,77 +161,80 @@ class PaddleCloudRoleMaker(RoleMakerBase):
         if not self._is_collective:
             self._generate_ps_role()
             return
-        env = os.environ
-        raw_id = env.get("PADDLE_TRAINER_ID", "0")
-        eps = [e for e in env.get("PADDLE_TRAINER_ENDPOINTS", "").split(",") if e]
-        current = env.get("PADDLE_CURRENT_ENDPOINT", "")
-        if not eps:
-            eps = [current or "127.0.0.1:6170"]  # a plain `python script.py`: a job of one
-        try:
-            current_id = int(raw_id)
-        except ValueError:
-            raise ValueError(
-                f"PaddleCloudRoleMaker: PADDLE_TRAINER_ID must be an integer, given {raw_id!r}"
-            ) from None
-        num = env.get("PADDLE_TRAINERS_NUM")
-        if num is not None and int(num) != len(eps):
-            raise ValueError(
-                f"PaddleCloudRoleMaker: PADDLE_TRAINERS_NUM={num} but PADDLE_TRAINER_ENDPOINTS "
-                f"lists {len(eps)} endpoints ({','.join(eps)})"
+        api = type(self).__name__
+        # a plain `python script.py` (no launcher) is trainer 0 of a job of one
+        current = checks.env_str(api, "PADDLE_CURRENT_ENDPOINT", "")
+        if current:
+            current = checks.endpoint(api, checks.env_name("PADDLE_CURRENT_ENDPOINT"), current)
+        eps = checks.env_endpoints(api, "PADDLE_TRAINER_ENDPOINTS", [current or "127.0.0.1:6170"])
+        current_id = checks.env_int(api, "PADDLE_TRAINER_ID", 0)
+        num = checks.env_int(api, "PADDLE_TRAINERS_NUM", len(eps), minimum=1)
+        if num != len(eps):
+            checks.fail(
+                api,
+                f"environment variable PADDLE_TRAINERS_NUM={num} but PADDLE_TRAINER_ENDPOINTS "
+                f"lists {len(eps)} endpoints ({','.join(eps)}): expected them to agree",
             )
-        if not 0 <= current_id < len(eps):
-            raise ValueError(
-                f"PaddleCloudRoleMaker: PADDLE_TRAINER_ID={current_id} is out of range for "
-                f"{len(eps)} trainer endpoints ({','.join(eps)})"
+        if current_id >= len(eps):
+            checks.fail(
+                api,
+                f"environment variable PADDLE_TRAINER_ID must be in [0, {len(eps)}) for the "
+                f"{len(eps)} endpoints of PADDLE_TRAINER_ENDPOINTS ({','.join(eps)}), given "
+                f"{current_id}",
+            )
+        if current and current != eps[current_id]:
+            checks.fail(
+                api,
+                f"environment variable PADDLE_CURRENT_ENDPOINT must be trainer {current_id}'s "
+                f"endpoint {eps[current_id]!r} in PADDLE_TRAINER_ENDPOINTS, given {current!r}",
             )
         self._current_id = current_id
         self._worker_endpoints = eps
         self._role = Role.WORKER
         self._role_is_generated = True
 
-
     def _generate_ps_role(self, workers: int | None = None, server_id: str | None = None) -> None:
-        env = os.environ
-        role = env.get("TRAINING_ROLE", "TRAINER")
+        api = type(self).__name__
+        role = checks.env_str(api, "TRAINING_ROLE", expected="TRAINER or PSERVER", ps=True)
         if role not in ("TRAINER", "PSERVER"):
-            raise ValueError(
-                f"PaddleCloudRoleMaker: TRAINING_ROLE must be TRAINER or PSERVER, given {role!r}"
+            checks.fail(
+                api,
+                f"environment variable TRAINING_ROLE must be TRAINER or PSERVER, given {role!r}",
             )
-        servers = [e for e in env.get("PADDLE_PSERVERS_IP_PORT_LIST", "").split(",") if e]
-        if not servers:
-            raise ValueError(
-                "PaddleCloudRoleMaker: PADDLE_PSERVERS_IP_PORT_LIST must list the parameter "
-                "servers ('ip:port,ip:port')"
-            )
-        try:
-            workers = workers or int(env.get("PADDLE_TRAINERS_NUM", "1"))
-        except ValueError:
-            raise ValueError("PaddleCloudRoleMaker: PADDLE_TRAINERS_NUM must be an integer") from None
+        servers = checks.env_endpoints(api, "PADDLE_PSERVERS_IP_PORT_LIST", ps=True)
+        workers = workers or checks.env_int(api, "PADDLE_TRAINERS_NUM", minimum=1, ps=True)
         self._server_endpoints = servers
         self._worker_num = workers
         self._worker_endpoints = [f"trainer{i}" for i in range(workers)]
         if role == "TRAINER":
             self._role = Role.WORKER
-            self._current_id = int(env.get("PADDLE_TRAINER_ID", "0"))
-            if not 0 <= self._current_id < workers:
-                raise ValueError(
-                    f"PaddleCloudRoleMaker: PADDLE_TRAINER_ID={self._current_id} is out of range "
-                    f"for PADDLE_TRAINERS_NUM={workers}"
+            self._current_id = checks.env_int(api, "PADDLE_TRAINER_ID", ps=True)
+            if self._current_id >= workers:
+                checks.fail(
+                    api,
+                    f"environment variable PADDLE_TRAINER_ID must be in [0, {workers}) for "
+                    f"PADDLE_TRAINERS_NUM={workers}, given {self._current_id}",
                 )
         elif server_id is not None:  # GeneralRoleMaker: PADDLE_PSERVER_ID
             self._role = Role.SERVER
-            self._current_id = int(server_id)
-            if not 0 <= self._current_id < len(servers):
-                raise ValueError(
-                    f"{type(self).__name__}: PADDLE_PSERVER_ID={server_id} is out of range for "
-                    f"{len(servers)} pservers"
+            self._current_id = checks.env_int(api, "PADDLE_PSERVER_ID", ps=True)
+            if self._current_id >= len(servers):
+                checks.fail(
+                    api,
+                    f"environment variable PADDLE_PSERVER_ID must be in [0, {len(servers)}) for the "
+                    f"{len(servers)} pservers of PADDLE_PSERVERS_IP_PORT_LIST, given {server_id}",
                 )
         else:
-            current = f"{env.get('POD_IP', '')}:{env.get('PADDLE_PORT', '')}"
+            ip = checks.env_str(api, "POD_IP", expected="this pserver's ip", ps=True)
+            port = checks.env_int(api, "PADDLE_PORT", minimum=1, ps=True)
+            current = checks.endpoint(
+                api, "environment variables POD_IP:PADDLE_PORT", f"{ip}:{port}"
+            )
             if current not in servers:
-                raise ValueError(
-                    f"PaddleCloudRoleMaker: this pserver's POD_IP:PADDLE_PORT {current!r} is not in "
-                    f"PADDLE_PSERVERS_IP_PORT_LIST {servers}"
+                checks.fail(
+                    api,
+                    f"this pserver's POD_IP:PADDLE_PORT must be one of PADDLE_PSERVERS_IP_PORT_LIST "
+                    f"{servers}, given {current!r}",
                 )
             self._role = Role.SERVER
             self._current_id = servers.index(current)
@@ -239,23 +246,17 @@ class UserDefinedCollectiveRoleMaker(RoleMakerBase):
 
     def __init__(self, current_id: int = 0, worker_endpoints: list | None = None) -> None:
         super().__init__()
-        if not isinstance(current_id, int) or isinstance(current_id, bool) or current_id < 0:
-            raise ValueError(
-                f"UserDefinedCollectiveRoleMaker: current_id must be an int >= 0, given "
-                f"{current_id!r}"
-            )
+        api = "UserDefinedCollectiveRoleMaker"
         if not isinstance(worker_endpoints, list) or not worker_endpoints:
-            raise ValueError(
-                f"UserDefinedCollectiveRoleMaker: worker_endpoints must be a non-empty list of "
-                f"'ip:port' strings, given {worker_endpoints!r}"
+            checks.fail(
+                api,
+                f"worker_endpoints must be a non-empty list of 'ip:port' strings, given "
+                f"{worker_endpoints!r}",
             )
-        if current_id >= len(worker_endpoints):
-            raise ValueError(
-                f"UserDefinedCollectiveRoleMaker: current_id {current_id} is out of range for "
-                f"{len(worker_endpoints)} worker_endpoints"
-            )
-        self._current_id = current_id
-        self._worker_endpoints = list(worker_endpoints)
+        eps = checks.endpoints(api, "worker_endpoints", worker_endpoints)
+        checks.index(api, "current_id", current_id, len(eps), f"{len(eps)} worker_endpoints")
+        self._current_id = int(current_id)
+        self._worker_endpoints = eps
 
     def generate_role(self) -> None:
         self._role = Role.WORKER
@@ -273,20 +274,23 @@ class UserDefinedRoleMaker(RoleMakerBase):
         server_endpoints: list | None = None,
     ) -> None:
         super().__init__()
+        api = "UserDefinedRoleMaker"
         if role not in (Role.WORKER, Role.SERVER):
-            raise ValueError(f"UserDefinedRoleMaker: role must be Role.WORKER or Role.SERVER, given {role!r}")
+            checks.fail(api, f"role must be Role.WORKER or Role.SERVER, given {role!r}")
         if not isinstance(server_endpoints, list) or not server_endpoints:
-            raise ValueError(
-                f"UserDefinedRoleMaker: server_endpoints must be a non-empty list of 'ip:port', "
-                f"given {server_endpoints!r}"
+            checks.fail(
+                api,
+                f"server_endpoints must be a non-empty list of 'ip:port', given "
+                f"{server_endpoints!r}",
             )
-        if not isinstance(worker_num, int) or worker_num < 1:
-            raise ValueError(f"UserDefinedRoleMaker: worker_num must be >= 1, given {worker_num!r}")
-        limit = worker_num if role == Role.WORKER else len(server_endpoints)
-        if not isinstance(current_id, int) or not 0 <= current_id < limit:
-            raise ValueError(
-                f"UserDefinedRoleMaker: current_id {current_id!r} is out of range (0..{limit - 1})"
-            )
+        server_endpoints = checks.endpoints(api, "server_endpoints", server_endpoints)
+        worker_num = checks.integer(api, "worker_num", worker_num, minimum=1)
+        if role == Role.WORKER:
+            checks.index(api, "current_id", current_id, worker_num, f"worker_num={worker_num}")
+        else:
+            count = len(server_endpoints)
+            checks.index(api, "current_id", current_id, count, f"{count} server_endpoints")
+        current_id = int(current_id)
         self._current_id = current_id
         self._role = Role(role)
         self._worker_num = worker_num

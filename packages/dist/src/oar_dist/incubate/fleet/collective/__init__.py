@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 from oar.api import BuildStrategy, CompiledProgram, CPUPlace, ExecutionStrategy, Executor
 
+from oar_dist import checks
 from oar_dist.incubate.fleet.base.role_maker import RoleMakerBase
 
 PSERVER_HINT = (
@@ -75,11 +76,17 @@ class Collective:
         if role_maker is None:
             role_maker = PaddleCloudRoleMaker(is_collective=True)
         if not isinstance(role_maker, RoleMakerBase):
-            raise TypeError(
-                f"fleet.init: role_maker must be a role maker of "
-                f"fluid.incubate.fleet.base.role_maker, given {type(role_maker).__name__}"
+            checks.fail(
+                "fleet.init",
+                f"role_maker must be a role maker of fluid.incubate.fleet.base.role_maker "
+                f"(e.g. PaddleCloudRoleMaker(is_collective=True)), given "
+                f"{type(role_maker).__name__}",
+                type_error=True,
             )
-        if getattr(role_maker, "_is_collective", True) is False or role_maker.get_pserver_endpoints():
+        if (
+            getattr(role_maker, "_is_collective", True) is False
+            or role_maker.get_pserver_endpoints()
+        ):
             raise NotImplementedError(
                 f"fleet.init (collective): {type(role_maker).__name__} describes a "
                 f"parameter-server job: use {PSERVER_HINT.rsplit(' uses ', 1)[1]}, or "
@@ -207,10 +214,11 @@ class CollectiveOptimizer:
         if strategy is None:
             strategy = DistributedStrategy()
         if not isinstance(strategy, DistributedStrategy):
-            raise TypeError(
-                f"fleet.distributed_optimizer: strategy must be a "
-                f"fluid.incubate.fleet.collective.DistributedStrategy, given "
-                f"{type(strategy).__name__}"
+            checks.fail(
+                "fleet.distributed_optimizer",
+                f"strategy must be a fluid.incubate.fleet.collective.DistributedStrategy, given "
+                f"{type(strategy).__name__}",
+                type_error=True,
             )
         for attr, what in _REFUSED.items():
             if getattr(strategy, attr):
@@ -218,12 +226,16 @@ class CollectiveOptimizer:
                     f"fleet.distributed_optimizer: DistributedStrategy.{attr}=True ({what}) is not "
                     f"implemented; collective training runs grad_allreduce data parallel"
                 )
-        if strategy.mode not in ("nccl2", "collective"):
-            raise ValueError(
-                f"fleet.distributed_optimizer: DistributedStrategy.mode must be 'nccl2' or "
-                f"'collective', given {strategy.mode!r}"
+        api = "fleet.distributed_optimizer"
+        checks.one_of(api, "DistributedStrategy.mode", strategy.mode, ("nccl2", "collective"))
+        if strategy.collective_mode is not None:
+            checks.one_of(
+                api,
+                "DistributedStrategy.collective_mode",
+                strategy.collective_mode,
+                ("grad_allreduce", "local_sgd"),
             )
-        self._optimizer = optimizer
+        self._optimizer = checks.optimizer(api, optimizer)
         self._strategy = strategy
         self._fleet = fleet if fleet is not None else globals()["fleet"]
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from oar.api import CPUPlace, Executor, default_main_program, default_startup_program
 
+from oar_dist import checks
 from oar_dist.incubate.fleet.base.role_maker import PaddleCloudRoleMaker, RoleMakerBase
 from oar_dist.incubate.fleet.parameter_server.distribute_transpiler.distributed_strategy import (
     AsyncStrategy,
@@ -46,15 +47,18 @@ class FleetTranspiler:
         self.main_program: Any = None
         self.startup_program: Any = None
         self._origin_program: Any = None
+        self._strategy: Any = None
 
     # --- roles ------------------------------------------------------------------------------
     def init(self, role_maker: RoleMakerBase | None = None) -> None:
         if role_maker is None:
             role_maker = PaddleCloudRoleMaker()
         if not isinstance(role_maker, RoleMakerBase):
-            raise TypeError(
-                f"fleet.init: role_maker must be a role maker (PaddleCloudRoleMaker, "
-                f"UserDefinedRoleMaker), given {type(role_maker).__name__}"
+            checks.fail(
+                "fleet.init",
+                f"role_maker must be a role maker (PaddleCloudRoleMaker, UserDefinedRoleMaker), "
+                f"given {type(role_maker).__name__}",
+                type_error=True,
             )
         role_maker.generate_role()
         if not role_maker.get_pserver_endpoints():
@@ -129,7 +133,9 @@ class FleetTranspiler:
 
     def _programs(self, what: str) -> None:
         if self.main_program is None:
-            raise RuntimeError(f"fleet.{what}: call fleet.distributed_optimizer(...).minimize(loss) first")
+            raise RuntimeError(
+                f"fleet.{what}: call fleet.distributed_optimizer(...).minimize(loss) first"
+            )
 
     # --- server -----------------------------------------------------------------------------
     def init_server(self, model_dir: str | None = None) -> None:
@@ -152,9 +158,16 @@ class FleetTranspiler:
 
     # --- worker -----------------------------------------------------------------------------
     def init_worker(self) -> None:
-        """Nothing to start: the worker's startup program pulls the pservers' parameters."""
+        """Start the worker's side: the half-async strategy's communicator flags
+        (``communicator_max_merge_var_num``) take effect; the worker's startup program pulls
+        the pservers' parameters."""
         if not self.is_worker():
             raise RuntimeError("fleet.init_worker: this process is a server, not a worker")
+        from oar_dist.pserver import half_async
+
+        strategy = self._strategy
+        if isinstance(strategy, DistributedStrategy):
+            half_async.configure(strategy.get_trainer_runtime_config().get_communicator_flags())
 
     def stop_worker(self) -> None:
         """Tell every pserver this worker is done (as ``exe.close()``)."""
@@ -219,13 +232,16 @@ class TranspilerOptimizer:
         elif isinstance(strategy, DistributedStrategy):
             config = strategy.get_program_config()
         else:
-            raise TypeError(
-                f"fleet.distributed_optimizer: strategy must come from StrategyFactory (or be a "
-                f"DistributeTranspilerConfig), given {type(strategy).__name__}"
+            checks.fail(
+                "fleet.distributed_optimizer",
+                f"strategy must come from StrategyFactory (or be a DistributeTranspilerConfig), "
+                f"given {type(strategy).__name__}",
+                type_error=True,
             )
-        self._optimizer = optimizer
+        self._optimizer = checks.optimizer("fleet.distributed_optimizer", optimizer)
         self._config = config
         self._fleet = fleet
+        fleet._strategy = strategy
 
     def minimize(
         self,

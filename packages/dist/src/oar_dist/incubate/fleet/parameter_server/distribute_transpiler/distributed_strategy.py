@@ -3,9 +3,10 @@
 ``SyncStrategy`` transpiles with ``sync_mode=True`` (every step waits for all
 trainers and applies the averaged gradient); ``AsyncStrategy`` with
 ``sync_mode=False``; ``HalfAsyncStrategy`` with ``sync_mode=False`` and
-``half_async=True`` (oar's pservers apply each trainer's gradients as they
-arrive, as in async; the difference in Fluid 1.8 lies in its trainer-side
-communicator, which oar does not have: trainers send every step); ``GeoStrategy``
+``half_async=True`` (the pservers apply each trainer's gradients as they arrive,
+as in async; each trainer averages the gradients of
+``communicator_max_merge_var_num`` steps, sends them with a barrier and waits for
+the parameters: see ``oar_dist.pserver.half_async``); ``GeoStrategy``
 sets ``geo_sgd_mode`` (GEO-SGD). Each carries its :class:`DistributeTranspilerConfig`
 (``get_program_config``).
 """
@@ -14,11 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from oar_dist import checks
 from oar_dist.transpiler import DistributeTranspilerConfig
 
 
 class TrainerRuntimeConfig:
-    """Fluid's trainer runtime flags (communicator settings): recorded, without effect here."""
+    """Fluid's trainer runtime flags (communicator settings): recorded; half-async trainers
+    use ``communicator_max_merge_var_num`` (``fleet.init_worker``), the rest has no effect."""
 
     def __init__(self) -> None:
         self.runtime_configs: dict = {}
@@ -60,9 +63,11 @@ class DistributedStrategy:
             for k, v in config.items():
                 setattr(self._program_config, k, v)
         else:
-            raise TypeError(
-                f"{type(self).__name__}.set_program_config: a DistributeTranspilerConfig or a "
-                f"dict, given {type(config).__name__}"
+            checks.fail(
+                f"{type(self).__name__}.set_program_config",
+                f"config must be a DistributeTranspilerConfig or a dict, given "
+                f"{type(config).__name__}",
+                type_error=True,
             )
 
     def get_trainer_runtime_config(self) -> TrainerRuntimeConfig:
@@ -112,16 +117,8 @@ class GeoStrategy(DistributedStrategy):
     sync = False
 
     def __init__(self, update_frequency: int = 100) -> None:
-        if isinstance(update_frequency, bool) or not isinstance(update_frequency, int):
-            raise TypeError(
-                f"StrategyFactory.create_geo_strategy: update_frequency must be an int, given "
-                f"{update_frequency!r}"
-            )
-        if update_frequency < 1:
-            raise ValueError(
-                f"StrategyFactory.create_geo_strategy: update_frequency must be >= 1, given "
-                f"{update_frequency}"
-            )
+        api = "StrategyFactory.create_geo_strategy"
+        update_frequency = checks.integer(api, "update_frequency", update_frequency, minimum=1)
         super().__init__()
         self._program_config.geo_sgd_mode = True
         self._program_config.geo_sgd_need_push_nums = update_frequency
