@@ -77,6 +77,7 @@ WINOGRAD = [  # (x shape, out channels, paddings, padding algorithm)
     ((2, 12, 5, 8), 9, (0, 0), "SAME"),
     ((2, 8, 6, 7), 8, (0, 0), "VALID"),
     ((5, 32, 8, 8), 24, (1, 1), "EXPLICIT"),
+    ((2, 64, 5, 6), 8, (1, 1), "EXPLICIT"),  # 64 channels: the gathering layout copy
 ]
 
 
@@ -164,3 +165,23 @@ def test_numeric_gradients_through_the_executor(pads, winograd_calls):
     )
     check_case(case)
     assert winograd_calls["conv"] > 0 and winograd_calls["filter_grad"] > 0
+
+
+def test_results_do_not_depend_on_the_thread_count(numba_pair, winograd_calls, monkeypatch):
+    from oar import cpu_pool
+
+    mine, _ = numba_pair("conv2d", "float32")
+    gmine, _ = numba_pair("conv2d_grad", "float32")
+    monkeypatch.setattr(conv_mod, "CHUNK_BYTES", 16 * 16 * 32 * 4)  # one image per chunk
+    x = rng.standard_normal((7, 16, 8, 8)).astype("float32")
+    w = rng.standard_normal((16, 16, 3, 3)).astype("float32")
+    dy = rng.standard_normal((7, 16, 8, 8)).astype("float32")
+    results = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(cpu_pool, "parallel_threads", lambda t=threads: t)
+        y = mine({"Input": x, "Filter": w}, _attrs())["Output"]
+        g = gmine({"Input": x, "Filter": w, "Output@GRAD": dy}, _attrs(), BOTH)
+        results.append((y, g["Input@GRAD"], g["Filter@GRAD"]))
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)

@@ -116,6 +116,8 @@ _EXPORTS: dict[str, str] = {
     "cpu_math_library_num_threads": "oar.cpu_threads",
     "set_cpu_math_library_num_threads": "oar.cpu_threads",
     "limit_cpu_math_threads": "oar.cpu_threads",
+    "parallel_for": "oar.cpu_pool",
+    "parallel_threads": "oar.cpu_pool",
     "with_one_blas_thread": "oar.cpu_threads",
     # dygraph
     "to_variable": "oar.dygraph",
@@ -192,6 +194,8 @@ __all__ = [
     "limit_cpu_math_threads",
     "merge_feeds",
     "offsets_to_lengths",
+    "parallel_for",
+    "parallel_threads",
     "pool3d_geometry",
     "pool_geometry",
     "py_func_callable",
@@ -236,6 +240,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them lazily)
+    from oar.cpu_pool import parallel_for, parallel_threads
     from oar.cpu_threads import (
         cpu_math_library_num_threads,
         limit_cpu_math_threads,

@@ -33,15 +33,23 @@ def to_nhwc(x, b0, top, left, out):
     ``top`` and column ``left`` of a zero plane (``Hp``, ``Wp`` may crop the bottom / right)."""
     c_n, h, w = x.shape[1], x.shape[2], x.shape[3]
     m, hp, wp = out.shape[0], out.shape[1], out.shape[2]
+    r0, r1 = max(0, -top), min(h, hp - top)
+    q0, q1 = max(0, -left), min(w, wp - left)
     for b in range(m):
         for r in range(hp):
+            inside = r0 <= r - top < r1
             for q in range(wp):
-                for c in range(c_n):
-                    out[b, r, q, c] = 0
-        for c in range(c_n):
-            for r in range(max(0, -top), min(h, hp - top)):
-                for q in range(max(0, -left), min(w, wp - left)):
-                    out[b, r + top, q + left, c] = x[b0 + b, c, r, q]
+                if not inside or not q0 <= q - left < q1:
+                    for c in range(c_n):
+                        out[b, r, q, c] = 0
+                elif c_n >= 64:  # many channels: gather along them (measured faster)
+                    for c in range(c_n):
+                        out[b, r, q, c] = x[b0 + b, c, r - top, q - left]
+        if c_n < 64:  # few channels: contiguous runs along the rows
+            for c in range(c_n):
+                for r in range(r0, r1):
+                    for q in range(q0, q1):
+                        out[b, r + top, q + left, c] = x[b0 + b, c, r, q]
 
 
 @jit

@@ -23,7 +23,7 @@ overrides.
 from __future__ import annotations
 
 import numpy as np
-from oar.api import resolve_paddings
+from oar.api import parallel_for, resolve_paddings
 
 from oar_kernels_numba import _winograd as wg
 from oar_kernels_numba._fallback import Fallback
@@ -94,22 +94,39 @@ def filter_points(w, in_major: bool, flipped: bool = False):
 
 def winograd_conv(x, u, top: int, left: int, out_hw):
     """Convolve ``x (N, C, H, W)``, placed at (``top``, ``left``) of a zero plane, with the
-    transformed filter ``u (16, C, O)``; returns ``(N, O, *out_hw)``."""
+    transformed filter ``u (16, C, O)``; returns ``(N, O, *out_hw)``. Batch chunks run on
+    the kernel thread pool (each writes its own images)."""
     n, c = x.shape[:2]
     o = u.shape[2]
     th, tw = _tiles(out_hw)
     y = np.empty((n, o) + tuple(out_hw), x.dtype)
-    for a, b in _chunks(n, th * tw, c + o, x.itemsize):
-        xp = np.empty((b - a, 2 * th + 2, 2 * tw + 2, c), x.dtype)
-        wg.to_nhwc(x, a, top, left, xp)
-        v_flat, v = points((b - a) * th * tw, c, x.dtype)
-        wg.input_transform(xp, th, tw, v_flat)
-        m_flat, mt = points((b - a) * th * tw, o, x.dtype)
+    chunks = _chunks(n, th * tw, c + o, x.itemsize)
+
+    def chunk(i: int) -> None:
+        a, b = chunks[i]
+        v_full, v = _input_points(x, a, b, top, left, th, tw)
+        m_full, mt = points((b - a) * th * tw, o, x.dtype)
         np.matmul(v, u, out=mt)
         yt = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
-        wg.output_transform(m_flat, th, tw, yt)
+        wg.output_transform(m_full, th, tw, yt)
         wg.to_nchw(yt, a, y)
+
+    parallel_for(chunk, len(chunks))
     return y
+
+
+def _input_points(x, a: int, b: int, top: int, left: int, th: int, tw: int):
+    """The transformed input tiles of images ``a:b`` (see :func:`points`)."""
+    xp = np.empty((b - a, 2 * th + 2, 2 * tw + 2, x.shape[1]), x.dtype)
+    wg.to_nhwc(x, a, top, left, xp)
+    v_full, v = points((b - a) * th * tw, x.shape[1], x.dtype)
+    wg.input_transform(xp, th, tw, v_full)
+    return v_full, v
+
+
+#: the filter gradient sums its batch chunks in this many fixed runs (each in order, then the
+#: runs in order), so that its value does not depend on the thread count
+GRAD_PARTS = 4
 
 
 def winograd_filter_grad(x, dy, top: int, left: int):
@@ -118,21 +135,31 @@ def winograd_filter_grad(x, dy, top: int, left: int):
     n, c = x.shape[:2]
     o = dy.shape[1]
     th, tw = _tiles(dy.shape[2:])
-    du_flat, du = points(o, c, x.dtype)
-    du_flat[...] = 0
-    part = points(o, c, x.dtype)[1]
-    for a, b in _chunks(n, th * tw, c + o, x.itemsize):
-        xp = np.empty((b - a, 2 * th + 2, 2 * tw + 2, c), x.dtype)
-        wg.to_nhwc(x, a, top, left, xp)
-        v_flat, v = points((b - a) * th * tw, c, x.dtype)
-        wg.input_transform(xp, th, tw, v_flat)
-        dyp = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
-        wg.to_nhwc(dy, a, 0, 0, dyp)
-        m_flat, mt = points((b - a) * th * tw, o, x.dtype)
-        wg.grad_transform(dyp, th, tw, m_flat)
-        du += np.matmul(mt.transpose(0, 2, 1), v, out=part)
+    chunks = _chunks(n, th * tw, c + o, x.itemsize)
+    runs = [chunks[i::GRAD_PARTS] for i in range(min(GRAD_PARTS, len(chunks)))]
+    sums: list = [None] * len(runs)
+
+    def run(r: int) -> None:
+        du_full, du = points(o, c, x.dtype)
+        du_full[...] = 0
+        part = np.empty((16, o, c), x.dtype)
+        for a, b in runs[r]:
+            _, v = _input_points(x, a, b, top, left, th, tw)
+            dyp = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
+            wg.to_nhwc(dy, a, 0, 0, dyp)
+            m_full, mt = points((b - a) * th * tw, o, x.dtype)
+            wg.grad_transform(dyp, th, tw, m_full)
+            du += np.matmul(mt.transpose(0, 2, 1), v, out=part)
+        sums[r] = du_full
+
+    parallel_for(run, len(runs))
+    total = points(o, c, x.dtype)[0] if not sums else sums[0]
+    if not sums:  # an empty batch
+        total[...] = 0
+    for more in sums[1:]:
+        total += more
     dw = np.empty((o, c, 3, 3), x.dtype)
-    wg.filter_grad(du_flat, dw)
+    wg.filter_grad(total, dw)
     return dw
 
 
