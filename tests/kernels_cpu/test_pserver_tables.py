@@ -16,8 +16,8 @@ from oar_dist.kernels.tables import (
     prefetch_rows,
     scale_selected_rows,
     shard_selected_rows,
-    table_shard_zeros,
     split_selected_rows,
+    table_shard_zeros,
 )
 from oar_dist.pserver.hashed import shard_of
 from oar_dist.pserver.wire import KEYED
