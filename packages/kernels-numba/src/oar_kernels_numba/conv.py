@@ -23,7 +23,7 @@ overrides.
 from __future__ import annotations
 
 import numpy as np
-from oar.api import parallel_for, resolve_paddings
+from oar.api import parallel_for, resolve_paddings, with_one_blas_thread
 
 from oar_kernels_numba import _winograd as wg
 from oar_kernels_numba._fallback import Fallback
@@ -205,9 +205,21 @@ class _Kernels:
         return res
 
 
+def _one_blas_thread(fn):
+    """``fn`` with OpenBLAS at one thread: the batch chunks share the cores through the kernel
+    pool, and a GEMM on OpenBLAS's own threads leaves them spinning through the ops after it
+    (at two threads on a busy machine the step's CPU time tripled)."""
+    return lambda *args: with_one_blas_thread(fn, *args)
+
+
 def register(registry, family: str, device: str, priority: int) -> None:
     k = _Kernels(device, priority)
-    registry.register_kernel("conv2d", device, DTYPES, k.conv2d, priority)
+    registry.register_kernel("conv2d", device, DTYPES, _one_blas_thread(k.conv2d), priority)
     registry.register_kernel(
-        "conv2d_grad", device, DTYPES, k.conv2d_grad, priority, wants_outputs=True
+        "conv2d_grad",
+        device,
+        DTYPES,
+        _one_blas_thread(k.conv2d_grad),
+        priority,
+        wants_outputs=True,
     )
