@@ -23,9 +23,14 @@ from oar.api import with_one_blas_thread
 
 from oar_kernels_cpu.kernels import _parallel
 
+#: multiply-adds below which OpenBLAS runs a product on one thread by itself (its SMP
+#: threshold is 4 x 65536): such a product is called as it is, with no thread-count toggle
+BLAS_SERIAL_MACS = 1 << 16
 #: multiply-adds from which a product is split across the pool
 SPLIT_MACS = 1 << 22
-#: about this many multiply-adds per piece, in at most :data:`MAX_PIECES` pieces
+#: at least this many multiply-adds per piece, in a power of two of pieces (they share out
+#: evenly over 2 or 4 threads), at most :data:`MAX_PIECES`: each piece repacks the shared
+#: operand, so fewer, larger pieces waste less
 PIECE_MACS = 1 << 23
 MAX_PIECES = 8
 #: a piece's rows (or columns) are a multiple of this (BLAS micro-kernels work in blocks)
@@ -34,6 +39,8 @@ ALIGN = 32
 
 def matmul(xp: Any, a: Any, b: Any) -> Any:
     """``xp.matmul(a, b)``, at one BLAS thread and, when large, in pieces on the pool."""
+    if a.size * (b.shape[-1] if b.ndim > 1 else 1) < BLAS_SERIAL_MACS:
+        return xp.matmul(a, b)
     if not (hasattr(a, "__array_interface__") and hasattr(b, "__array_interface__")):
         return xp.matmul(a, b)  # device arrays (cupy): the device's own library
     if a.ndim == 2 and b.ndim == 2:
@@ -51,6 +58,7 @@ def _cuts(length: int, macs: int, align: int) -> list:
     count = min(MAX_PIECES, max(1, macs // PIECE_MACS), max(1, length // align))
     if count < 2:
         return [(0, length)]
+    count = 1 << (count.bit_length() - 1)
     step = -(-math.ceil(length / count) // align) * align
     return [(i, min(i + step, length)) for i in range(0, length, step)]
 
