@@ -127,9 +127,10 @@ MLP = """
     feed = {"x": rng.standard_normal((32, 64)).astype("float32"), "y": rng.integers(0, 10, (32, 1))}
     out = [exe.run(main, feed=feed, fetch_list=[loss])[0].tolist() for _ in range(3)]
     w = fluid.global_scope().find_var(main.all_parameters()[0].name).get_tensor()
-    from oar_kernels_numba import activation, optimizer
+    from oar_kernels_numba import _fused_loops, optimizer
 
-    went_parallel = [bool(f.parallel.signatures) for f in (activation._relu_grad, optimizer._adam)]
+    loops = (_fused_loops.bias_relu_rows, optimizer._adam)  # relu_grad is fused, serially
+    went_parallel = [bool(f.parallel.signatures) for f in loops]
     print(json.dumps([out, float(np.asarray(w).sum()), went_parallel]))
 """
 
