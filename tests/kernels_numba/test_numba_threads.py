@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -104,49 +105,23 @@ def test_serial_and_parallel_twins_do_not_share_cached_code(tmp_path):
     assert "HITS 0" in res.stdout, res.stdout
 
 
-MLP = """
-    import json
-    import numpy as np
-    from oar import fluid
-    from oar.api import registries
-
-    assert registries().kernels.lookup("adam", "cpu", "float32").plugin == "kernels_numba"
-    main, start = fluid.Program(), fluid.Program()
-    main.random_seed = start.random_seed = 3
-    with fluid.program_guard(main, start):
-        x = fluid.data("x", [None, 64], "float32")
-        y = fluid.data("y", [None, 1], "int64")
-        h = fluid.layers.fc(x, 256, act="relu")
-        h = fluid.layers.fc(h, 256, act="sigmoid")
-        pred = fluid.layers.fc(h, 10, act="softmax")
-        loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, y))
-        fluid.optimizer.Adam(0.01).minimize(loss)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(start)
-    rng = np.random.default_rng(0)
-    feed = {"x": rng.standard_normal((32, 64)).astype("float32"), "y": rng.integers(0, 10, (32, 1))}
-    out = [exe.run(main, feed=feed, fetch_list=[loss])[0].tolist() for _ in range(3)]
-    w = fluid.global_scope().find_var(main.all_parameters()[0].name).get_tensor()
-    from oar_kernels_numba import _fused_loops, optimizer
-
-    loops = (_fused_loops.bias_relu_rows, optimizer._adam)  # relu_grad is fused, serially
-    went_parallel = [bool(f.parallel.signatures) for f in loops]
-    print(json.dumps([out, float(np.asarray(w).sum()), went_parallel]))
-"""
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "mlp_at_threads.py"
 
 
-def test_mlp_results_equal_at_one_and_two_threads_with_parallel_loops(tmp_path):
+def test_mlp_results_equal_at_one_and_two_threads_with_parallel_loops():
     """An MLP trained with Adam, its activations and updates on parallel compiled loops (a
     low threshold), gives bit-identical losses and weights at 1 and 2 threads."""
-    child = tmp_path / "mlp.py"
-    child.write_text(textwrap.dedent(MLP))
     runs = []
     for n in ("1", "2"):
         env = dict(os.environ, OMP_NUM_THREADS=n, NUMBA_NUM_THREADS="2")
-        env["OAR_NUMBA_PARALLEL_MIN"] = "4096"  # 32x256 activations, 64x256 weights: parallel
+        env["OAR_NUMBA_PARALLEL_MIN"] = "4096"  # 64x512 activations and weights: parallel
         env.pop("OAR_DISABLE_PLUGINS", None)
         res = subprocess.run(
-            [sys.executable, str(child)], capture_output=True, text=True, timeout=180, env=env
+            [sys.executable, str(SCRIPT), "64", "sigmoid"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
         )
         assert res.returncode == 0, res.stderr[-3000:]
         runs.append(json.loads(res.stdout.strip().splitlines()[-1]))

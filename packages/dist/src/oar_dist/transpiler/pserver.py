@@ -193,6 +193,10 @@ class PserverMode:
         blocks_of = {t: [b for b in self.blocks if b.param == t] for t in self.tables}
         rewrite_lookups(block, self.tables, blocks_of, tid, self.var_meta)
         rewrite_clipping(block, self.tables, self.trainer_ops)
+        for n in self.table_state():  # held by the pservers only: trainers neither save nor load it
+            if block.has_var(n) and block.var(n).persistable:
+                block._remove_var(n)  # a new variable: var_meta keeps the original for the pservers
+                self._var(block, n, persistable=False)
         with self.main._role_guard(OpRole.RPC):
             for p in self.params:
                 bl = [b for b in self.blocks if b.param == p]

@@ -25,7 +25,9 @@ from oar_kernels_cpu.kernels import _parallel
 
 #: multiply-adds from which a product is split across the pool
 SPLIT_MACS = 1 << 22
-#: about this many multiply-adds per piece, in at most :data:`MAX_PIECES` pieces
+#: at least this many multiply-adds per piece, in a power of two of pieces (they share out
+#: evenly over 2 or 4 threads), at most :data:`MAX_PIECES`: each piece repacks the shared
+#: operand, so fewer, larger pieces waste less
 PIECE_MACS = 1 << 23
 MAX_PIECES = 8
 #: a piece's rows (or columns) are a multiple of this (BLAS micro-kernels work in blocks)
@@ -51,6 +53,7 @@ def _cuts(length: int, macs: int, align: int) -> list:
     count = min(MAX_PIECES, max(1, macs // PIECE_MACS), max(1, length // align))
     if count < 2:
         return [(0, length)]
+    count = 1 << (count.bit_length() - 1)
     step = -(-math.ceil(length / count) // align) * align
     return [(i, min(i + step, length)) for i in range(0, length, step)]
 
