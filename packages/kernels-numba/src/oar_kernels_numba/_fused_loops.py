@@ -38,3 +38,28 @@ def relu_grad_bias_rows(y, d, dx, db):
             v = d[r, j] if y[r, j] > 0 else d[r, j] * zero
             dx[r, j] = v
             db[j] += v
+
+
+@jit
+def mean_ce_softmax_grad_rows(p, lab, ignore, dy, tiny, dx):
+    """The gradient of mean(cross_entropy(softmax(z), label)) with respect to z, hard labels:
+    the numpy kernels' float operations (cross_entropy_grad's ``-(dy / max(p_l, tiny))`` at
+    the label, softmax_grad's ``(d - sum(d * p)) * p`` with d zero elsewhere). Returns False,
+    writing nothing more, at a label outside [0, C) that is not ``ignore``."""
+    c = p.shape[1]
+    zero = p.dtype.type(0)
+    for r in range(p.shape[0]):
+        lb = lab[r]
+        if lb == ignore:
+            for j in range(c):
+                dx[r, j] = zero
+            continue
+        if lb < 0 or lb >= c:
+            return False
+        pl = p[r, lb]
+        g = -(dy / max(pl, tiny))
+        s = g * pl
+        for j in range(c):
+            dx[r, j] = (zero - s) * p[r, j]
+        dx[r, lb] = (g - s) * pl
+    return True
