@@ -245,6 +245,7 @@ def test_matrix_products_split(threads, monkeypatch, name):
     if name == "float64":
         a, b = a.astype(np.float64), b.astype(np.float64)
     a = a.T if transposed else a
+    monkeypatch.setattr(_gemm, "BLAS_SERIAL_MACS", 0)
     monkeypatch.setattr(_gemm, "SPLIT_MACS", 16)
     monkeypatch.setattr(_gemm, "PIECE_MACS", 16)
     monkeypatch.setattr(_gemm, "ALIGN", 16)  # the real alignment is 32: fewer rows suffice here

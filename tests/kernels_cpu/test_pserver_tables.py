@@ -17,6 +17,7 @@ from oar_dist.kernels.tables import (
     scale_selected_rows,
     shard_selected_rows,
     split_selected_rows,
+    table_shard_zeros,
 )
 from oar_dist.pserver.hashed import shard_of
 from oar_dist.pserver.wire import KEYED
@@ -96,3 +97,10 @@ def test_scale_selected_rows_scales_the_values_only():
     assert out.value.dtype == np.float32
     with pytest.raises(ValueError, match="one value"):
         scale_selected_rows({"X": x, "Scale": np.ones(2, "float32")}, {})
+
+
+def test_table_shard_zeros_commits_memory_as_rows_are_written():
+    out = table_shard_zeros({}, {"shape": [5, 3], "dtype": "float32"})["Out"]
+    assert out.shape == (5, 3) and out.dtype == np.float32 and not out.any()
+    ids = table_shard_zeros({}, {"shape": [4], "dtype": "int64"})["Out"]
+    assert ids.dtype == np.int64 and ids.shape == (4,)

@@ -101,6 +101,12 @@ def shard_selected_rows(inputs, attrs):
     return {"Out": out}
 
 
+def table_shard_zeros(inputs, attrs):
+    # np.zeros: the OS commits the pages as rows are written, so a shard's memory grows with
+    # the ids it holds rather than its capacity
+    return {"Out": np.zeros([int(d) for d in attrs["shape"]], dtype=attrs["dtype"])}
+
+
 def scale_selected_rows(inputs, attrs):
     x, scale = inputs["X"], np.asarray(inputs["Scale"]).reshape(-1)
     if not isinstance(x, SelectedRows):
@@ -138,4 +144,5 @@ def kernels():
         ("split_selected_rows", FLOATS, split_selected_rows, True),
         ("shard_selected_rows", FLOATS, shard_selected_rows, True),
         ("scale_selected_rows", FLOATS, scale_selected_rows, True),
+        ("table_shard_zeros", FLOATS + IDS, table_shard_zeros, False),
     ]

@@ -23,6 +23,9 @@ from oar.api import with_one_blas_thread
 
 from oar_kernels_cpu.kernels import _parallel
 
+#: multiply-adds below which OpenBLAS runs a product on one thread by itself (its SMP
+#: threshold is 4 x 65536): such a product is called as it is, with no thread-count toggle
+BLAS_SERIAL_MACS = 1 << 16
 #: multiply-adds from which a product is split across the pool
 SPLIT_MACS = 1 << 22
 #: at least this many multiply-adds per piece, in a power of two of pieces (they share out
@@ -36,6 +39,8 @@ ALIGN = 32
 
 def matmul(xp: Any, a: Any, b: Any) -> Any:
     """``xp.matmul(a, b)``, at one BLAS thread and, when large, in pieces on the pool."""
+    if a.size * (b.shape[-1] if b.ndim > 1 else 1) < BLAS_SERIAL_MACS:
+        return xp.matmul(a, b)
     if not (hasattr(a, "__array_interface__") and hasattr(b, "__array_interface__")):
         return xp.matmul(a, b)  # device arrays (cupy): the device's own library
     if a.ndim == 2 and b.ndim == 2:
