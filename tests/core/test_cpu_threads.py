@@ -108,3 +108,44 @@ def test_same_results_with_one_and_two_threads():
         assert res.returncode == 0, res.stderr
         runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
     np.testing.assert_array_equal(runs[0], runs[1])  # bit for bit
+
+
+SCIPY_SCRIPT = """
+    import ctypes, sys
+    import numpy as np
+    from oar import cpu_threads
+    from oar.api import set_cpu_math_library_num_threads
+
+    cpu_threads._threadpoolctl[:] = [None]  # the OpenBLAS calls, threadpoolctl or not
+    set_cpu_math_library_num_threads(2)  # first scan: numpy's OpenBLAS only
+    import scipy.linalg  # loads SciPy's own OpenBLAS (numba's np.dot calls it)
+
+    paths = {l.split()[-1] for l in open("/proc/self/maps") if "openblas" in l.lower()}
+    scipy_lib = [ctypes.CDLL(p) for p in paths if "scipy.libs" in p]
+    if not scipy_lib:
+        print("no-scipy-openblas")
+        sys.exit(0)
+    get = scipy_lib[0].scipy_openblas_get_num_threads
+    seen = []
+    for n in (1, 2, 1):
+        set_cpu_math_library_num_threads(n)
+        seen.append((cpu_threads.blas_num_threads(), get()))
+    print(seen)
+"""
+
+
+def test_every_openblas_follows_the_setting_scipys_too():
+    """numba's compiled np.dot runs on SciPy's OpenBLAS, a second library: without
+    threadpoolctl, setting the threads must reach it too, even when SciPy loads late."""
+    pytest.importorskip("scipy")
+    res = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SCIPY_SCRIPT)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = res.stdout.strip()
+    if out == "no-scipy-openblas":
+        pytest.skip("this SciPy does not bundle its own OpenBLAS")
+    assert out == "[(1, 1), (2, 2), (1, 1)]"

@@ -77,6 +77,12 @@ def _strategy(**fields):
     return s
 
 
+def _split_files(files):
+    fleet = Collective()
+    fleet.init(rm.UserDefinedCollectiveRoleMaker(0, ["127.0.0.1:6170"]))
+    fleet.split_files(files)
+
+
 def _parallel_env():
     from oar.fluid.dygraph import ParallelEnv
 
@@ -456,6 +462,13 @@ CASES = [
         lambda: StrategyFactory.create_geo_strategy(0),
         ArgumentError,
         ["StrategyFactory.create_geo_strategy", "update_frequency", ">= 1", "given 0"],
+    ),
+    (
+        "fleet-split-files",
+        {},
+        lambda: _split_files("a.txt,b.txt"),
+        ArgumentTypeError,
+        ["fleet.split_files", "files", "list", "str"],
     ),
     # dygraph ParallelEnv
     (

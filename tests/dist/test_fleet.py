@@ -121,3 +121,31 @@ def test_fleet_modules_are_the_plugins_own():
 
     assert role_maker is real_role_maker  # one module, not a copy under the alias name
     assert collective is real_collective and collective.fleet is real_collective.fleet
+
+
+def test_both_fleets_share_fleet_base_and_split_files_in_blocks():
+    from oar.fluid.incubate.fleet.base import fleet_base
+    from oar.fluid.incubate.fleet.parameter_server.distribute_transpiler import FleetTranspiler
+
+    assert issubclass(Collective, fleet_base.Fleet) and issubclass(
+        FleetTranspiler, fleet_base.Fleet
+    )
+    assert (fleet_base.Mode.TRANSPILER, fleet_base.Mode.PSLIB, fleet_base.Mode.COLLECTIVE) == (
+        1,
+        2,
+        3,
+    )
+    files = [f"part-{i}" for i in range(8)]
+    shares = []
+    for rank in range(3):
+        fleet = FleetTranspiler()
+        fleet.init(role_maker.UserDefinedRoleMaker(rank, role_maker.Role.WORKER, 3, ["a:1"]))
+        shares.append(fleet.split_files(files))
+    # contiguous blocks in worker order, the first 8 % 3 workers one file more
+    assert shares == [files[0:3], files[3:6], files[6:8]]
+    fleet = Collective()
+    fleet.init(role_maker.UserDefinedCollectiveRoleMaker(1, ["a:1", "a:2"]))
+    assert fleet.split_files(["x"]) == [] and fleet.split_files(["x", "y", "z"]) == ["z"]
+    assert not fleet.is_server() and fleet.server_num() == 0
+    with pytest.raises(RuntimeError, match="PaddleCloudRoleMaker\\(is_collective=True\\)"):
+        Collective().worker_num()

@@ -128,6 +128,8 @@ def test_several_nodes_go_through_mpis_host_list():
         (["--selected_gpus", "0,1", "--nproc_per_node", "3"], "does not match the 2 ids"),
         (["--selected_gpus", "a,b"], "must be device ids"),
         (["--max_restarts", "-1"], "--max_restarts must be >= 0"),
+        (["--started_port", "70000"], "--started_port must be a port number"),
+        (["--started_port", "65535", "--nproc_per_node", "2"], "65535..65536, past 65535"),
     ],
 )
 def test_bad_flags_say_what_is_wrong(argv, message):

@@ -152,15 +152,15 @@ def _local_model() -> tuple:
     return main, scope, exe
 
 
-def _pserver_startups(vocab=50, opt="sgd", init="uniform"):
+def _pserver_startups(vocab=50, opt="sgd", init="uniform", ips=IPS):
     """(endpoint, pserver main program, its startup program) of the test job's layout."""
     with fluid.program_guard(fluid.Program(), fluid.Program()), fluid.unique_name.guard():
         model.build(vocab, 4, opt, init)
         t = fluid.DistributeTranspiler()
-        eps = ",".join(f"{ip}:6170" for ip in IPS)
+        eps = ",".join(f"{ip}:6170" for ip in ips)
         t.transpile(1, pservers=eps, trainers=2)
         out = []
-        for ip in IPS:
+        for ip in ips:
             prog = t.get_pserver_program(f"{ip}:6170")
             out.append((f"{ip}:6170", prog, t.get_startup_program(f"{ip}:6170", prog)))
         return out
@@ -223,6 +223,22 @@ def _check_inference_load(ckpt, table, rows):
     seen = sorted(rows)
     want[seen] = table[seen]
     np.testing.assert_array_equal(np.array(scope.find_var("emb").get_tensor()), want)
+    # the 2 pservers' shards load into a job of 3 pservers: each takes the ids that are its own
+    got = {}
+    for k, (_, _, start) in enumerate(_pserver_startups(ips=IPS + ("127.0.0.3",))):
+        pscope = fluid.Scope()
+        with fluid.scope_guard(pscope):
+            exe.run(start)
+            fluid.contrib.load_persistables_for_increment(
+                str(blocks_only), exe, start, "emb", str(blocks_only)
+            )
+        store = np.array(pscope.find_var(f"emb.block{k}@IDS").get_tensor())
+        ids = store[1 : 1 + int(store[0])]
+        assert (shard_of(ids, 3) == k).all()
+        got.update(zip(ids.tolist(), np.array(pscope.find_var(f"emb.block{k}").get_tensor())))
+    assert set(got) == set(rows)
+    for i, row in rows.items():
+        np.testing.assert_array_equal(got[i], row)
 
 
 def _hashed_reference(recs, first_rows: dict, steps: int) -> dict:
@@ -280,6 +296,19 @@ def test_hashed_ids_sync_adam_equal_one_process_and_resume(tmp_path):
     # ids outside [0, dict_size): the shards and their maps, no whole-table file
     assert not (ckpt / "emb").exists()
     assert (ckpt / "emb.block0@IDS").exists() and (ckpt / "emb_moment1_0.block1").exists()
+    # a trainer program loads the checkpoint without the table (the pservers hold it)
+    with fluid.program_guard(fluid.Program(), fluid.Program()), fluid.unique_name.guard():
+        model.build(30, 4, "adam", "uniform")
+        t = fluid.DistributeTranspiler()
+        t.transpile(0, pservers=",".join(f"{ip}:6170" for ip in IPS), trainers=2)
+        scope = fluid.Scope()
+        with fluid.scope_guard(scope):
+            fluid.io.load_persistables(
+                fluid.Executor(fluid.CPUPlace()), str(ckpt), t.get_trainer_program()
+            )
+        assert scope.find_var("emb") is None and scope.find_var("emb_moment1_0") is None
+        saved = np.array(scope.find_var("fc_0.w_0").get_tensor())
+        assert saved.shape == (4, 1)
     again = tmp_path / "again"
     again.mkdir()
     recs2, servers2 = _run(again, OAR_T_STEPS=3, OAR_T_FIRST=3, OAR_T_LOAD=ckpt, **common)

@@ -76,6 +76,9 @@ def test_each_pserver_holds_an_empty_hashed_shard():
         (spec,) = json.loads(lso.attr("table_specs"))
         assert (spec["shard"], spec["shards"], spec["capacity"]) == (i, 2, cap)
         assert spec["init"]["type"] == "assign_value"  # rows drawn from it per id
+        made = {op.output("Out")[0]: op.type for op in start.global_block().ops}
+        for n in (f"emb.block{i}", f"emb.block{i}@IDS", f"emb_moment1_0.block{i}"):
+            assert made[n] == "table_shard_zeros", made  # memory committed as rows are used
         scope = fluid.Scope()
         fluid.Executor(fluid.CPUPlace()).run(start, scope=scope)
         block = np.array(scope.find_var(f"emb.block{i}").get_tensor())

@@ -66,9 +66,15 @@ PROGRAM_TESTED = {
     "split_selected_rows": "test_pserver_tables.py",
     "shard_selected_rows": "test_pserver_tables.py",
     "scale_selected_rows": "test_pserver_tables.py",
+    "table_shard_zeros": "test_pserver_tables.py",
 }
 # oar-dist's: absent without that plugin
-OPTIONAL = {"split_selected_rows", "shard_selected_rows", "scale_selected_rows"}
+OPTIONAL = {
+    "split_selected_rows",
+    "shard_selected_rows",
+    "scale_selected_rows",
+    "table_shard_zeros",
+}
 
 
 def _forward_ops() -> dict:

@@ -102,6 +102,7 @@ def test_batch_chunks_and_a_ragged_last_chunk(numba_pair, winograd_calls, monkey
     x = rng.standard_normal((5, 8, 6, 6)).astype("float64")
     w = rng.standard_normal((8, 8, 3, 3)).astype("float64")
     monkeypatch.setattr(conv_mod, "CHUNK_BYTES", 2 * 16 * 9 * 16 * 8)
+    monkeypatch.setattr(conv_mod, "MIN_ROWS", 1)
     assert len(conv_mod._chunks(5, 9, 16, 8)) == 3
     _run(numba_pair, x, w, _attrs())
 
@@ -173,6 +174,7 @@ def test_results_do_not_depend_on_the_thread_count(numba_pair, winograd_calls, m
     mine, _ = numba_pair("conv2d", "float32")
     gmine, _ = numba_pair("conv2d_grad", "float32")
     monkeypatch.setattr(conv_mod, "CHUNK_BYTES", 16 * 16 * 32 * 4)  # one image per chunk
+    monkeypatch.setattr(conv_mod, "MIN_ROWS", 1)
     x = rng.standard_normal((7, 16, 8, 8)).astype("float32")
     w = rng.standard_normal((16, 16, 3, 3)).astype("float32")
     dy = rng.standard_normal((7, 16, 8, 8)).astype("float32")
@@ -185,3 +187,37 @@ def test_results_do_not_depend_on_the_thread_count(numba_pair, winograd_calls, m
     for other in results[1:]:
         for a, b in zip(results[0], other):
             np.testing.assert_array_equal(a, b)
+
+
+def test_chunks_hold_enough_tiles_for_the_gemms():
+    # 4 tiles per image (a 4x4 output): at least MIN_ROWS tiles per chunk whatever CHUNK_BYTES
+    chunks = conv_mod._chunks(64, 4, 512, 4)
+    assert chunks[0] == (0, conv_mod.MIN_ROWS // 4) and chunks[-1][1] == 64
+    assert conv_mod._chunks(3, 4, 512, 4) == [(0, 3)]
+
+
+def test_gemms_run_on_one_blas_thread(numba_pair, winograd_calls, monkeypatch):
+    # the batch chunks share the cores through the kernel pool; OpenBLAS's own threads would
+    # spin on after each GEMM
+    from oar import cpu_threads
+
+    if cpu_threads.blas_num_threads() is None:
+        pytest.skip("numpy's OpenBLAS was not found")
+    seen = []
+    real = conv_mod.winograd_conv
+
+    def spy(*a):
+        seen.append(cpu_threads.blas_num_threads())
+        return real(*a)
+
+    monkeypatch.setattr(conv_mod, "winograd_conv", spy)
+    mine, _ = numba_pair("conv2d", "float32")
+    before = cpu_threads.blas_num_threads()
+    cpu_threads._apply(2)
+    try:
+        x = rng.standard_normal((2, 8, 6, 6)).astype("float32")
+        mine({"Input": x, "Filter": rng.standard_normal((8, 8, 3, 3)).astype("float32")}, _attrs())
+        assert cpu_threads.blas_num_threads() == 2  # as it was
+    finally:
+        cpu_threads._apply(before)
+    assert seen == [1]

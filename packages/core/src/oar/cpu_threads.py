@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -29,7 +30,8 @@ from typing import Any
 _lock = threading.Lock()
 _setting: int | None = None  # what the user set; None = the library's default
 _limit: int | None = None  # a temporary lower limit (limit_cpu_math_threads)
-_funcs: tuple | None = None
+_funcs: tuple | None = None  # ((set, get), ...) of each OpenBLAS loaded, numpy's first
+_scanned_with_scipy = False
 
 _NAMES = (  # (set, get) in the OpenBLAS builds numpy and scipy wheels ship
     ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
@@ -39,30 +41,35 @@ _NAMES = (  # (set, get) in the OpenBLAS builds numpy and scipy wheels ship
 )
 
 
+def _scan() -> tuple:
+    """(set, get) of every OpenBLAS loaded in this process: numpy's, and SciPy's once
+    ``scipy.linalg`` is imported (numba's compiled ``np.dot`` calls SciPy's BLAS)."""
+    found: list = []
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {ln.split()[-1] for ln in f if "openblas" in ln.lower() and "/" in ln}
+    except OSError:
+        paths = set()
+    for path in sorted(paths, key=lambda p: ("numpy" not in p, p)):  # numpy's first
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for set_name, get_name in _NAMES:
+            if hasattr(lib, set_name) and hasattr(lib, get_name):
+                found.append((getattr(lib, set_name), getattr(lib, get_name)))
+                break
+    return tuple(found)
+
+
 def _openblas() -> tuple:
-    """(set, get) of the OpenBLAS loaded in this process, or () when there is none."""
-    global _funcs
-    if _funcs is None:
+    """``_scan()``, cached; scanned again once after ``scipy.linalg`` is first imported."""
+    global _funcs, _scanned_with_scipy
+    with_scipy = "scipy.linalg" in sys.modules
+    if _funcs is None or (with_scipy and not _scanned_with_scipy):
         import numpy  # noqa: F401  (loads numpy's BLAS)
 
-        found: tuple = ()
-        try:
-            with open("/proc/self/maps") as f:
-                paths = {ln.split()[-1] for ln in f if "openblas" in ln.lower() and "/" in ln}
-        except OSError:
-            paths = set()
-        for path in sorted(paths):
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError:
-                continue
-            for set_name, get_name in _NAMES:
-                if hasattr(lib, set_name) and hasattr(lib, get_name):
-                    found = (getattr(lib, set_name), getattr(lib, get_name))
-                    break
-            if found:
-                break
-        _funcs = found
+        _funcs, _scanned_with_scipy = _scan(), with_scipy
     return _funcs
 
 
@@ -77,9 +84,8 @@ def _apply(n: int) -> None:
             threadpool_limits = None
         _threadpoolctl.append(threadpool_limits)
     if _threadpoolctl[0] is None:
-        fns = _openblas()
-        if fns:
-            fns[0](ctypes.c_int(n))
+        for set_threads, _ in _openblas():
+            set_threads(ctypes.c_int(n))
         return
     _threadpoolctl[0](limits=n, user_api="blas")
 
@@ -89,20 +95,21 @@ def with_one_blas_thread(fn: Callable[..., Any], *args: Any) -> Any:
     fns = _openblas()
     if not fns:
         return fn(*args)
-    before = fns[1]()
+    set_threads, get_threads = fns[0]  # numpy's (the GEMMs fn runs)
+    before = get_threads()
     if before == 1:
         return fn(*args)
-    fns[0](1)
+    set_threads(1)
     try:
         return fn(*args)
     finally:
-        fns[0](before)
+        set_threads(before)
 
 
 def blas_num_threads() -> int | None:
     """The thread count the BLAS library uses now (None when it cannot be read)."""
     fns = _openblas()
-    return int(fns[1]()) if fns else None
+    return int(fns[0][1]()) if fns else None
 
 
 def cpu_count() -> int:

@@ -7,4 +7,4 @@ __version__ = "0.1.0"
 # oar first: importing it loads every plugin, this one included, so a first import of one of
 # this package's modules must not leave them half-initialised while the plugin manager
 # imports them.
-import oar  # noqa: E402, F401
+import oar  # noqa: F401

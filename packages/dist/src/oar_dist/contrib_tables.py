@@ -38,29 +38,73 @@ def _read(path: str, names: list) -> dict:
     return fluid.io.load_program_state(path, var_list=names)
 
 
-def _shard_from_whole(path: str, origin: str, info: dict) -> tuple:
-    """A shard's rows and id map made from the whole table's file: every id in [0, dict_size)
-    that belongs to the shard, in id order."""
+def _whole_source(path: str, origin: str) -> tuple:
+    """(ids, rows) of the table at ``path``: its whole file (every id of [0, dict_size)), or
+    else the shard files of a job with any number of pservers (``origin.block0`` with its map
+    ``origin.block0@IDS``, ...)."""
+    import numpy as np
+
+    from oar_dist.pserver.hashed import ids_name
+
+    if os.path.isdir(path) and not os.path.isfile(os.path.join(path, origin)):
+        parts = []
+        while os.path.isfile(os.path.join(path, f"{origin}.block{len(parts)}")):
+            parts.append(f"{origin}.block{len(parts)}")
+        if not parts:
+            raise FileNotFoundError(
+                f"no file {origin!r} nor shards '{origin}.block0', ... in {path!r}"
+            )
+        got = _read(path, parts + [ids_name(p) for p in parts])
+        ids, rows = [], []
+        for p in parts:
+            store = got[ids_name(p)]
+            n = int(store[0])
+            ids.append(store[1 : 1 + n])
+            rows.append(got[p][:n])
+        return np.concatenate(ids), np.concatenate(rows)
+    if os.path.isdir(path):
+        path = os.path.join(path, origin)
+    whole = next(iter(_read(os.path.dirname(path) or ".", [os.path.basename(path)]).values()))
+    return np.arange(whole.shape[0], dtype=np.int64), whole
+
+
+def _shard_from(path: str, origin: str, info: dict) -> tuple:
+    """This shard's rows and id map from the whole table or another job's shards: every id
+    there that belongs to this shard."""
     import numpy as np
 
     from oar_dist.pserver.hashed import shard_of
 
-    if os.path.isdir(path):
-        path = os.path.join(path, origin)
-    whole = next(iter(_read(os.path.dirname(path) or ".", [os.path.basename(path)]).values()))
-    ids = np.arange(whole.shape[0], dtype=np.int64)
-    ids = ids[shard_of(ids, info["shards"]) == info["shard"]]
+    ids, rows_all = _whole_source(path, origin)
+    mine = shard_of(ids, info["shards"]) == info["shard"]
+    ids, picked = ids[mine], rows_all[mine]
     if ids.size > info["capacity"]:
         raise ValueError(
             f"load_persistables_for_increment: the table '{origin}' in {path!r} has {ids.size} "
             f"rows for shard {info['shard']}, over its capacity of {info['capacity']}"
         )
-    rows = np.zeros((info["capacity"],) + whole.shape[1:], dtype=whole.dtype)
-    rows[: ids.size] = whole[ids]
+    rows = np.zeros((info["capacity"],) + rows_all.shape[1:], dtype=rows_all.dtype)
+    rows[: ids.size] = picked
     store = np.zeros(info["capacity"] + 1, dtype=np.int64)
     store[0] = ids.size
     store[1 : 1 + ids.size] = ids
     return rows, store
+
+
+def _same_layout(path: str, name: str, info: dict) -> bool:
+    """``path`` holds this very shard (a job with the same pservers: the same capacity, and
+    every id in the map is this shard's)."""
+    if not (os.path.isdir(path) and os.path.isfile(os.path.join(path, name))):
+        return False
+    if not os.path.isfile(os.path.join(path, info["ids"])):
+        return False
+    from oar_dist.pserver.hashed import shard_of
+
+    store = _read(path, [info["ids"]])[info["ids"]]
+    if store.size != info["capacity"] + 1:
+        return False
+    ids = store[1 : 1 + int(store[0])]
+    return bool((shard_of(ids, info["shards"]) == info["shard"]).all())
 
 
 def load_persistables_for_increment(
@@ -68,9 +112,10 @@ def load_persistables_for_increment(
 ) -> None:
     """On a pserver: its dense variables from ``dirname``, and its shard of the distributed
     table ``lookup_table_var`` from ``lookup_table_var_path``: a directory holding the shard's
-    files (rows and id map, with its optimizer state in ``dirname``), or the whole table's file
-    (or a directory holding it; the shard then holds every id of ``[0, dict_size)`` that is its
-    own, and its optimizer state starts afresh)."""
+    files (rows and id map, with its optimizer state in ``dirname``); or the whole table's file
+    (or a directory holding it: the shard then holds every id of ``[0, dict_size)`` that is its
+    own); or the shard files of a job with another number of pservers (the shard takes the ids
+    that are its own). In the last two cases its optimizer state starts afresh."""
     from oar import fluid
 
     fn = "load_persistables_for_increment"
@@ -82,21 +127,22 @@ def load_persistables_for_increment(
             f"{sorted({t['table'] for t in tables.values()}) or 'none'})"
         )
     path = lookup_table_var_path
-    skip = set()
+    skip, same = set(), {}
     for name, info in mine.items():
         skip |= {name, info["ids"]}
-        if not os.path.isfile(os.path.join(path, name)):
+        same[name] = _same_layout(path, name, info)
+        if not same[name]:  # rows in another order: the optimizer state starts afresh
             skip |= set(info["state"])
     fluid.io.load_vars(
         executor, dirname, program, predicate=lambda v: v.persistable and v.name not in skip
     )
     for name, info in mine.items():
-        if os.path.isdir(path) and os.path.isfile(os.path.join(path, name)):
+        if same[name]:
             got = _read(path, [name, info["ids"]])
             _set(name, got[name])
             _set(info["ids"], got[info["ids"]])
             continue
-        rows, store = _shard_from_whole(path, info["table"], info)
+        rows, store = _shard_from(path, info["table"], info)
         _set(name, rows)
         _set(info["ids"], store)
 

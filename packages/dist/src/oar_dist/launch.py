@@ -152,6 +152,11 @@ def make_spec(args: argparse.Namespace) -> JobSpec:
         if nproc < 1:
             raise LaunchError(f"--nproc_per_node must be >= 1, given {nproc}")
         devices = list(range(nproc))
+    if args.started_port + len(devices) - 1 > 65535:
+        raise LaunchError(
+            f"--started_port {args.started_port}: the {len(devices)} ranks per node need ports "
+            f"{args.started_port}..{args.started_port + len(devices) - 1}, past 65535"
+        )
     script = args.training_script
     if not Path(script).is_file():
         raise LaunchError(f"training script {script!r} does not exist")

@@ -43,9 +43,7 @@ def oar_register_ops(registry: Any) -> None:
 
 @hookimpl
 def oar_register_kernels(registry: Any) -> None:
-    from oar_dist.kernels import collective
-
-    from oar_dist.kernels import geo, pserver, tables
+    from oar_dist.kernels import collective, geo, pserver, tables
 
     for op_type, dtypes, fn in collective.kernels():
         registry.register_kernel(op_type, DEVICE, dtypes, fn)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from oar.api import hookimpl
 
+from oar_kernels_cpu._malloc import tune_malloc
 from oar_kernels_cpu.device import make_device
 from oar_kernels_cpu.generic import register_generic_kernels
 
@@ -13,6 +14,7 @@ PRIORITY = 0
 
 @hookimpl
 def oar_register_devices(registry) -> None:
+    tune_malloc()  # large arrays stay mapped between steps (see _malloc)
     registry.register_device(make_device())
 
 

@@ -152,7 +152,7 @@ def grad_transform(dyp, th, tw, mt):
 @jit
 def filter_transform(w, u_out, in_major, flipped):
     """``G g G^T`` of every 3x3 filter of ``w (O, C, 3, 3)``, in float64, into ``u_out``:
-    ````(16, >=C, O)`` when ``in_major`` (the forward GEMM's right operand), else ``(16, >=O, C)``.
+    ``(16, >=C, O)`` when ``in_major`` (the forward GEMM's right operand), else ``(16, >=O, C)``.
     ``flipped``: of the filters turned by 180 degrees (the input gradient's), whose points are
     the filter's with rows and columns 0 and 3 swapped (``G`` reversed is ``G`` with rows 0
     and 3 swapped)."""
@@ -164,8 +164,11 @@ def filter_transform(w, u_out, in_major, flipped):
             3 - v if flipped and v % 3 == 0 else v
         )
     h = np.empty(16)
-    for o in range(o_n):
-        for c in range(c_n):
+    # rows of u_out outer, its contiguous columns inner (the other way, strided stores ran 2x slower)
+    n1, n2 = (c_n, o_n) if in_major else (o_n, c_n)
+    for i1 in range(n1):
+        for i2 in range(n2):
+            o, c = (i2, i1) if in_major else (i1, i2)
             for k in range(3):  # G down column k: points (0..3, k)
                 g0, g1, g2 = np.float64(w[o, c, 0, k]), np.float64(w[o, c, 1, k]), w[o, c, 2, k]
                 h[k], h[4 + k] = g0, 0.5 * (g0 + g1 + g2)
@@ -177,12 +180,8 @@ def filter_transform(w, u_out, in_major, flipped):
                     0.5 * (a0 - a1 + a2),
                     a2,
                 )
-            if in_major:
-                for p in range(16):
-                    u_out[e[p], c, o] = h[p]
-            else:
-                for p in range(16):
-                    u_out[e[p], o, c] = h[p]
+            for p in range(16):
+                u_out[e[p], i1, i2] = h[p]
 
 
 @jit

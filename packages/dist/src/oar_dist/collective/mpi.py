@@ -127,6 +127,9 @@ def _watch(ref: Any) -> None:
                 f"bound); aborting the job\n"
             )
             sys.stderr.flush()
+            # let mpiexec forward the message before the abort tears the job's pipes down (it
+            # was lost now and then on a loaded machine)
+            time.sleep(0.25)
             comm.Abort(ABORT_CODE)
             return
         time.sleep(min(1.0, timeout / 20))

@@ -51,7 +51,9 @@ def load_nccl() -> Any:
     try:
         from cupy.cuda import nccl
     except Exception as exc:  # ImportError, or a CUDA install that fails at import
-        raise ImportError(f"the nccl collective backend needs cupy with NCCL: {INSTALL} ({exc})")
+        raise ImportError(
+            f"the nccl collective backend needs cupy with NCCL: {INSTALL} ({exc})"
+        ) from exc
     if not getattr(nccl, "available", True):
         raise ImportError(f"cupy was built without NCCL support: {INSTALL}")
     return nccl
@@ -197,7 +199,12 @@ class NcclBackend(CollectiveBackend):
                 try:
                     for (x, _), out in zip(staged, outs):
                         self.comm.allReduce(
-                            rt.ptr(x), rt.ptr(out), x.size, self._dtype(x, "allreduce"), code, stream_ptr
+                            rt.ptr(x),
+                            rt.ptr(out),
+                            x.size,
+                            self._dtype(x, "allreduce"),
+                            code,
+                            stream_ptr,
                         )
                 finally:
                     self._nccl.groupEnd()
@@ -284,7 +291,9 @@ class NcclGroup:
         except CollectiveError:
             raise
         except Exception as exc:
-            raise CollectiveError(f"nccl backend: cannot create communicators on GPUs {ids}: {exc}")
+            raise CollectiveError(
+                f"nccl backend: cannot create communicators on GPUs {ids}: {exc}"
+            ) from exc
         self.device_ids = ids
         self.members = [
             NcclBackend(c, first + k, self.size, d, nccl=nccl, runtime=runtime, timeout=timeout)
@@ -388,6 +397,4 @@ def nccl_job_backend(
             raise CollectiveError(
                 f"nccl backend: rank {rank} of {nranks} (GPU {device_id}) could not join: {exc}"
             ) from exc
-    return NcclBackend(
-        comm, rank, nranks, device_id, nccl=nccl, runtime=runtime, timeout=timeout
-    )
+    return NcclBackend(comm, rank, nranks, device_id, nccl=nccl, runtime=runtime, timeout=timeout)

@@ -138,6 +138,4 @@ def kernels():
 def cuda_kernels():
     """The same kernels for GPU programs, where rings are NCCL communicators as in Fluid
     (device arrays go to NCCL without a host copy)."""
-    return [
-        (t, d, _comm_init("nccl") if t == "c_comm_init" else fn) for t, d, fn in kernels()
-    ]
+    return [(t, d, _comm_init("nccl") if t == "c_comm_init" else fn) for t, d, fn in kernels()]

@@ -10,6 +10,8 @@ A distributed table lives only on the pservers, as hashed shards: any int64 id b
   from ``Ids`` and ``Out@GRAD`` alone, as SelectedRows whose rows are the ids (height -1).
 - ``shard_selected_rows`` cuts that gradient into the shards for ``send``.
 - ``split_selected_rows`` (Fluid's op) cuts a SelectedRows into row blocks (``height_sections``).
+- ``table_shard_zeros`` creates the zero storage of a table shard (rows, per-row optimizer state,
+  the id map) so that memory pages are committed only as rows are used.
 - ``scale_selected_rows`` multiplies the values of a SelectedRows by a one-element tensor
   (clipping a table's gradient by the global norm on the trainer, without densifying it).
 """
@@ -100,6 +102,16 @@ def register(registry) -> None:
             infer_shape=_shard_shape,
             infer_var_type=_split_type,
             doc="Out[k] = the rows of SelectedRows X (ids of a hashed table) held by shard k",
+        )
+    )
+    registry.register_op(
+        OpDef(
+            "table_shard_zeros",
+            [],
+            ["Out"],
+            {"shape": Attr(list, []), "dtype": Attr(str, "float32")},
+            infer_shape=lambda ins, attrs: {"Out": VarMeta(tuple(attrs["shape"]), attrs["dtype"])},
+            doc="Out = zeros of shape and dtype, its memory committed as it is written",
         )
     )
     registry.register_op(

@@ -117,7 +117,10 @@ class SlotMap:
         :class:`TableFull` (allocating nothing) when the new ids do not fit.
         """
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        uniq, inverse = np.unique(ids, return_inverse=True)
+        if ids.size < 2 or bool((ids[1:] > ids[:-1]).all()):  # a prefetch: sorted, distinct
+            uniq, inverse = ids, None
+        else:
+            uniq, inverse = np.unique(ids, return_inverse=True)
         got = self.find(uniq)
         missing = got < 0
         new_ids = uniq[missing]
@@ -133,7 +136,7 @@ class SlotMap:
             self.store[1 + count : 1 + count + new_ids.size] = new_ids
             self.store[0] = count + new_ids.size
             self._insert(new_ids, new_slots)
-        return got[inverse.reshape(-1)], new_ids, new_slots
+        return (got if inverse is None else got[inverse.reshape(-1)]), new_ids, new_slots
 
     def _insert(self, ids: np.ndarray, slots: np.ndarray) -> None:
         """Add sorted ``ids`` (none held yet) to the recent index; merge when it grows."""

@@ -54,6 +54,15 @@ def _attrs(op) -> dict:
     return {n: op.attr(n) for n in op.attr_names}
 
 
+def _zero_state(op: Any, name: str, info: dict) -> bool:
+    """``name`` is per-row optimizer state of a table shard that starts at zero."""
+    per_row = {n for t in info["tables"].values() for n in t["state"]}
+    if name not in per_row or op.type != "fill_constant":
+        return False
+    raw = op.attr("str_value") if op.has_attr("str_value") else ""
+    return float(raw or op.attr("value")) == 0.0
+
+
 def parse_pservers(pservers: Any) -> list:
     if isinstance(pservers, (list, tuple)):
         eps = [str(e).strip() for e in pservers]
@@ -193,6 +202,10 @@ class PserverMode:
         blocks_of = {t: [b for b in self.blocks if b.param == t] for t in self.tables}
         rewrite_lookups(block, self.tables, blocks_of, tid, self.var_meta)
         rewrite_clipping(block, self.tables, self.trainer_ops)
+        for n in self.table_state():  # held by the pservers only: trainers neither save nor load it
+            if block.has_var(n) and block.var(n).persistable:
+                block._remove_var(n)  # a new variable: var_meta keeps the original for the pservers
+                self._var(block, n, persistable=False)
         with self.main._role_guard(OpRole.RPC):
             for p in self.params:
                 bl = [b for b in self.blocks if b.param == p]
@@ -477,13 +490,11 @@ class PserverMode:
             var = block.create_var(
                 name=name, shape=shape, dtype=self.var_meta[origin].dtype, persistable=True
             )
-            if origin in self.tables:  # rows are drawn per id when the id first arrives
-                block.append_op(
-                    "fill_constant",
-                    {},
-                    {"Out": [name]},
-                    {"shape": shape, "dtype": self.var_meta[origin].dtype, "value": 0.0},
-                )
+            if origin in self.tables or _zero_state(op, name, info):
+                # rows are drawn per id when the id first arrives; zero storage is committed
+                # by the OS as rows are written, so a shard's memory grows with its ids
+                attrs = {"shape": shape, "dtype": self.var_meta[origin].dtype}
+                block.append_op("table_shard_zeros", {}, {"Out": [name]}, attrs)
                 continue
             attrs = shard_attrs(_attrs(op), shape, b)
             ins, outs = _io(op)
@@ -493,11 +504,7 @@ class PserverMode:
         for t in info["tables"].values():  # empty id -> slot maps
             shape = [t["capacity"] + 1]
             block.create_var(name=t["ids"], shape=shape, dtype="int64", persistable=True)
-            block.append_op(
-                "fill_constant",
-                {},
-                {"Out": [t["ids"]]},
-                {"shape": shape, "dtype": "int64", "value": 0.0},
-            )
+            attrs = {"shape": shape, "dtype": "int64"}
+            block.append_op("table_shard_zeros", {}, {"Out": [t["ids"]]}, attrs)
         prog._oar_pserver = info
         return prog

@@ -58,19 +58,25 @@ def _piece(a: Any, shape: tuple, flat: bool, lo: int, hi: int) -> Any:
     return a  # broadcast along the leading axis
 
 
+def large(a: Any) -> bool:
+    """Whether ``a`` has enough elements for a split to pay."""
+    return a.size >= _parallel.SPLIT_MIN
+
+
 def _small(args: Sequence) -> bool:
-    """Whether the broadcast result of ``args`` is surely below the split size: it has at most
-    the operands' sizes multiplied. The per-op path of small arrays stops here (the full
-    plan, with numpy's broadcast_shapes, cost about 4 µs a call)."""
-    bound = 1
+    """Whether every operand is below the split threshold (the common case: checked first)."""
+    least = _parallel.SPLIT_MIN
     for a in args:
-        bound *= getattr(a, "size", 1)
-    return bound < _parallel.SPLIT_MIN
+        if getattr(a, "size", 0) >= least:
+            return False
+    return True
 
 
 def _split_plan(xp: Any, args: Sequence, out: Any) -> tuple | None:
     """``(shape, dtype, cuts, flat)`` for a split of ``args`` (and ``out``), or None when one
     call is the way: small, not on the host, mixed dtypes, or one piece."""
+    if _small(args):
+        return None
     arrays = _arrays(args)
     if not arrays:
         return None
@@ -108,7 +114,7 @@ def apply(xp: Any, fn: Callable, *args: Any, out: Any = None) -> Any:
     """``fn(*args)`` for an elementwise ``fn`` (any chain of numpy calls) whose result has the
     broadcast shape of its operands, split into row pieces (each piece's result cast to the
     operands' one float dtype and copied into place, or into ``out``) when it is large."""
-    plan = None if _small(args) else _split_plan(xp, args, out)
+    plan = _split_plan(xp, args, out)
     if plan is None:
         if out is None:
             return fn(*args)
@@ -152,11 +158,12 @@ def reduce(xp: Any, how: str, x: Any, axes: Sequence[int], keepdims: bool = Fals
     """``x.sum`` / ``x.max`` / ``x.min`` / ``x.mean`` over ``axes``, split along the leading axis
     when ``x`` is large: rows of the result computed apart when the leading axis is kept, else
     per-piece partial results combined in piece order. ``how`` names the reduction."""
+    if x.size < _parallel.SPLIT_MIN or not axes:
+        return getattr(x, how)(axis=tuple(axes), keepdims=keepdims)
     axes = tuple(sorted(a % x.ndim for a in axes)) if x.ndim else ()
-    single = getattr(x, how)
     cuts = row_cuts(x)
-    if len(cuts) == 1 or not axes:
-        return single(axis=axes, keepdims=keepdims)
+    if len(cuts) == 1:
+        return getattr(x, how)(axis=axes, keepdims=keepdims)
     kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
     if 0 not in axes:
         out = xp.empty(kept, x.dtype)

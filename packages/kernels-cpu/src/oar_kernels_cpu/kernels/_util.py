@@ -10,6 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 
+def difference_grads(wanted, plus: str, minus: str, g) -> dict:
+    """The gradients of a loss of ``plus - minus`` that ``wanted`` asks for: ``g`` and ``-g``."""
+    out = {}
+    if plus in wanted:
+        out[plus] = g
+    if minus in wanted:
+        out[minus] = -g
+    return out
+
+
 def align_y(x, y, axis: int):
     """Reshape the lower-rank operand so numpy broadcasting follows Fluid's ``axis`` rule."""
     if x.ndim == y.ndim:

@@ -176,7 +176,8 @@ def _first_or_random(idx, count: int, use_random: bool):
     return np.sort(np.random.default_rng().permutation(idx)[:count]) if use_random else idx[:count]
 
 
-def _pixel_iou(a, b):
+def pixel_iou(a, b):
+    """[len(a), len(b)] IoU of pixel boxes (widths count both end pixels)."""
     iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]) + 1
     ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]) + 1
     inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
@@ -203,7 +204,7 @@ def _rpn_image(anchors, gts, info, attrs) -> tuple:
             (a[:, 0] >= -t) & (a[:, 1] >= -t) & (a[:, 2] < info[1] + t) & (a[:, 3] < info[0] + t)
         )
     a = anchors[inside]
-    iou = _pixel_iou(a, gts) if len(gts) else np.zeros((len(a), 0))
+    iou = pixel_iou(a, gts) if len(gts) else np.zeros((len(a), 0))
     best = iou.max(axis=1, initial=0.0)
     match = iou.argmax(axis=1) if len(gts) else np.zeros(len(a), dtype=np.int64)
     gt_best = iou.max(axis=0, initial=0.0)

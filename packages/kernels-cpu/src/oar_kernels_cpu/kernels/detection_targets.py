@@ -11,6 +11,7 @@ from oar.errors import ShapeError
 from oar_kernels_cpu.kernels import FLOATS, NUMERIC, kernel
 from oar_kernels_cpu.kernels._poly_mask import poly_to_mask
 from oar_kernels_cpu.kernels._sequence import array_of, with_lod
+from oar_kernels_cpu.kernels.detection_rpn import pixel_iou
 
 _EPS = 1e-6
 
@@ -128,16 +129,6 @@ def mine_hard_examples(inputs, attrs):
     return {"NegIndices": with_lod(flat, [offsets]), "UpdatedMatchIndices": updated}
 
 
-def _pixel_iou(a, b):
-    """[len(a), len(b)] IoU of pixel boxes (widths count both end pixels)."""
-    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]) + 1
-    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]) + 1
-    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
-    area_a = (a[:, 2] - a[:, 0] + 1) * (a[:, 3] - a[:, 1] + 1)
-    area_b = (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1)
-    return inter / (area_a[:, None] + area_b[None, :] - inter)
-
-
 def _deltas(boxes, gts, weights):
     bw, bh = boxes[:, 2] - boxes[:, 0] + 1, boxes[:, 3] - boxes[:, 1] + 1
     gw, gh = gts[:, 2] - gts[:, 0] + 1, gts[:, 3] - gts[:, 1] + 1
@@ -173,7 +164,7 @@ def _proposal_labels(rois, gt_cls, crowd, gts, info, attrs) -> tuple:
     cascade = attrs["is_cascade_rcnn"]
     boxes = _candidate_boxes(rois, gts, crowd, scale, cascade)
     if len(gts) and len(boxes):
-        iou = _pixel_iou(boxes, gts)
+        iou = pixel_iou(boxes, gts)
         best, match = iou.max(axis=1), iou.argmax(axis=1)
     else:
         best, match = np.full(len(boxes), -1.0), np.zeros(len(boxes), dtype=np.int64)
@@ -257,7 +248,7 @@ def _mask_image(rois, labels, objs, classes, crowd, scale, attrs) -> tuple:
     boxes = np.array([np.concatenate([np.min(np.concatenate(objs[k]), 0), np.max(np.concatenate(objs[k]), 0)])
                       for k in keep], dtype=np.float64)  # fmt: skip
     orig = rois[fg].astype(np.float64) / scale
-    match = _pixel_iou(orig, boxes).argmax(axis=1)
+    match = pixel_iou(orig, boxes).argmax(axis=1)
     masks = np.full((len(fg), n_cls, m, m), -1, dtype=np.int32)
     for i, (box, k) in enumerate(zip(orig, match)):
         w, h = max(box[2] - box[0], 1.0), max(box[3] - box[1], 1.0)

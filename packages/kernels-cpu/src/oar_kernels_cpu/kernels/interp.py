@@ -10,58 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
-from oar_kernels_cpu.kernels._util import scatter_add
+from oar_kernels_cpu.kernels._interp import linear_weights, out_size, ratio
 
 xp = array_module(__name__)
 
 
-def _out_size(inputs, attrs, h, w):
-    if "OutSize" in inputs:
-        oh, ow = (int(v) for v in xp.asarray(inputs["OutSize"]).reshape(-1)[:2])
-    elif "SizeTensor" in inputs:
-        oh, ow = (int(xp.asarray(v).reshape(-1)[0]) for v in inputs["SizeTensor"][:2])
-    elif "Scale" in inputs or attrs["scale"] > 0:
-        s = (
-            float(xp.asarray(inputs["Scale"]).reshape(-1)[0])
-            if "Scale" in inputs
-            else attrs["scale"]
-        )
-        oh, ow = int(h * s), int(w * s)
-    else:
-        oh, ow = attrs["out_h"], attrs["out_w"]
-    if oh <= 0 or ow <= 0:
-        raise ValueError(
-            f"{attrs['interp_method']}_interp: output size must be positive, got {[oh, ow]}"
-        )
-    return oh, ow
-
-
-def _ratio(size, out, align_corners):
-    if out <= 1:
-        return 0.0
-    return (size - 1) / (out - 1) if align_corners else size / out
-
-
-def _bilinear_matrix(size, out, align_corners, align_mode, dtype):
-    ratio = _ratio(size, out, align_corners)
-    k = xp.arange(out)
-    half = align_mode == 0 and not align_corners
-    src = ratio * (k + 0.5) - 0.5 if half else ratio * k
-    src = xp.maximum(src, 0.0)
-    lo = xp.maximum(src.astype(np.int64) if half else (ratio * k).astype(np.int64), 0)
-    lo = xp.minimum(lo, size - 1)
-    hi = xp.minimum(lo + 1, size - 1)
-    frac = src - lo
-    a = xp.zeros((out, size), np.float64)
-    scatter_add(xp, a, (k, lo), 1.0 - frac)
-    scatter_add(xp, a, (k, hi), frac)
-    return a.astype(dtype)
-
-
 def _nearest_index(size, out, align_corners):
-    ratio = _ratio(size, out, align_corners)
+    r = ratio(size, out, align_corners)
     k = xp.arange(out)
-    idx = (ratio * k + 0.5).astype(np.int64) if align_corners else (ratio * k).astype(np.int64)
+    idx = (r * k + 0.5).astype(np.int64) if align_corners else (r * k).astype(np.int64)
     return xp.minimum(idx, size - 1)
 
 
@@ -75,13 +32,9 @@ def _back(y, attrs):
 
 def _matrices(x_hw, out_hw, attrs, dtype):
     if attrs["interp_method"] == "bilinear":
-        return (
-            _bilinear_matrix(
-                x_hw[0], out_hw[0], attrs["align_corners"], attrs["align_mode"], dtype
-            ),
-            _bilinear_matrix(
-                x_hw[1], out_hw[1], attrs["align_corners"], attrs["align_mode"], dtype
-            ),
+        return tuple(
+            linear_weights(xp, size, out, attrs["align_corners"], attrs["align_mode"], dtype)
+            for size, out in zip(x_hw, out_hw)
         )
     mats = []
     for size, out in zip(x_hw, out_hw):
@@ -93,7 +46,9 @@ def _matrices(x_hw, out_hw, attrs, dtype):
 
 def _forward(inputs, attrs):
     x = _nchw(inputs["X"], attrs)
-    oh, ow = _out_size(inputs, attrs, *x.shape[2:])
+    oh, ow = out_size(
+        xp, inputs, attrs, x.shape[2:], ("out_h", "out_w"), f"{attrs['interp_method']}_interp"
+    )
     if attrs["interp_method"] == "nearest":
         ih = _nearest_index(x.shape[2], oh, attrs["align_corners"])
         iw = _nearest_index(x.shape[3], ow, attrs["align_corners"])

@@ -2,46 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
-from oar_kernels_cpu.kernels._util import scatter_add
+from oar_kernels_cpu.kernels._interp import linear_weights, out_size
 
 xp = array_module(__name__)
-
-
-def _out_size(inputs, attrs, dhw):
-    if "OutSize" in inputs:
-        out = [int(v) for v in xp.asarray(inputs["OutSize"]).reshape(-1)[:3]]
-    elif "SizeTensor" in inputs:
-        out = [int(xp.asarray(v).reshape(-1)[0]) for v in inputs["SizeTensor"][:3]]
-    elif "Scale" in inputs or attrs["scale"] > 0:
-        s = (
-            float(xp.asarray(inputs["Scale"]).reshape(-1)[0])
-            if "Scale" in inputs
-            else attrs["scale"]
-        )
-        out = [int(v * s) for v in dhw]
-    else:
-        out = [attrs["out_d"], attrs["out_h"], attrs["out_w"]]
-    if min(out) <= 0:
-        raise ValueError(f"trilinear_interp: output size must be positive, got {out}")
-    return out
-
-
-def _matrix(size, out, align_corners, align_mode, dtype):
-    """(out, size): Fluid's linear interpolation weights along one axis."""
-    ratio = 0.0 if out <= 1 else ((size - 1) / (out - 1) if align_corners else size / out)
-    k = xp.arange(out)
-    half = align_mode == 0 and not align_corners
-    src = xp.maximum(ratio * (k + 0.5) - 0.5 if half else ratio * k, 0.0)
-    lo = xp.minimum(src.astype(np.int64), size - 1)
-    hi = xp.minimum(lo + 1, size - 1)
-    frac = src - lo
-    a = xp.zeros((out, size), np.float64)
-    scatter_add(xp, a, (k, lo), 1.0 - frac)
-    scatter_add(xp, a, (k, hi), frac)
-    return a.astype(dtype)
 
 
 def _first(x, attrs):
@@ -62,14 +26,15 @@ def _apply(x, mats):
 
 def _mats(dhw, out, attrs, dtype):
     return [
-        _matrix(s, o, attrs["align_corners"], attrs["align_mode"], dtype) for s, o in zip(dhw, out)
+        linear_weights(xp, s, o, attrs["align_corners"], attrs["align_mode"], dtype)
+        for s, o in zip(dhw, out)
     ]
 
 
 @kernel("trilinear_interp", FLOATS)
 def trilinear_interp(inputs, attrs):
     x = _first(inputs["X"], attrs)
-    out = _out_size(inputs, attrs, x.shape[2:])
+    out = out_size(xp, inputs, attrs, x.shape[2:], ("out_d", "out_h", "out_w"), "trilinear_interp")
     return {"Out": _back(_apply(x, _mats(x.shape[2:], out, attrs, x.dtype)), attrs)}
 
 

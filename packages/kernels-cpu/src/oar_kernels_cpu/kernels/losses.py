@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._util import difference_grads
 
 xp = array_module(__name__)
 
@@ -186,12 +187,7 @@ def huber_loss_grad(inputs, attrs, wanted):
     r, d = inputs["Residual"], inputs["Out@GRAD"]
     delta = attrs["delta"]
     dy = d * xp.clip(r, -delta, delta)  # r inside [-delta, delta], else delta * sign(r)
-    out = {}
-    if "Y@GRAD" in wanted:
-        out["Y@GRAD"] = dy
-    if "X@GRAD" in wanted:
-        out["X@GRAD"] = -dy
-    return out
+    return difference_grads(wanted, "Y@GRAD", "X@GRAD", dy)
 
 
 @kernel("smooth_l1_loss", FLOATS)
@@ -219,13 +215,7 @@ def smooth_l1_loss_grad(inputs, attrs, wanted):
         g = g * inputs["OutsideWeight"]
     if inputs.get("InsideWeight") is not None:
         g = g * inputs["InsideWeight"]
-    g = g.astype(diff.dtype, copy=False)
-    out = {}
-    if "X@GRAD" in wanted:
-        out["X@GRAD"] = g
-    if "Y@GRAD" in wanted:
-        out["Y@GRAD"] = -g
-    return out
+    return difference_grads(wanted, "X@GRAD", "Y@GRAD", g.astype(diff.dtype, copy=False))
 
 
 def _bpr_parts(x, label):

@@ -10,7 +10,14 @@ import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
 from oar_kernels_cpu.kernels._sequence import array_of, last_level, time_steps, with_lod
-from oar_kernels_cpu.kernels.recurrent import ACT, DACT, _grad_of, _initial
+from oar_kernels_cpu.kernels.recurrent import (
+    ACT,
+    DACT,
+    _grad_of,
+    _initial,
+    lstm_cell,
+    lstm_cell_grad,
+)
 
 
 @kernel("lstmp", FLOATS, lod=True, generic=False)
@@ -20,9 +27,8 @@ def lstmp(inputs, attrs):
     b = array_of(inputs["Bias"]).reshape(-1)
     h_size, p_size = pw.shape
     n = len(off) - 1
-    peep, cc, pc = attrs["use_peepholes"], attrs["cell_clip"], attrs["proj_clip"]
-    gate, cell_act = ACT[attrs["gate_activation"]], ACT[attrs["cell_activation"]]
-    cand_act, proj_act = ACT[attrs["candidate_activation"]], ACT[attrs["proj_activation"]]
+    cc, pc = attrs["cell_clip"], attrs["proj_clip"]
+    proj_act = ACT[attrs["proj_activation"]]
     r_state = _initial(inputs, "H0", n, p_size, x.dtype)
     c_state = _initial(inputs, "C0", n, h_size, x.dtype)
     proj = np.zeros((x.shape[0], p_size), x.dtype)
@@ -31,19 +37,8 @@ def lstmp(inputs, attrs):
     hidden = np.zeros_like(cell)
     gates = np.zeros((x.shape[0], 4 * h_size), x.dtype)
     for active, rows in time_steps(off, attrs["is_reverse"]):
-        c_prev = c_state[active]
         g = x[rows] + r_state[active] @ w + b[: 4 * h_size]
-        gc, gi, gf, go = np.split(g, 4, axis=1)
-        if peep:
-            gi = gi + c_prev * b[4 * h_size : 5 * h_size]
-            gf = gf + c_prev * b[5 * h_size : 6 * h_size]
-        i, f, cand = gate(gi), gate(gf), cand_act(gc)
-        c_raw = f * c_prev + i * cand
-        c = np.clip(c_raw, -cc, cc) if cc > 0 else c_raw
-        if peep:
-            go = go + c * b[6 * h_size :]
-        o = gate(go)
-        h = o * cell_act(c)
+        cand, i, f, o, c_raw, c, h = lstm_cell(g, c_state[active], b, h_size, attrs, cc)
         r = proj_act(h @ pw)
         if pc > 0:
             r = np.clip(r, -pc, pc)
@@ -66,10 +61,8 @@ def lstmp_grad(inputs, attrs):
     b = array_of(inputs["Bias"]).reshape(-1)
     h_size, p_size = pw.shape
     n = len(off) - 1
-    peep, cc, pc = attrs["use_peepholes"], attrs["cell_clip"], attrs["proj_clip"]
-    d_gate, d_cell_act = DACT[attrs["gate_activation"]], DACT[attrs["cell_activation"]]
-    d_cand, d_proj = DACT[attrs["candidate_activation"]], DACT[attrs["proj_activation"]]
-    cell_act, proj_act = ACT[attrs["cell_activation"]], ACT[attrs["proj_activation"]]
+    cc, pc = attrs["cell_clip"], attrs["proj_clip"]
+    d_proj, proj_act = DACT[attrs["proj_activation"]], ACT[attrs["proj_activation"]]
     proj, cell = array_of(inputs["Projection"]), array_of(inputs["Cell"])
     gates, raw = array_of(inputs["BatchGate"]), array_of(inputs["BatchCellPreAct"])
     hidden = array_of(inputs["BatchHidden"])
@@ -97,24 +90,10 @@ def lstmp_grad(inputs, attrs):
         dz = dr * d_proj(act_out)
         dpw += h.T @ dz
         dh = dz @ pw.T
-        cand, i, f, o = np.split(gates[rows], 4, axis=1)
-        ac = cell_act(c)
-        do = dh * ac * d_gate(o)
-        dc = dcell[rows] + dc_state[active] + dh * o * d_cell_act(ac)
-        if peep:
-            dc = dc + do * b[6 * h_size :]
-            db[6 * h_size :] += (do * c).sum(axis=0)
-        if cc > 0:
-            dc = dc * (np.abs(raw[rows]) <= cc)
-        di = dc * cand * d_gate(i)
-        df = dc * c_prev * d_gate(f)
-        dgc = dc * i * d_cand(cand)
-        dc_prev = dc * f
-        if peep:
-            dc_prev = dc_prev + di * b[4 * h_size : 5 * h_size] + df * b[5 * h_size : 6 * h_size]
-            db[4 * h_size : 5 * h_size] += (di * c_prev).sum(axis=0)
-            db[5 * h_size : 6 * h_size] += (df * c_prev).sum(axis=0)
-        dg = np.concatenate([dgc, di, df, do], axis=1)
+        dc = dcell[rows] + dc_state[active]
+        dg, dc_prev = lstm_cell_grad(
+            dh, dc, gates[rows], c, c_prev, b, db, h_size, attrs, raw[rows], cc
+        )
         dx[rows] = dg
         dw += r_prev.T @ dg
         db[: 4 * h_size] += dg.sum(axis=0)

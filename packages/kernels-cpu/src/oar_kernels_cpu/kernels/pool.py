@@ -141,7 +141,7 @@ def _per_plane(fn, out_hw, *arrays):
     plane by plane: on the pool, in pieces of planes, when the arrays are contiguous (each a
     stack of ``N*C`` single-channel images then)."""
     n, c = arrays[0].shape[:2]
-    if not all(a.flags.c_contiguous for a in arrays):
+    if not _split.large(arrays[0]) or not all(a.flags.c_contiguous for a in arrays):
         return fn(*arrays)
     planes = [a.reshape((n * c, 1) + a.shape[2:]) for a in arrays]
     out = _split.by_rows(xp, fn, *planes, out_shape=(n * c, 1) + tuple(out_hw))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels._util import difference_grads
 
 xp = array_module(__name__)
 
@@ -17,12 +18,7 @@ def margin_rank_loss(inputs, attrs):
 @kernel("margin_rank_loss_grad", FLOATS, wants_outputs=True)
 def margin_rank_loss_grad(inputs, attrs, wanted):
     g = -inputs["Label"] * inputs["Activated"] * inputs["Out@GRAD"]
-    res = {}
-    if "X1@GRAD" in wanted:
-        res["X1@GRAD"] = g
-    if "X2@GRAD" in wanted:
-        res["X2@GRAD"] = -g
-    return res
+    return difference_grads(wanted, "X1@GRAD", "X2@GRAD", g)
 
 
 @kernel("rank_loss", FLOATS)
@@ -35,10 +31,4 @@ def rank_loss(inputs, attrs):
 def rank_loss_grad(inputs, attrs, wanted):
     diff = inputs["Left"] - inputs["Right"]
     g = (xp.exp(-xp.logaddexp(0, -diff)) - inputs["Label"]) * inputs["Out@GRAD"]
-    g = g.astype(diff.dtype, copy=False)
-    res = {}
-    if "Left@GRAD" in wanted:
-        res["Left@GRAD"] = g
-    if "Right@GRAD" in wanted:
-        res["Right@GRAD"] = -g
-    return res
+    return difference_grads(wanted, "Left@GRAD", "Right@GRAD", g.astype(diff.dtype, copy=False))

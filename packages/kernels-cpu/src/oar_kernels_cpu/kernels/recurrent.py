@@ -45,6 +45,50 @@ def _grad_of(inputs, slot: str, like: np.ndarray) -> np.ndarray:
 # --- lstm ---
 
 
+def lstm_cell(g, c_prev, b, h_size: int, attrs, clip: float = 0.0) -> tuple:
+    """One LSTM step from the pre-activations ``g`` (``[candidate, i, f, o]`` blocks) and the
+    previous cell: ``(cand, i, f, o, c_raw, c, h)``; peepholes from ``b[4h:]`` when
+    ``attrs["use_peepholes"]``, the cell clipped to ``[-clip, clip]`` when ``clip > 0``."""
+    gate, cand_act = ACT[attrs["gate_activation"]], ACT[attrs["candidate_activation"]]
+    peep = attrs["use_peepholes"]
+    gc, gi, gf, go = np.split(g, 4, axis=1)
+    if peep:
+        gi = gi + c_prev * b[4 * h_size : 5 * h_size]
+        gf = gf + c_prev * b[5 * h_size : 6 * h_size]
+    i, f, cand = gate(gi), gate(gf), cand_act(gc)
+    c_raw = f * c_prev + i * cand
+    c = np.clip(c_raw, -clip, clip) if clip > 0 else c_raw
+    if peep:
+        go = go + c * b[6 * h_size :]
+    o = gate(go)
+    return cand, i, f, o, c_raw, c, o * ACT[attrs["cell_activation"]](c)
+
+
+def lstm_cell_grad(dh, dc, gates, c, c_prev, b, db, h_size: int, attrs, raw=None, clip=0.0):
+    """The gradient of :func:`lstm_cell` from ``dh`` and ``dc`` (the cell's incoming
+    gradient): ``(dg, dc_prev)``; the peephole gradients are added into ``db``."""
+    d_gate, d_cand = DACT[attrs["gate_activation"]], DACT[attrs["candidate_activation"]]
+    peep = attrs["use_peepholes"]
+    cand, i, f, o = np.split(gates, 4, axis=1)
+    ac = ACT[attrs["cell_activation"]](c)
+    do = dh * ac * d_gate(o)
+    dc = dc + dh * o * DACT[attrs["cell_activation"]](ac)
+    if peep:
+        dc = dc + do * b[6 * h_size :]
+        db[6 * h_size :] += (do * c).sum(axis=0)
+    if clip > 0:
+        dc = dc * (np.abs(raw) <= clip)
+    di = dc * cand * d_gate(i)
+    df = dc * c_prev * d_gate(f)
+    dgc = dc * i * d_cand(cand)
+    dc_prev = dc * f
+    if peep:
+        dc_prev = dc_prev + di * b[4 * h_size : 5 * h_size] + df * b[5 * h_size : 6 * h_size]
+        db[4 * h_size : 5 * h_size] += (di * c_prev).sum(axis=0)
+        db[5 * h_size : 6 * h_size] += (df * c_prev).sum(axis=0)
+    return np.concatenate([dgc, di, df, do], axis=1), dc_prev
+
+
 @kernel("lstm", FLOATS, lod=True, generic=False)
 def lstm(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "lstm", "Input")
@@ -52,27 +96,14 @@ def lstm(inputs, attrs):
     b = array_of(inputs["Bias"]).reshape(-1)
     h_size = w.shape[0]
     n = len(off) - 1
-    peep = attrs["use_peepholes"]
-    gate_act, cell_act = ACT[attrs["gate_activation"]], ACT[attrs["cell_activation"]]
-    cand_act = ACT[attrs["candidate_activation"]]
     h_state = _initial(inputs, "H0", n, h_size, x.dtype)
     c_state = _initial(inputs, "C0", n, h_size, x.dtype)
     hidden = np.zeros((x.shape[0], h_size), x.dtype)
     cell = np.zeros_like(hidden)
     gates = np.zeros((x.shape[0], 4 * h_size), x.dtype)
     for active, rows in time_steps(off, attrs["is_reverse"]):
-        c_prev = c_state[active]
         g = x[rows] + h_state[active] @ w + b[: 4 * h_size]
-        gc, gi, gf, go = np.split(g, 4, axis=1)
-        if peep:
-            gi = gi + c_prev * b[4 * h_size : 5 * h_size]
-            gf = gf + c_prev * b[5 * h_size : 6 * h_size]
-        i, f, cand = gate_act(gi), gate_act(gf), cand_act(gc)
-        c = f * c_prev + i * cand
-        if peep:
-            go = go + c * b[6 * h_size :]
-        o = gate_act(go)
-        h = o * cell_act(c)
+        cand, i, f, o, _, c, h = lstm_cell(g, c_state[active], b, h_size, attrs)
         gates[rows] = np.concatenate([cand, i, f, o], axis=1)
         hidden[rows], cell[rows] = h, c
         h_state[active], c_state[active] = h, c
@@ -91,10 +122,6 @@ def lstm_grad(inputs, attrs):
     b = array_of(inputs["Bias"]).reshape(-1)
     h_size = w.shape[0]
     n = len(off) - 1
-    peep = attrs["use_peepholes"]
-    d_gate, d_cell_act = DACT[attrs["gate_activation"]], DACT[attrs["cell_activation"]]
-    d_cand = DACT[attrs["candidate_activation"]]
-    cell_act = ACT[attrs["cell_activation"]]
     hidden, cell = array_of(inputs["Hidden"]), array_of(inputs["Cell"])
     gates = array_of(inputs["BatchGate"])
     dhidden = _grad_of(inputs, "Hidden@GRAD", hidden)
@@ -115,24 +142,9 @@ def lstm_grad(inputs, attrs):
             h_prev, c_prev = hidden[prev_rows[where]], cell[prev_rows[where]]
         else:
             h_prev, c_prev = h0[active], c0[active]
-        cand, i, f, o = np.split(gates[rows], 4, axis=1)
-        c = cell[rows]
-        ac = cell_act(c)
         dh = dhidden[rows] + dh_state[active]
-        do = dh * ac * d_gate(o)
-        dc = dcell[rows] + dc_state[active] + dh * o * d_cell_act(ac)
-        if peep:
-            dc = dc + do * b[6 * h_size :]
-        di = dc * cand * d_gate(i)
-        df = dc * c_prev * d_gate(f)
-        dgc = dc * i * d_cand(cand)
-        dc_prev = dc * f
-        if peep:
-            dc_prev = dc_prev + di * b[4 * h_size : 5 * h_size] + df * b[5 * h_size : 6 * h_size]
-            db[4 * h_size : 5 * h_size] += (di * c_prev).sum(axis=0)
-            db[5 * h_size : 6 * h_size] += (df * c_prev).sum(axis=0)
-            db[6 * h_size :] += (do * c).sum(axis=0)
-        dg = np.concatenate([dgc, di, df, do], axis=1)
+        dc = dcell[rows] + dc_state[active]
+        dg, dc_prev = lstm_cell_grad(dh, dc, gates[rows], cell[rows], c_prev, b, db, h_size, attrs)
         dx[rows] = dg
         dw += h_prev.T @ dg
         db[: 4 * h_size] += dg.sum(axis=0)

@@ -309,7 +309,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = [
+__all__ = [  # noqa: F822 (the last two resolve through __getattr__, loaded on first use)
     "GeneralRoleMaker",
     "MPISymetricRoleMaker",
     "PaddleCloudRoleMaker",

@@ -29,7 +29,9 @@ _REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
 
 def _reduce(values: list, mode: str, who: str):
     if mode not in _REDUCE:
-        raise ValueError(f"{who}.all_reduce_worker: mode must be one of {sorted(_REDUCE)}, given {mode!r}")
+        raise ValueError(
+            f"{who}.all_reduce_worker: mode must be one of {sorted(_REDUCE)}, given {mode!r}"
+        )
     return _REDUCE[mode](np.stack(values), axis=0)
 
 
@@ -37,15 +39,23 @@ class GeneralRoleMaker(PaddleCloudRoleMaker):
     """Fluid 1.8's Gloo role maker, with a shared-directory rendezvous (see the module doc)."""
 
     _KNOWN = (
-        "path", "iface", "init_timeout_seconds", "run_timeout_seconds", "http_ip_port",
-        "use_metric", "hdfs_name", "hdfs_ugi",
+        "path",
+        "iface",
+        "init_timeout_seconds",
+        "run_timeout_seconds",
+        "http_ip_port",
+        "use_metric",
+        "hdfs_name",
+        "hdfs_ugi",
     )
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(is_collective=False)
         unknown = sorted(set(kwargs) - set(self._KNOWN))
         if unknown:
-            raise TypeError(f"GeneralRoleMaker: unknown arguments {unknown} (known: {list(self._KNOWN)})")
+            raise TypeError(
+                f"GeneralRoleMaker: unknown arguments {unknown} (known: {list(self._KNOWN)})"
+            )
         self._path = kwargs.get("path")
         self._timeout = float(kwargs.get("run_timeout_seconds", 9999999))
         self._groups: dict = {}
@@ -84,7 +94,9 @@ class GeneralRoleMaker(PaddleCloudRoleMaker):
         self._group("all").barrier()
 
     def all_gather(self, input):
-        return [v.item() if v.ndim == 0 else v.tolist() for v in self._group("all").allgather(input)]
+        return [
+            v.item() if v.ndim == 0 else v.tolist() for v in self._group("all").allgather(input)
+        ]
 
     def all_reduce_worker(self, input, output, mode: str = "sum") -> None:
         if not self.is_worker():

@@ -24,6 +24,7 @@ import attrs
 from oar.api import BuildStrategy, CompiledProgram, CPUPlace, ExecutionStrategy, Executor
 
 from oar_dist import checks
+from oar_dist.incubate.fleet.base.fleet_base import Fleet, Mode
 from oar_dist.incubate.fleet.base.role_maker import RoleMakerBase
 
 PSERVER_HINT = (
@@ -55,11 +56,13 @@ class DistributedStrategy(BuildStrategy):
     exec_strategy: ExecutionStrategy = attrs.field(factory=ExecutionStrategy)
 
 
-class Collective:
+class Collective(Fleet):
     """The collective fleet: the job's workers, its optimizer and the programs to run."""
 
+    _INIT_EXAMPLE = "fleet.init(role_maker.PaddleCloudRoleMaker(is_collective=True))"
+
     def __init__(self) -> None:
-        self._role_maker: RoleMakerBase | None = None
+        super().__init__(Mode.COLLECTIVE)
         self._executor: Executor | None = None
         self._optimizer: CollectiveOptimizer | None = None
         self._origin_program: Any = None
@@ -97,32 +100,8 @@ class Collective:
         self._executor = Executor(CPUPlace())
         self._is_initialized = True
 
-    def _role(self, what: str) -> RoleMakerBase:
-        if self._role_maker is None:
-            raise RuntimeError(
-                f"fleet.{what}: call fleet.init(role_maker) first, e.g. "
-                f"fleet.init(role_maker.PaddleCloudRoleMaker(is_collective=True))"
-            )
-        return self._role_maker
-
-    def is_worker(self) -> bool:
-        return self._role("is_worker").is_worker()
-
     def is_server(self) -> bool:
         return False
-
-    def worker_index(self) -> int:
-        return self._role("worker_index").worker_index()
-
-    def worker_num(self) -> int:
-        return self._role("worker_num").worker_num()
-
-    def is_first_worker(self) -> bool:
-        return self._role("is_first_worker").is_first_worker()
-
-    def worker_endpoints(self, to_string: bool = False) -> Any:
-        eps = self._role("worker_endpoints").get_trainer_endpoints()
-        return ",".join(eps) if to_string else eps
 
     def server_num(self) -> int:
         return 0
@@ -132,12 +111,6 @@ class Collective:
 
     def server_endpoints(self, to_string: bool = False) -> Any:
         return "" if to_string else []
-
-    def barrier_worker(self) -> None:
-        self._role("barrier_worker").barrier_worker()
-
-    def all_reduce_worker(self, input: Any, output: Any, mode: str = "sum") -> None:
-        self._role("all_reduce_worker").all_reduce_worker(input, output, mode)
 
     def init_worker(self) -> None:
         """Nothing to do in collective mode (the startup program joins the job)."""

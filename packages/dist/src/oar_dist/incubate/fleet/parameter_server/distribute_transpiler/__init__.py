@@ -26,6 +26,7 @@ from typing import Any
 from oar.api import CPUPlace, Executor, default_main_program, default_startup_program
 
 from oar_dist import checks
+from oar_dist.incubate.fleet.base.fleet_base import Fleet, Mode
 from oar_dist.incubate.fleet.base.role_maker import PaddleCloudRoleMaker, RoleMakerBase
 from oar_dist.incubate.fleet.parameter_server.distribute_transpiler.distributed_strategy import (
     AsyncStrategy,
@@ -37,11 +38,11 @@ from oar_dist.incubate.fleet.parameter_server.distribute_transpiler.distributed_
 from oar_dist.transpiler import DistributeTranspiler, DistributeTranspilerConfig
 
 
-class FleetTranspiler:
+class FleetTranspiler(Fleet):
     """The parameter-server fleet: the job's roles, its programs, server and worker life cycle."""
 
     def __init__(self) -> None:
-        self._role_maker: RoleMakerBase | None = None
+        super().__init__(Mode.TRANSPILER)
         self._transpiler: DistributeTranspiler | None = None
         self._executor = Executor(CPUPlace())
         self.main_program: Any = None
@@ -67,40 +68,6 @@ class FleetTranspiler:
                 "fluid.incubate.fleet.collective for collective training"
             )
         self._role_maker = role_maker
-
-    def _role(self, what: str) -> RoleMakerBase:
-        if self._role_maker is None:
-            raise RuntimeError(f"fleet.{what}: call fleet.init(role_maker) first")
-        return self._role_maker
-
-    def is_server(self) -> bool:
-        return self._role("is_server").is_server()
-
-    def is_worker(self) -> bool:
-        return self._role("is_worker").is_worker()
-
-    def is_first_worker(self) -> bool:
-        return self._role("is_first_worker").is_first_worker()
-
-    def worker_index(self) -> int:
-        return self._role("worker_index").worker_index()
-
-    def worker_num(self) -> int:
-        return self._role("worker_num").worker_num()
-
-    def server_index(self) -> int:
-        return self._role("server_index").server_index()
-
-    def server_num(self) -> int:
-        return self._role("server_num").server_num()
-
-    def server_endpoints(self, to_string: bool = False) -> Any:
-        eps = self._role("server_endpoints").get_pserver_endpoints()
-        return ",".join(eps) if to_string else eps
-
-    def worker_endpoints(self, to_string: bool = False) -> Any:
-        eps = self._role("worker_endpoints").get_trainer_endpoints()
-        return ",".join(eps) if to_string else eps
 
     def _current_endpoint(self) -> str:
         return self.server_endpoints()[self.server_index()]
@@ -181,8 +148,8 @@ class FleetTranspiler:
         if not self.is_first_worker():
             return
         import numpy as np
-
         from oar import fluid
+
         from oar_dist.pserver import wire
         from oar_dist.pserver.client import get_client
 
