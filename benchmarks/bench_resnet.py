@@ -7,6 +7,13 @@ original width, 4x the work).
 Contenders start from the same weights (so their first-step losses agree) and run batch
 norm in training mode. torch is a hand-written functional equivalent (no torchvision).
 Target: oar <= 1.2 x PyTorch CPU.
+
+oar runs with the kernel plugins installed, and prints which plugin serves each op type of
+the step. With oar-kernels-numba, its conv2d computes the 3x3 stride-1 layers by Winograd
+F(2x2, 3x3) and hands the stride-2, 1x1 and 3-channel stem convolutions to the numpy
+kernel (im2col); batch_norm, relu, momentum and softmax are its compiled kernels too.
+``OAR_DISABLE_PLUGINS=kernels_numba python benchmarks/run.py resnet`` measures the numpy
+kernels alone.
 """
 
 from __future__ import annotations
@@ -93,11 +100,23 @@ def oar_step():
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
     feed = {"img": X, "label": LABEL}
+    print(f"  oar kernels: {_serving(main)}")
 
     def step():
         return exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0]
 
     return step
+
+
+def _serving(program) -> str:
+    """``plugin: op, op...; plugin: ...`` for the cpu float32 kernels of ``program``'s ops."""
+    from oar.api import registries
+
+    by_plugin: dict = {}
+    for op_type in sorted({op.type for op in program.global_block().ops}):
+        entry = registries().kernels.lookup(op_type, "cpu", "float32")
+        by_plugin.setdefault(entry.plugin if entry else "none", []).append(op_type)
+    return "; ".join(f"{p}: {', '.join(ops)}" for p, ops in sorted(by_plugin.items()))
 
 
 def torch_step():

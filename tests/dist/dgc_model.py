@@ -9,8 +9,9 @@ LR, MU = 0.1, 0.9
 W0 = np.random.RandomState(3).uniform(-1, 1, (6, 4)).astype("float32")
 
 
-def build(num_trainers: int, begin: int):
-    """A bias-free fc regression trained by DGCMomentumOptimizer (top 25% sent)."""
+def build(num_trainers: int, begin: int, wrap=lambda opt: opt):
+    """A bias-free fc regression trained by DGCMomentumOptimizer (top 25% sent); ``wrap``
+    wraps the optimizer (fleet.distributed_optimizer)."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         x = fluid.data("x", [None, 6], "float32")
@@ -24,9 +25,10 @@ def build(num_trainers: int, begin: int):
             bias_attr=False,
         )
         loss = fluid.layers.mean(fluid.layers.square(pred - y))
-        fluid.optimizer.DGCMomentumOptimizer(
+        opt = fluid.optimizer.DGCMomentumOptimizer(
             LR, MU, rampup_begin_step=begin, sparsity=[0.75], num_trainers=num_trainers
-        ).minimize(loss)
+        )
+        wrap(opt).minimize(loss)
     return main, startup, loss
 
 

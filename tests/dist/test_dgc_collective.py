@@ -46,12 +46,12 @@ def test_num_trainers_is_checked():
         fluid.optimizer.DGCMomentumOptimizer(0.1, 0.9, 0, num_trainers=0)
 
 
-@pytest.mark.parametrize("places", [1, 2])
-def test_dgc_over_two_mpi_processes_matches_the_reference(tmp_path, places):
-    """nccl2-transpiled DGC on 2 ranks under mpiexec (with 1 or 2 places each): one dense
-    step, then top-k exchange among all 2 * places trainers."""
+@pytest.mark.parametrize(("mode", "places"), [("transpiler", 1), ("transpiler", 2), ("fleet", 1)])
+def test_dgc_over_two_mpi_processes_matches_the_reference(tmp_path, mode, places):
+    """DGC on 2 ranks under mpiexec, nccl2-transpiled (1 or 2 places each) or through the
+    collective fleet: one dense step, then top-k exchange among all 2 * places trainers."""
     script = HERE_DIR / "scripts" / "dgc_train.py"
-    run_mpi(script, 2, str(tmp_path), "1", str(places), timeout=120)
+    run_mpi(script, 2, str(tmp_path), "1", str(places), mode, timeout=120)
     ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]
     for r in ranks:
         assert int(r["allgathers"]) == 2 and int(r["allreduces"]) == 0

@@ -251,3 +251,18 @@ def test_matrix_products_split(threads, monkeypatch, name):
     monkeypatch.setattr(_gemm, "ALIGN", 16)  # the real alignment is 32: fewer rows suffice here
     split, _ = threads(lambda: {"Out": _gemm.matmul(np, a, b)})  # 1 thread: one call
     np.testing.assert_array_equal(split["Out"], a @ b)
+
+
+@pytest.mark.parametrize("op_type", ["mul", "matmul"])
+def test_product_gradients_run_together(threads, monkeypatch, op_type):
+    from oar_kernels_cpu.kernels import _gemm
+
+    monkeypatch.setattr(_gemm, "BLAS_SERIAL_MACS", 0)
+    monkeypatch.setattr(_gemm, "SPLIT_MACS", 10000)  # whole products (< 64 rows), two at once
+    x, y, d = f32(40, 24), f32(24, 16), f32(40, 16)
+    attrs = _attrs(op_type)
+    g = {"X": x, "Y": y, "Out@GRAD": d}
+    split, whole = threads(lambda: _run(op_type + "_grad", g, attrs, {"X@GRAD", "Y@GRAD"}))
+    _same(split, whole)
+    np.testing.assert_allclose(split["X@GRAD"], d @ y.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(split["Y@GRAD"], x.T @ d, rtol=1e-5, atol=1e-5)

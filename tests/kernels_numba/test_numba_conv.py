@@ -194,3 +194,30 @@ def test_chunks_hold_enough_tiles_for_the_gemms():
     chunks = conv_mod._chunks(64, 4, 512, 4)
     assert chunks[0] == (0, conv_mod.MIN_ROWS // 4) and chunks[-1][1] == 64
     assert conv_mod._chunks(3, 4, 512, 4) == [(0, 3)]
+
+
+def test_gemms_run_on_one_blas_thread(numba_pair, winograd_calls, monkeypatch):
+    # the batch chunks share the cores through the kernel pool; OpenBLAS's own threads would
+    # spin on after each GEMM
+    from oar import cpu_threads
+
+    if cpu_threads.blas_num_threads() is None:
+        pytest.skip("numpy's OpenBLAS was not found")
+    seen = []
+    real = conv_mod.winograd_conv
+
+    def spy(*a):
+        seen.append(cpu_threads.blas_num_threads())
+        return real(*a)
+
+    monkeypatch.setattr(conv_mod, "winograd_conv", spy)
+    mine, _ = numba_pair("conv2d", "float32")
+    before = cpu_threads.blas_num_threads()
+    cpu_threads._apply(2)
+    try:
+        x = rng.standard_normal((2, 8, 6, 6)).astype("float32")
+        mine({"Input": x, "Filter": rng.standard_normal((8, 8, 3, 3)).astype("float32")}, _attrs())
+        assert cpu_threads.blas_num_threads() == 2  # as it was
+    finally:
+        cpu_threads._apply(before)
+    assert seen == [1]

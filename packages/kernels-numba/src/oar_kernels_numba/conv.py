@@ -23,7 +23,7 @@ overrides.
 from __future__ import annotations
 
 import numpy as np
-from oar.api import parallel_for, resolve_paddings
+from oar.api import parallel_for, resolve_paddings, with_one_blas_thread
 
 from oar_kernels_numba import _winograd as wg
 from oar_kernels_numba._fallback import Fallback
@@ -39,8 +39,10 @@ MIN_CHANNELS = 8
 #: between the transform and the GEMM
 CHUNK_BYTES = 1 << 20
 #: tiles (GEMM rows) per batch chunk at least: with fewer, the GEMMs of deep layers (256
-#: channels of 4x4) stream their 16 x C x O filter planes for little work (2-3x slower)
-MIN_ROWS = 128
+#: channels of 4x4) stream their 16 x C x O filter planes for little work (32 rows: the filter
+#: gradient 2x slower); 64 rows cost 3-5% more than 128 there, and leave a batch of 32 two
+#: chunks to share between threads
+MIN_ROWS = 64
 
 
 def _geometry(x, w, attrs):
@@ -203,9 +205,21 @@ class _Kernels:
         return res
 
 
+def _one_blas_thread(fn):
+    """``fn`` with OpenBLAS at one thread: the batch chunks share the cores through the kernel
+    pool, and a GEMM on OpenBLAS's own threads leaves them spinning through the ops after it
+    (at two threads on a busy machine the step's CPU time tripled)."""
+    return lambda *args: with_one_blas_thread(fn, *args)
+
+
 def register(registry, family: str, device: str, priority: int) -> None:
     k = _Kernels(device, priority)
-    registry.register_kernel("conv2d", device, DTYPES, k.conv2d, priority)
+    registry.register_kernel("conv2d", device, DTYPES, _one_blas_thread(k.conv2d), priority)
     registry.register_kernel(
-        "conv2d_grad", device, DTYPES, k.conv2d_grad, priority, wants_outputs=True
+        "conv2d_grad",
+        device,
+        DTYPES,
+        _one_blas_thread(k.conv2d_grad),
+        priority,
+        wants_outputs=True,
     )

@@ -17,6 +17,7 @@ do not depend on the thread count. On one thread a product is one call (no piece
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from oar.api import with_one_blas_thread
@@ -39,15 +40,64 @@ ALIGN = 32
 
 def matmul(xp: Any, a: Any, b: Any) -> Any:
     """``xp.matmul(a, b)``, at one BLAS thread and, when large, in pieces on the pool."""
-    if a.size * (b.shape[-1] if b.ndim > 1 else 1) < BLAS_SERIAL_MACS:
-        return xp.matmul(a, b)
-    if not (hasattr(a, "__array_interface__") and hasattr(b, "__array_interface__")):
-        return xp.matmul(a, b)  # device arrays (cupy): the device's own library
+    return matmuls(xp, [(a, b)])[0]
+
+
+def matmuls(xp: Any, pairs: Sequence[tuple]) -> list:
+    """``[xp.matmul(a, b) for a, b in pairs]`` at one BLAS thread: the products' pieces (a
+    product not worth splitting is one piece) run in one round on the pool, so independent
+    products (a gradient's dX and dW) also run at once."""
+    results: list = [None] * len(pairs)
+    tasks: list = []
+    total = 0
+    for i, (a, b) in enumerate(pairs):
+        macs = a.size * (b.shape[-1] if b.ndim > 1 else 1)
+        if macs < BLAS_SERIAL_MACS or not (
+            hasattr(a, "__array_interface__") and hasattr(b, "__array_interface__")
+        ):
+            results[i] = xp.matmul(a, b)  # tiny (OpenBLAS stays serial), or device arrays
+            continue
+        results[i], pieces = _pieces(xp, a, b)
+        tasks.extend(pieces)
+        total += macs
+    if len(tasks) > 1 and total >= SPLIT_MACS:
+        _parallel.parallel_for(lambda i: tasks[i](), len(tasks), blas=True)
+    elif tasks:  # too little work to hand to another thread
+        with_one_blas_thread(lambda: [task() for task in tasks])
+    return [r.box[0] if isinstance(r, _Later) else r for r in results]
+
+
+def _pieces(xp: Any, a: Any, b: Any) -> tuple:
+    """``(out, calls)``: the product's output array and the calls that fill it."""
     if a.ndim == 2 and b.ndim == 2:
-        return _matmul_2d(xp, a, b)
+        m, n = a.shape[0], b.shape[1]
+        by_rows = m >= n
+        cuts = _cuts(m if by_rows else n, m * a.shape[1] * n, ALIGN)
+        out = xp.empty((m, n), xp.result_type(a.dtype, b.dtype))
+        if by_rows:
+            return out, [_call(xp, a[lo:hi], b, out[lo:hi]) for lo, hi in cuts]
+        return out, [_call(xp, a, b[:, lo:hi], out[:, lo:hi]) for lo, hi in cuts]
     if a.ndim > 2 and a.shape[:-2] == b.shape[:-2]:
-        return _matmul_batched(xp, a, b)
-    return with_one_blas_thread(xp.matmul, a, b)
+        cuts = _cuts(a.shape[0], math.prod(a.shape) * b.shape[-1], 1)
+        out = xp.empty(a.shape[:-1] + b.shape[-1:], xp.result_type(a.dtype, b.dtype))
+        return out, [_call(xp, a[lo:hi], b[lo:hi], out[lo:hi]) for lo, hi in cuts]
+    box: list = [None]  # other shapes (vectors, broadcast batches): one call
+
+    def whole() -> None:
+        box[0] = xp.matmul(a, b)
+
+    return _Later(box), [whole]
+
+
+class _Later:
+    """Stands for a result that a task fills in (resolved by :func:`matmuls`)."""
+
+    def __init__(self, box: list) -> None:
+        self.box = box
+
+
+def _call(xp: Any, a: Any, b: Any, out: Any):
+    return lambda: xp.matmul(a, b, out=out)
 
 
 def _cuts(length: int, macs: int, align: int) -> list:
@@ -61,37 +111,3 @@ def _cuts(length: int, macs: int, align: int) -> list:
     count = 1 << (count.bit_length() - 1)
     step = -(-math.ceil(length / count) // align) * align
     return [(i, min(i + step, length)) for i in range(0, length, step)]
-
-
-def _matmul_2d(xp: Any, a: Any, b: Any) -> Any:
-    m, n = a.shape[0], b.shape[1]
-    macs = m * a.shape[1] * n
-    by_rows = m >= n
-    cuts = _cuts(m if by_rows else n, macs, ALIGN)
-    if len(cuts) == 1:
-        return with_one_blas_thread(xp.matmul, a, b)
-    out = xp.empty((m, n), xp.result_type(a.dtype, b.dtype))
-
-    def rows(lo: int, hi: int) -> None:
-        xp.matmul(a[lo:hi], b, out=out[lo:hi])
-
-    def cols(lo: int, hi: int) -> None:
-        xp.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
-
-    _parallel.for_pieces(rows if by_rows else cols, cuts, blas=True)
-    return out
-
-
-def _matmul_batched(xp: Any, a: Any, b: Any) -> Any:
-    lead = a.shape[0]
-    macs = math.prod(a.shape) * b.shape[-1]
-    cuts = _cuts(lead, macs, 1)
-    if len(cuts) == 1:
-        return with_one_blas_thread(xp.matmul, a, b)
-    out = xp.empty(a.shape[:-1] + b.shape[-1:], xp.result_type(a.dtype, b.dtype))
-
-    def run(lo: int, hi: int) -> None:
-        xp.matmul(a[lo:hi], b[lo:hi], out=out[lo:hi])
-
-    _parallel.for_pieces(run, cuts, blas=True)
-    return out

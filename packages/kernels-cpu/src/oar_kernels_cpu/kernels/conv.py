@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from oar.api import resolve_paddings
+from oar.api import resolve_paddings, with_one_blas_thread
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import (
@@ -254,9 +254,19 @@ def _conv_grad(inputs, attrs, wanted):
     return res
 
 
+def _conv_kernel(inputs, attrs):
+    # OpenBLAS at one thread: the batch chunks share the cores through the kernel pool, and a
+    # GEMM on OpenBLAS's own threads (a batch of one chunk) leaves them spinning for a while
+    return with_one_blas_thread(_conv, inputs, attrs)
+
+
+def _conv_grad_kernel(inputs, attrs, wanted):
+    return with_one_blas_thread(_conv_grad, inputs, attrs, wanted)
+
+
 for _name in ("conv2d", "depthwise_conv2d"):
-    kernel(_name, FLOATS)(_conv)
-    kernel(_name + "_grad", FLOATS, wants_outputs=True)(_conv_grad)
+    kernel(_name, FLOATS)(_conv_kernel)
+    kernel(_name + "_grad", FLOATS, wants_outputs=True)(_conv_grad_kernel)
 
 
 def _transpose_geometry(x, w, attrs):

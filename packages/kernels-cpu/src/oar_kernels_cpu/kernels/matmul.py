@@ -18,9 +18,19 @@ xp = array_module(__name__)
 
 def _mm(a, b):
     """``a @ b`` (batched as ``matmul``); float16 through float32."""
-    if a.dtype == xp.float16 or b.dtype == xp.float16:
-        return _gemm.matmul(xp, a.astype(xp.float32), b.astype(xp.float32)).astype(xp.float16)
-    return _gemm.matmul(xp, a, b)
+    return _mms((a, b))[0]
+
+
+def _mms(*pairs):
+    """``[a @ b for a, b in pairs]``, computed together (``_gemm.matmuls``); float16 through
+    float32."""
+    half = [a.dtype == xp.float16 or b.dtype == xp.float16 for a, b in pairs]
+    pairs = [
+        (a.astype(xp.float32), b.astype(xp.float32)) if h else (a, b)
+        for h, (a, b) in zip(half, pairs)
+    ]
+    out = _gemm.matmuls(xp, pairs)
+    return [o.astype(xp.float16) if h else o for h, o in zip(half, out)]
 
 
 def _flat(a, n):
@@ -52,12 +62,11 @@ def mul_grad(inputs, attrs, wanted):
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     x2, y2 = _flat(x, xn), _flat(y, yn)
     d2 = d.reshape(x2.shape[0], y2.shape[1])
-    out = {}
-    if "X@GRAD" in wanted:
-        out["X@GRAD"] = _shaped(_mm(d2, y2.T), x.shape)
-    if "Y@GRAD" in wanted:
-        out["Y@GRAD"] = _shaped(_mm(x2.T, d2), y.shape)
-    return out
+    slots = [s for s in ("X@GRAD", "Y@GRAD") if s in wanted]
+    products = {"X@GRAD": (d2, y2.T), "Y@GRAD": (x2.T, d2)}
+    shapes = {"X@GRAD": x.shape, "Y@GRAD": y.shape}
+    grads = _mms(*(products[s] for s in slots))  # dX and dW at once on the kernel pool
+    return {s: _shaped(g, shapes[s]) for s, g in zip(slots, grads)}
 
 
 def _shaped(a, shape):
@@ -110,13 +119,14 @@ def matmul_grad(inputs, attrs, wanted):
     d = d.reshape(out_shape)
     if alpha != 1.0:
         d = d * xp.asarray(alpha, d.dtype)
+    slots = [s for s in ("X@GRAD", "Y@GRAD") if s in wanted]
+    products = {"X@GRAD": (d, _t(ye)), "Y@GRAD": (_t(xe), d)}
+    grads = dict(zip(slots, _mms(*(products[s] for s in slots))))
     res = {}
-    if "X@GRAD" in wanted:
-        dxe = _mm(d, _t(ye))
-        dx = _t(dxe) if tx else dxe
+    if "X@GRAD" in grads:
+        dx = _t(grads["X@GRAD"]) if tx else grads["X@GRAD"]
         res["X@GRAD"] = reduce_to(dx, x.shape).reshape(x0.shape)
-    if "Y@GRAD" in wanted:
-        dye = _mm(_t(xe), d)
-        dy = _t(dye) if ty else dye
+    if "Y@GRAD" in grads:
+        dy = _t(grads["Y@GRAD"]) if ty else grads["Y@GRAD"]
         res["Y@GRAD"] = reduce_to(dy, y.shape).reshape(y0.shape)
     return res
