@@ -96,6 +96,75 @@ BENCHMARKS = [
 ]
 
 
+# GRU: the same sequences, hidden 128. Fluid's candidate is tanh(x_c + (r * h) @ W_c) and
+# torch's tanh(x_n + r * (h @ W_hn + b_hn)): the models differ in that product, so the
+# contenders do the same work but their losses are not compared (check=None).
+W_GRU_IH = (_rng.standard_normal((3 * H, IN)) / np.sqrt(IN)).astype(np.float32)
+W_GRU_HH = (_rng.standard_normal((3 * H, H)) / np.sqrt(H)).astype(np.float32)
+
+
+def oar_gru():
+    try:
+        from oar import fluid
+    except ImportError as exc:
+        raise Unavailable(str(exc)) from None
+    init = fluid.initializer.NumpyArrayInitializer
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, IN], "float32", lod_level=1)
+        proj = fluid.layers.fc(
+            x, 3 * H, param_attr=fluid.ParamAttr(initializer=init(W_GRU_IH.T.copy()))
+        )
+        hidden = fluid.layers.dynamic_gru(
+            proj,
+            H,
+            param_attr=fluid.ParamAttr(name="gru_w", initializer=init(W_GRU_HH.T.copy())),
+        )
+        loss = fluid.layers.reduce_sum(hidden)
+        fluid.backward.append_backward(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    feed = {"x": fluid.create_lod_tensor(X, [LENS], fluid.CPUPlace())}
+    fetch = [loss, "gru_w@GRAD"]
+
+    def step():
+        return exe.run(main, feed=feed, fetch_list=fetch, scope=scope)[0]
+
+    return step
+
+
+def torch_gru():
+    torch = require("torch")
+    gru = torch.nn.GRU(IN, H)
+    with torch.no_grad():
+        gru.weight_ih_l0.copy_(torch.from_numpy(W_GRU_IH))
+        gru.weight_hh_l0.copy_(torch.from_numpy(W_GRU_HH))
+    off = np.concatenate([[0], np.cumsum(LENS)])
+    seqs = [torch.from_numpy(X[a:b]) for a, b in zip(off[:-1], off[1:])]
+    packed = torch.nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False)
+
+    def step():
+        gru.zero_grad()
+        out, _ = gru(packed)
+        loss = out.data.sum()
+        loss.backward()
+        return loss.detach().reshape(1)
+
+    return step
+
+
+BENCHMARKS.append(
+    Benchmark(
+        "dynamic_gru",
+        "dynamic_gru fwd+bwd, 64 LoD sequences of 10-100 steps, 128 -> hidden 128 (torch: nn.GRU "
+        "on packed; the candidate's reset gate sits differently, so losses are not compared)",
+        {"oar": oar_gru, "torch": torch_gru},
+        targets={"oar/torch": 1.0},
+        check=None,
+    )
+)
+
 POOL_X = _rng.standard_normal((sum(LENS), 256)).astype(np.float32)
 
 

@@ -369,6 +369,6 @@ def test_no_process_holds_the_whole_table(tmp_path):
         OAR_DISABLE_PLUGINS="kernels_numba",
     )
     full = 64000 * 64 * 4
-    for s in servers:  # its half, not the whole table, nor a float64 copy of its half
+    for s in servers:  # its shard (0.55), not the whole table, nor a float64 copy of its shard
         assert full // 2 <= int(s["peak"]) < 0.8 * full, int(s["peak"]) / full
     assert int(recs[0]["peak"]) < 0.4 * full, int(recs[0]["peak"]) / full  # no block at all

@@ -1,7 +1,8 @@
 """Kernels split across the kernel thread pool (elementwise, activations, reductions, pooling,
-batch_norm, optimizer updates): the split forced on small arrays (tiny ``SPLIT_MIN`` and
-``PIECE``), results bit for bit the same on 1, 2 and 3 threads, and equal to the unsplit kernel
-(bit for bit where each element is computed alone, within rounding for sums)."""
+batch_norm, optimizer updates, matrix products): the split forced on small arrays (tiny
+``SPLIT_MIN`` and ``PIECE``), results bit for bit the same on 1, 2 and 3 threads (1 thread runs
+elementwise maps whole and reductions in the same pieces), and equal to the unsplit kernel (bit
+for bit where each element is computed alone, within rounding for sums)."""
 
 import numpy as np
 import pytest

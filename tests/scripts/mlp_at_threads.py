@@ -28,9 +28,9 @@ w = np.asarray(fluid.global_scope().find_var(main.all_parameters()[0].name).get_
 went_parallel = None
 if "oar_kernels_numba" in sys.modules:
     from oar.api import registries
-    from oar_kernels_numba import activation, optimizer
+    from oar_kernels_numba import _fused_loops, optimizer
 
     if registries().kernels.lookup("adam", "cpu", "float32").plugin == "kernels_numba":
-        loops = (activation._relu_grad, optimizer._adam)
+        loops = (_fused_loops.bias_relu_rows, optimizer._adam)  # relu_grad is fused, serially
         went_parallel = [bool(f.parallel.signatures) for f in loops]
 print(json.dumps([out, float(w.astype("float64").sum()), went_parallel]))

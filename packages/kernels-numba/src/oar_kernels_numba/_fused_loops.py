@@ -1,8 +1,8 @@
-"""The compiled loop of the bias add + relu fusion (imported when a plan first uses it)."""
+"""The compiled loops of the fusions (imported when a plan first uses one)."""
 
 from __future__ import annotations
 
-from oar_kernels_numba._jit import loop, prange
+from oar_kernels_numba._jit import jit, loop, prange
 
 
 @loop
@@ -24,3 +24,42 @@ def bias_relu_rows(x, b, out):
         for c in range(x.shape[1]):
             t = x[o, c] + b[c]
             out[o, c] = t if (t > 0 or t != t) else 0
+
+
+@jit
+def relu_grad_bias_rows(y, d, dx, db):
+    # y, d, dx: (rows, C); db: (C,). dx = d * (y > 0) (relu_grad), db = dx summed over the
+    # rows in row order, as numpy's axis-0 sum adds them (elementwise_add_grad's bias part)
+    zero = d.dtype.type(0)
+    for j in range(d.shape[1]):
+        db[j] = zero
+    for r in range(d.shape[0]):
+        for j in range(d.shape[1]):
+            v = d[r, j] if y[r, j] > 0 else d[r, j] * zero
+            dx[r, j] = v
+            db[j] += v
+
+
+@jit
+def mean_ce_softmax_grad_rows(p, lab, ignore, dy, tiny, dx):
+    """The gradient of mean(cross_entropy(softmax(z), label)) with respect to z, hard labels:
+    the numpy kernels' float operations (cross_entropy_grad's ``-(dy / max(p_l, tiny))`` at
+    the label, softmax_grad's ``(d - sum(d * p)) * p`` with d zero elsewhere). Returns False,
+    writing nothing more, at a label outside [0, C) that is not ``ignore``."""
+    c = p.shape[1]
+    zero = p.dtype.type(0)
+    for r in range(p.shape[0]):
+        lb = lab[r]
+        if lb == ignore:
+            for j in range(c):
+                dx[r, j] = zero
+            continue
+        if lb < 0 or lb >= c:
+            return False
+        pl = p[r, lb]
+        g = -(dy / max(pl, tiny))
+        s = g * pl
+        for j in range(c):
+            dx[r, j] = (zero - s) * p[r, j]
+        dx[r, lb] = (g - s) * pl
+    return True

@@ -15,6 +15,10 @@ from oar.api import SelectedRows
 from oar_kernels_numba._fallback import Fallback
 from oar_kernels_numba._jit import SMALL, jit, loop, prange
 
+#: elements below which adam goes to the numpy kernel: its ~10 numpy passes cost more than
+#: one compiled call from a few hundred elements (a bias) on
+ADAM_SMALL = min(SMALL, 256)
+
 DTYPES = ("float32", "float64")
 FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)  # dtype.name costs ~1 µs a call
 
@@ -117,6 +121,7 @@ def merged(g: SelectedRows, dtype) -> tuple:
 class _Kernels:
     def __init__(self, device: str, priority: int) -> None:
         self.fb = {op: Fallback(op, device, priority) for op in ("sgd", "momentum", "adam")}
+        self._consts: dict = {}
 
     def sgd(self, inputs, attrs, donated=frozenset()):
         p, g = inputs["Param"], inputs["Grad"]
@@ -156,9 +161,25 @@ class _Kernels:
         _momentum(p.size, *flat, t(lr), t(attrs["mu"]), bool(attrs["use_nesterov"]))
         return {"ParamOut": p, "VelocityOut": v}
 
+    def _adam_consts(self, inputs, attrs, dtype):
+        """(beta1, beta2, (b1, b2, 1 - b1, 1 - b2, eps) in ``dtype``): cached per attrs when
+        the betas are attributes (tensors are read each call)."""
+        t1, t2 = inputs.get("Beta1Tensor"), inputs.get("Beta2Tensor")
+        key = (attrs["beta1"], attrs["beta2"], attrs["epsilon"], dtype)
+        got = self._consts.get(key) if t1 is None and t2 is None else None
+        if got is None:
+            # Fluid keeps float attrs in float32 (see oar-kernels-cpu's adam): the same scalars
+            b1 = float(np.float32(float(np.asarray(attrs["beta1"] if t1 is None else t1).flat[0])))
+            b2 = float(np.float32(float(np.asarray(attrs["beta2"] if t2 is None else t2).flat[0])))
+            t = dtype.type
+            got = (b1, b2, (t(b1), t(b2), t(1 - b1), t(1 - b2), t(attrs["epsilon"])))
+            if t1 is None and t2 is None:
+                self._consts[key] = got
+        return got
+
     def adam(self, inputs, attrs):
         p, g = inputs["Param"], inputs["Grad"]
-        if p.size < SMALL:
+        if p.size < ADAM_SMALL:  # one compiled pass beats numpy's ~10 even on small arrays
             return self.fb["adam"](p.dtype, inputs, attrs)
         m1, m2 = inputs["Moment1"], inputs["Moment2"]
         b1p, b2p = inputs["Beta1Pow"], inputs["Beta2Pow"]
@@ -167,21 +188,16 @@ class _Kernels:
         if sparse:
             ok = _flat(p, m1, m2) is not None and p.ndim == 2 and p.dtype in FLOAT_DTYPES
         else:
-            ok = not isinstance(g, SelectedRows) and p.size >= SMALL
+            ok = not isinstance(g, SelectedRows)
             flat = _flat(p, g, m1, m2) if ok else None  # checked once, passed on below
             ok = flat is not None and p.dtype in FLOAT_DTYPES
         if not ok:
             return self.fb["adam"](p.dtype, inputs, attrs)
-        b1 = inputs["Beta1Tensor"] if inputs.get("Beta1Tensor") is not None else attrs["beta1"]
-        b2 = inputs["Beta2Tensor"] if inputs.get("Beta2Tensor") is not None else attrs["beta2"]
-        # Fluid keeps float attrs in float32 (see oar-kernels-cpu's adam): the same scalars
-        b1 = float(np.float32(float(np.asarray(b1).reshape(-1)[0])))
-        b2 = float(np.float32(float(np.asarray(b2).reshape(-1)[0])))
+        b1, b2, consts = self._adam_consts(inputs, attrs, p.dtype)
         lr = float(inputs["LearningRate"].reshape(-1)[0])
         b1pow, b2pow = float(b1p.reshape(-1)[0]), float(b2p.reshape(-1)[0])
         lr_t = lr * math.sqrt(1 - b2pow) / (1 - b1pow)
-        t = p.dtype.type
-        scalars = (t(b1), t(b2), t(1 - b1), t(1 - b2), t(lr_t), t(attrs["epsilon"]))
+        scalars = (*consts[:4], p.dtype.type(lr_t), consts[4])
         if sparse:
             rows, gv = merged(g, p.dtype)
             if rows.size and (rows[0] < 0 or rows[-1] >= p.shape[0]):

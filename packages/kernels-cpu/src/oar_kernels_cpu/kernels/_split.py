@@ -3,9 +3,10 @@
 Each helper computes what one numpy call would, with the array cut into row pieces
 (:func:`oar_kernels_cpu.kernels._parallel.pieces`) that the kernel thread pool runs at once:
 numpy releases the GIL inside its loops. Elementwise results are bit for bit those of the
-single call. Reductions over the leading axis add per-piece partial results in piece order,
-so they are the same for every thread count (and within rounding of numpy's own pairwise
-sum). Small arrays (below ``_parallel.SPLIT_MIN`` elements), arrays outside host memory
+single call, so elementwise maps are cut only when the pool has several threads. Reductions
+over the leading axis add per-piece partial results in piece order, and are cut by the sizes
+alone whatever the thread count, so they are the same for every thread count (and within
+rounding of numpy's own pairwise sum). Small arrays (below ``_parallel.SPLIT_MIN`` elements), arrays outside host memory
 (cupy) and operands of mixed dtypes take the single call.
 
 The helpers take the calling kernel module's ``xp``.
@@ -87,6 +88,8 @@ def _split_plan(xp: Any, args: Sequence, out: Any) -> tuple | None:
     if dtype is None or not _host(every) or (out is not None and out.shape != shape):
         return None
     rows, row_size, flat = _flat_or_rows(shape, every)
+    if _parallel.parallel_threads() < 2:  # elementwise: one call is bit for bit the same
+        return None
     cuts = _parallel.pieces(rows, row_size)
     return (shape, dtype, cuts, flat) if len(cuts) > 1 else None
 
@@ -141,6 +144,7 @@ def each_piece(xp: Any, fn: Callable, *arrays: Any) -> bool:
         or any(a.shape != shape or not a.flags.c_contiguous for a in arrays)
         or _one_float_dtype(arrays) is None
         or not _host(arrays)
+        or _parallel.parallel_threads() < 2
     ):
         return False
     cuts = _parallel.pieces(arrays[0].size)
@@ -243,6 +247,8 @@ def by_rows(xp: Any, fn: Callable, *arrays: Any, out_shape: Sequence[int]) -> An
     if x.ndim == 0 or x.size < _parallel.SPLIT_MIN or _one_float_dtype(arrays) is None:
         return fn(*arrays)
     if not _host(arrays) or any(a.shape[0] != x.shape[0] for a in arrays):
+        return fn(*arrays)
+    if _parallel.parallel_threads() < 2:  # rows computed apart: one call is the same
         return fn(*arrays)
     cuts = _parallel.pieces(x.shape[0], x.size // x.shape[0])
     if len(cuts) == 1:

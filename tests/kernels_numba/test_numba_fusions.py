@@ -1,0 +1,167 @@
+"""oar-kernels-numba's backward fusion: an fc's relu_grad + elementwise_add_grad in one pass."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("oar_kernels_numba")
+from oar_kernels_numba.compat import unavailable_reason
+
+if unavailable_reason() is not None:
+    pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
+
+from oar import fluid
+from oar.api import registries
+from oar.executor.plan import Plan
+from oar.fusion import ENV_DISABLE
+from oar_kernels_numba.fusions import _make_loss_grad, _make_relu_bias_grad
+
+rng = np.random.default_rng(23)
+TOL = {"float32": dict(rtol=2e-5, atol=1e-5), "float64": dict(rtol=1e-12, atol=1e-12)}
+
+
+def _ops():
+    return [
+        SimpleNamespace(attrs={}, outputs={"X@GRAD": ["a@GRAD"]}),
+        SimpleNamespace(attrs={}, outputs={"X@GRAD": ["x@GRAD"], "Y@GRAD": ["b@GRAD"]}),
+    ]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "shape, axis",
+    [((300, 260), 1), ((128, 512), -1), ((4, 10), 1), ((4, 9, 12, 13), 1)],
+    ids=["fc", "fc-axis-1", "small-unfused", "conv-unfused"],
+)
+def test_relu_bias_grad_fusion(shape, axis, dtype):
+    fused = _make_relu_bias_grad("cpu")(_ops(), None)
+    y = np.maximum(rng.standard_normal(shape), 0).astype(dtype)
+    d = rng.standard_normal(shape).astype(dtype)
+    b = rng.standard_normal(shape[1]).astype(dtype)
+    x = rng.standard_normal(shape).astype(dtype)
+    ins = {"0.Out": y, "0.Out@GRAD": d.copy(), "1.X": x, "1.Y": b}
+    out = fused(ins, {"0": {}, "1": {"axis": axis}})
+    dx = d * (y > 0)
+    np.testing.assert_array_equal(out["1.X@GRAD"], dx)
+    other = tuple(i for i in range(len(shape)) if i != 1)
+    np.testing.assert_allclose(out["1.Y@GRAD"], dx.sum(axis=other), **TOL[dtype])
+    assert out["1.Y@GRAD"].dtype == np.dtype(dtype) and out["0.X@GRAD"].shape == shape
+    np.testing.assert_array_equal(ins["0.Out@GRAD"], d)  # the incoming gradient is kept
+
+
+def test_a_chain_without_both_gradients_is_declined():
+    ops = _ops()
+    ops[1].outputs["Y@GRAD"] = []
+    assert _make_relu_bias_grad("cpu")(ops, None) is None
+
+
+def _mlp():
+    main, start = fluid.Program(), fluid.Program()
+    main.random_seed = start.random_seed = 3
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [None, 64], "float32")
+        h = fluid.layers.fc(x, 96, act="relu")
+        h = fluid.layers.fc(h, 80, act="relu")
+        loss = fluid.layers.mean(fluid.layers.fc(h, 1))
+        fluid.optimizer.Adam(0.01).minimize(loss)
+    return main, start, loss
+
+
+def _train(main, start, loss):
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    exe.run(start, scope=scope)
+    feed = {"x": np.random.default_rng(1).standard_normal((64, 64)).astype("float32")}
+    return [exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0] for _ in range(4)]
+
+
+def test_an_mlp_trains_the_same_with_the_backward_fusion(monkeypatch):
+    main, start, loss = _mlp()
+    plan = Plan(main, ("x",), (loss.name,), registries().devices.get("cpu"))
+    fused_steps = [s.op.type for s in plan.steps if s.op.type.startswith("fused[")]
+    assert fused_steps.count("fused[relu_bias_grad]") == 2
+    fused = _train(main, start, loss)
+    monkeypatch.setenv(ENV_DISABLE, "1")
+    unfused = _train(main.clone(), start, loss)
+    np.testing.assert_allclose(np.ravel(fused), np.ravel(unfused), rtol=1e-5)
+
+
+def _loss_ops(ignore_index=-100):
+    return [
+        SimpleNamespace(attrs={}),
+        SimpleNamespace(attrs={"soft_label": False, "ignore_index": ignore_index}, input=_in),
+        SimpleNamespace(attrs={"axis": -1}, input=_in),
+    ]
+
+
+def _in(slot):
+    return ["p"]
+
+
+def _loss_inputs(n, c, dtype, labels):
+    z = rng.standard_normal((n, c))
+    p = np.exp(z - z.max(1, keepdims=True))
+    p = (p / p.sum(1, keepdims=True)).astype(dtype)
+    return {
+        "0.X": np.zeros((n, 1), dtype),
+        "0.Out@GRAD": np.ones(1, dtype),
+        "1.X": p,
+        "1.Label": np.asarray(labels, np.int64).reshape(n, 1),
+        "2.Out": p,
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("ignore", [-100, 3])
+def test_loss_grad_fusion_bit_for_bit(dtype, ignore):
+    from oar_kernels_numba.fusions import _unfused_loss_grad
+
+    attrs = {"0": {}, "1": {"soft_label": False, "ignore_index": ignore}, "2": {"axis": -1}}
+    fused = _make_loss_grad("cpu")(_loss_ops(ignore), None)
+    ins = _loss_inputs(64, 10, dtype, rng.integers(0, 10, 64))
+    got = fused(dict(ins), attrs)
+    want = _unfused_loss_grad(dict(ins), attrs, "cpu")
+    np.testing.assert_array_equal(got["2.X@GRAD"], want["2.X@GRAD"])
+    assert got["2.X@GRAD"].dtype == np.dtype(dtype)
+    for slot in ("0.X@GRAD", "1.X@GRAD"):
+        assert got[slot].shape == want[slot].shape
+
+
+def test_loss_grad_fusion_raises_the_numpy_error_for_a_bad_label():
+    attrs = {"0": {}, "1": {"soft_label": False, "ignore_index": -100}, "2": {"axis": -1}}
+    fused = _make_loss_grad("cpu")(_loss_ops(), None)
+    with pytest.raises(ValueError, match="outside"):
+        fused(_loss_inputs(4, 10, "float32", [1, 2, 12, 0]), attrs)
+
+
+def test_a_soft_label_loss_is_declined():
+    ops = _loss_ops()
+    ops[1].attrs["soft_label"] = True
+    assert _make_loss_grad("cpu")(ops, None) is None
+
+
+def test_a_classifier_trains_the_same_with_the_loss_fusion(monkeypatch):
+    main, start = fluid.Program(), fluid.Program()
+    main.random_seed = start.random_seed = 4
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [None, 64], "float32")
+        y = fluid.data("y", [None, 1], "int64")
+        pred = fluid.layers.fc(fluid.layers.fc(x, 96, act="relu"), 10, act="softmax")
+        loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, y))
+        fluid.optimizer.Adam(0.01).minimize(loss)
+    plan = Plan(main, ("x", "y"), (loss.name,), registries().devices.get("cpu"))
+    assert "fused[mean_cross_entropy_softmax_grad]" in [s.op.type for s in plan.steps]
+    r = np.random.default_rng(2)
+    feed = {"x": r.standard_normal((64, 64)).astype("float32"), "y": r.integers(0, 10, (64, 1))}
+
+    def train(prog):
+        exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+        exe.run(start, scope=scope)
+        return [exe.run(prog, feed=feed, fetch_list=[loss], scope=scope)[0] for _ in range(4)]
+
+    fused = train(main)
+    monkeypatch.setenv(ENV_DISABLE, "1")
+    unfused = train(main.clone())
+    np.testing.assert_allclose(np.ravel(fused), np.ravel(unfused), rtol=1e-6)
