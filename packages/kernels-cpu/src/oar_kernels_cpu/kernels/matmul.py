@@ -18,12 +18,20 @@ xp = array_module(__name__)
 
 def _mm(a, b):
     """``a @ b`` (batched as ``matmul``); float16 through float32."""
+    if _tiny(a, b) and a.dtype != xp.float16 and b.dtype != xp.float16:
+        return xp.matmul(a, b)  # the common small case: no helper calls
     return _mms((a, b))[0]
+
+
+def _tiny(a, b):
+    return a.size * (b.shape[-1] if b.ndim > 1 else 1) < _gemm.BLAS_SERIAL_MACS
 
 
 def _mms(*pairs):
     """``[a @ b for a, b in pairs]``, computed together (``_gemm.matmuls``); float16 through
     float32."""
+    if all(_tiny(a, b) and a.dtype != xp.float16 != b.dtype for a, b in pairs):
+        return [xp.matmul(a, b) for a, b in pairs]
     half = [a.dtype == xp.float16 or b.dtype == xp.float16 for a, b in pairs]
     pairs = [
         (a.astype(xp.float32), b.astype(xp.float32)) if h else (a, b)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from oar.api import SelectedRows
 
-from oar_kernels_cpu.kernels import FLOATS, _split, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _parallel, _split, array_module, kernel
 from oar_kernels_cpu.kernels._util import merge_rows, scatter_sub
 
 xp = array_module(__name__)
@@ -32,7 +32,9 @@ def sgd(inputs, attrs, donated=frozenset()):
 
 def _in_pieces(update, *arrays, **scalars):
     """``update(*arrays, **scalars)``, in flat pieces on the pool when the arrays are large."""
-    if not _split.each_piece(xp, lambda *pieces: update(*pieces, **scalars), *arrays):
+    if arrays[0].size < _parallel.SPLIT_MIN or not _split.each_piece(
+        xp, lambda *pieces: update(*pieces, **scalars), *arrays
+    ):
         update(*arrays, **scalars)
 
 
