@@ -23,7 +23,8 @@ from oar_kernels_cpu.kernels import _parallel
 
 def _host(arrays: Sequence) -> bool:
     """Whether every array lives in host memory (numpy and its subclasses; not cupy)."""
-    return all(hasattr(a, "__array_interface__") for a in arrays)
+    # on the type: the instance attribute builds a dict per access (about 3 µs)
+    return all(getattr(type(a), "__array_interface__", None) is not None for a in arrays)
 
 
 def _arrays(args: Sequence) -> list:

@@ -6,7 +6,7 @@ Large float operands are cut into row pieces that the kernel thread pool runs at
 
 from __future__ import annotations
 
-from oar_kernels_cpu.kernels import _split, array_module, kernel
+from oar_kernels_cpu.kernels import _parallel, _split, array_module, kernel
 from oar_kernels_cpu.kernels._util import align_y
 
 xp = array_module(__name__)
@@ -49,6 +49,8 @@ def _make_forward(ufunc):
             x, y = align_y(x, y, attrs["axis"])
         try:
             out = _out_buffer(x, y, donated) if donated else None
+            if x.size * y.size < _parallel.SPLIT_MIN:  # surely too small to split: one call
+                return {"Out": ufunc(x, y, out=out)}
             return {"Out": _split.ufunc(xp, ufunc, x, y, out=out)}
         except ValueError:
             _mismatch(inputs, attrs)
