@@ -56,6 +56,15 @@ def test_with_one_blas_thread(restore_threads):
     with pytest.raises(ZeroDivisionError):  # restored when the call raises
         cpu_threads.with_one_blas_thread(lambda: 1 / 0)
     assert cpu_threads.blas_num_threads() == 2
+    import threading  # other threads leave the process-wide count alone
+
+    got = []
+    t = threading.Thread(
+        target=lambda: got.append(cpu_threads.with_one_blas_thread(cpu_threads.blas_num_threads))
+    )
+    t.start()
+    t.join(timeout=30)
+    assert got == [2]
 
 
 def test_environment_default(monkeypatch):

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 _lock = threading.Lock()
+_MAIN = threading.main_thread()
 _setting: int | None = None  # what the user set; None = the library's default
 _limit: int | None = None  # a temporary lower limit (limit_cpu_math_threads)
 _funcs: tuple | None = None  # ((set, get), ...) of each OpenBLAS loaded, numpy's first
@@ -91,9 +92,11 @@ def _apply(n: int) -> None:
 
 
 def with_one_blas_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` with OpenBLAS held at one thread for the call (then as it was)."""
+    """``fn(*args)`` with OpenBLAS held at one thread for the call (then as it was). Only the
+    main thread changes the count (it is process-wide): other threads, such as the
+    data-parallel places that run inside :func:`limit_cpu_math_threads`, call ``fn`` as is."""
     fns = _openblas()
-    if not fns:
+    if not fns or threading.current_thread() is not _MAIN:
         return fn(*args)
     set_threads, get_threads = fns[0]  # numpy's (the GEMMs fn runs)
     before = get_threads()
