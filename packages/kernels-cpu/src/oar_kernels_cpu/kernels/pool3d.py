@@ -1,4 +1,8 @@
-"""pool3d: max/avg over 3-D windows (strided views), global, ceil_mode, exclusive, adaptive."""
+"""pool3d: max/avg over 3-D windows (strided views), global, ceil_mode, exclusive, adaptive.
+
+Windows wholly in the padding behave as in pool2d's kernel (max floored at Fluid's -FLT_MAX,
+index -1, exclusive average 0/0 = NaN).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from oar.api import pool3d_geometry
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._vol2col import col2vol, crop_nd, pad_nd, windows_nd
+from oar_kernels_cpu.kernels.pool import LOWEST
 
 xp = array_module(__name__)
 _KAX = (2, 3, 4)  # the window axes of a (N, C, KD, KH, KW, OD, OH, OW) view
@@ -59,14 +64,15 @@ def pool3d(inputs, attrs):
         for o, cell in _adaptive_cells(x, out):
             v = x[(slice(None), slice(None)) + cell]
             y[(slice(None), slice(None)) + o] = v.max(axis=_KAX) if is_max else v.mean(axis=_KAX)
-        return {"Out": _back(y, attrs)}
+        return {"Out": _back(xp.maximum(y, LOWEST) if is_max else y, attrs)}
     pads = _full_pads(x.shape[2:], k, s, pads, out)
     fill = -np.inf if is_max else 0.0
     win = windows_nd(xp, pad_nd(xp, x, pads, fill), k, s, (1, 1, 1), out)
     if is_max:
-        y = win.max(axis=_KAX)
+        y = xp.maximum(win.max(axis=_KAX), LOWEST)
     else:
-        y = win.sum(axis=_KAX) / _counts(x, k, s, pads, out, attrs)
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0/0: a window of padding only
+            y = win.sum(axis=_KAX) / _counts(x, k, s, pads, out, attrs)
     return {"Out": _back(y.astype(x.dtype, copy=False), attrs)}
 
 
@@ -98,7 +104,8 @@ def pool3d_grad(inputs, attrs):
         hot = xp.arange(kk).reshape((1, 1, kk, 1, 1, 1)) == flat.argmax(axis=2)[:, :, None]
         cols = hot * dy[:, :, None]
     else:
-        g = dy / _counts(x, k, s, pads, out, attrs)
+        with np.errstate(divide="ignore", invalid="ignore"):  # padding-only windows: cropped
+            g = dy / _counts(x, k, s, pads, out, attrs)
         cols = xp.broadcast_to(g[:, :, None], (n, c, kk) + tuple(out))
     cols = cols.astype(x.dtype, copy=False).reshape((n, c) + tuple(k) + tuple(out))
     padded = tuple(x.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] for i in range(3))
@@ -146,6 +153,8 @@ def max_pool3d_with_index(inputs, attrs):
         y, mask = _adaptive_argmax(x, out)
     else:
         y, mask = _regular_argmax(x, k, s, _full_pads(x.shape[2:], k, s, pads, out), out)
+    y = xp.maximum(y, LOWEST)  # Fluid's -FLT_MAX start; nothing above it: index -1
+    mask = xp.where(y == LOWEST, -1, mask)
     return {"Out": y.astype(x.dtype, copy=False), "Mask": mask.astype(np.int32)}
 
 
@@ -155,6 +164,8 @@ def max_pool3d_with_index_grad(inputs, attrs):
     n, c = x.shape[:2]
     vol = x.shape[2] * x.shape[3] * x.shape[4]
     base = (xp.arange(n * c) * vol).reshape((n, c) + (1,) * (mask.ndim - 2))
-    where = (base + mask.astype(np.int64)).reshape(-1)
-    dx = xp.bincount(where, weights=dy.reshape(-1).astype("float64"), minlength=n * c * vol)
+    found = mask >= 0  # -1: a window with nothing in it, no gradient
+    where = (base + xp.where(found, mask, 0).astype(np.int64)).reshape(-1)
+    weights = xp.where(found, dy, 0).reshape(-1).astype("float64")
+    dx = xp.bincount(where, weights=weights, minlength=n * c * vol)
     return {"X@GRAD": dx.reshape(x.shape).astype(x.dtype)}
