@@ -61,3 +61,17 @@ def test_dgc_over_two_mpi_processes_matches_the_reference(tmp_path, mode, places
     )
     # each rank computed its loss on its own half of the batch
     assert not np.allclose(ranks[0]["losses"], ranks[1]["losses"])
+
+
+def test_num_trainers_that_miscounts_the_ring_is_named():
+    main, startup, loss = _model(3, begin=0)  # 2 places, but num_trainers says 3
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(startup)
+        compiled = fluid.CompiledProgram(main).with_data_parallel(
+            loss_name=loss.name, places=fluid.cpu_places(2)
+        )
+        x, y = make_batches(1)[0]
+        with pytest.raises(Exception, match="nranks is 3 but ring 0 has 2 ranks.*num_trainers"):
+            exe.run(compiled, feed={"x": x, "y": y}, fetch_list=[loss])

@@ -47,6 +47,7 @@ def winograd_calls(monkeypatch):
         return filter_grad(*a, **k)
 
     monkeypatch.setattr(conv_mod, "SMALL", 0)
+    monkeypatch.setattr(conv_mod, "MIN_CHANNEL_SUM", 16)
     monkeypatch.setattr(conv_mod, "winograd_conv", counted_conv)
     monkeypatch.setattr(conv_mod, "winograd_filter_grad", counted_filter_grad)
     return calls
@@ -122,6 +123,7 @@ FALLBACK = [  # attrs and shapes Winograd does not take: the numpy kernel's resu
     ("5x5", (2, 8, 8, 8), (8, 8, 5, 5), _attrs(pads=(2, 2))),
     ("1x1", (2, 8, 8, 8), (8, 8, 1, 1), _attrs(pads=(0, 0))),
     ("3 input channels", (2, 3, 8, 8), (8, 3, 3, 3), _attrs()),
+    ("8 + 4 channels", (2, 8, 8, 8), (4, 8, 3, 3), _attrs()),
     ("NHWC", (2, 6, 6, 8), (8, 8, 3, 3), _attrs(fmt="NHWC")),
 ]
 
@@ -132,6 +134,14 @@ def test_other_convolutions_go_to_numpy(why, x_shape, w_shape, attrs, numba_pair
     w = rng.standard_normal(w_shape).astype("float32")
     _run(numba_pair, x, w, attrs)
     assert winograd_calls == {"conv": 0, "filter_grad": 0}
+
+
+def test_few_channels_go_to_numpy_by_default(numba_pair, monkeypatch):
+    calls = []
+    monkeypatch.setattr(conv_mod, "winograd_conv", lambda *a: calls.append(a))
+    x = rng.standard_normal((8, 12, 16, 16)).astype("float32")  # 12 + 12 channels < 32
+    _run(numba_pair, x, rng.standard_normal((12, 12, 3, 3)).astype("float32"), _attrs())
+    assert not calls
 
 
 def test_small_inputs_go_to_numpy(numba_pair, monkeypatch):

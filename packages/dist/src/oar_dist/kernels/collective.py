@@ -42,7 +42,8 @@ def c_allgather(inputs, attrs):
     if ring.size != attrs["nranks"]:
         raise ValueError(
             f"c_allgather: attr nranks is {attrs['nranks']} but ring {attrs['ring_id']} has "
-            f"{ring.size} ranks"
+            f"{ring.size} ranks (DGCMomentumOptimizer's num_trainers must count every rank of "
+            f"the ring: trainers x places per trainer)"
         )
     return {"Out": ring.allgather(inputs["X"])}
 
