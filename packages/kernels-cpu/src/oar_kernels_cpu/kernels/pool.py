@@ -73,7 +73,8 @@ def _tap_slice(i, j, s, out):
 
 
 def _count(hw, k, s, pads, out, exclusive, dtype):
-    """Divisor of each output cell: real pixels in the window (exclusive) or kh*kw."""
+    """Divisor of each output cell: real pixels in the window (exclusive) or kh*kw; NaN for a
+    window of padding only (Fluid's 0/0, without a division-by-zero warning)."""
     if not exclusive:
         return xp.asarray(k[0] * k[1], dtype)
     counts = []
@@ -81,7 +82,8 @@ def _count(hw, k, s, pads, out, exclusive, dtype):
         start = xp.arange(out[ax]) * s[ax] - pads[2 * ax]
         end = xp.minimum(start + k[ax], hw[ax])
         counts.append(end - xp.maximum(start, 0))
-    return xp.outer(counts[0], counts[1]).astype(dtype)
+    count = xp.outer(counts[0], counts[1]).astype(dtype)
+    return xp.where(count == 0, xp.nan, count).astype(dtype)
 
 
 def _adaptive_bounds(size, out):
@@ -102,8 +104,7 @@ def _pool_regular(x, attrs, geo):
             y += win[:, :, i, j]
     if not is_max:
         exclusive = attrs.get("exclusive", True) or attrs.get("adaptive", False)
-        with np.errstate(divide="ignore", invalid="ignore"):  # 0/0: a window of padding only
-            y /= _count(x.shape[2:], k, s, pads, out, exclusive, x.dtype)
+        y /= _count(x.shape[2:], k, s, pads, out, exclusive, x.dtype)
     return y
 
 
@@ -210,8 +211,7 @@ def _max_grad_regular(x, y, dy, geo):
 def _avg_grad_regular(x, dy, attrs, geo):
     k, s, pads, out = geo
     exclusive = attrs.get("exclusive", True) or attrs.get("adaptive", False)
-    with np.errstate(divide="ignore", invalid="ignore"):  # padding-only windows: cropped below
-        share = dy / _count(x.shape[2:], k, s, pads, out, exclusive, x.dtype)
+    share = dy / _count(x.shape[2:], k, s, pads, out, exclusive, x.dtype)
     hp = (x.shape[2] + pads[0] + pads[1], x.shape[3] + pads[2] + pads[3])
     dxp = xp.zeros(x.shape[:2] + hp, x.dtype)
     for i, j in _taps(k):

@@ -35,11 +35,13 @@ def _full_pads(size, k, s, pads, out):
 
 
 def _counts(x, k, s, pads, out, attrs):
-    """Divisor per output position: the window inside the input (exclusive) or its volume."""
+    """Divisor per output position: the window inside the input (exclusive) or its volume;
+    NaN for a window of padding only (Fluid's 0/0, without a division-by-zero warning)."""
     if not attrs["exclusive"]:
         return float(k[0] * k[1] * k[2])
     ones = xp.ones((1, 1) + x.shape[2:], x.dtype)
-    return windows_nd(xp, pad_nd(xp, ones, pads), k, s, (1, 1, 1), out).sum(axis=_KAX)
+    count = windows_nd(xp, pad_nd(xp, ones, pads), k, s, (1, 1, 1), out).sum(axis=_KAX)
+    return xp.where(count == 0, xp.nan, count).astype(x.dtype)
 
 
 def _bins(size, n):
@@ -71,8 +73,7 @@ def pool3d(inputs, attrs):
     if is_max:
         y = xp.maximum(win.max(axis=_KAX), LOWEST)
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):  # 0/0: a window of padding only
-            y = win.sum(axis=_KAX) / _counts(x, k, s, pads, out, attrs)
+        y = win.sum(axis=_KAX) / _counts(x, k, s, pads, out, attrs)
     return {"Out": _back(y.astype(x.dtype, copy=False), attrs)}
 
 
@@ -104,8 +105,7 @@ def pool3d_grad(inputs, attrs):
         hot = xp.arange(kk).reshape((1, 1, kk, 1, 1, 1)) == flat.argmax(axis=2)[:, :, None]
         cols = hot * dy[:, :, None]
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):  # padding-only windows: cropped
-            g = dy / _counts(x, k, s, pads, out, attrs)
+        g = dy / _counts(x, k, s, pads, out, attrs)
         cols = xp.broadcast_to(g[:, :, None], (n, c, kk) + tuple(out))
     cols = cols.astype(x.dtype, copy=False).reshape((n, c) + tuple(k) + tuple(out))
     padded = tuple(x.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] for i in range(3))
