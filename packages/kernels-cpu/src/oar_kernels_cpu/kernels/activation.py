@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from oar_kernels_cpu.kernels import FLOATS, _split, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _parallel, _split, array_module, kernel
 
 xp = array_module(__name__)
 
@@ -19,6 +19,8 @@ def _unary(op_type, fn, dtypes=FLOATS):
         def unary(inputs, attrs, donated=frozenset()):
             x = inputs["X"]
             out = x if "X" in donated and x.dtype.kind == "f" else None
+            if x.size < _parallel.SPLIT_MIN:
+                return {"Out": fn(x, out=out)}
             return {"Out": _split.ufunc(xp, fn, x, out=out)}
 
         kernel(op_type, dtypes, inplace=True)(unary)
@@ -40,7 +42,10 @@ def _softplus(x):
 @kernel("relu", FLOATS, inplace=True)
 def relu(inputs, attrs, donated=frozenset()):
     x = inputs["X"]
-    return {"Out": _split.ufunc(xp, xp.maximum, x, 0, out=x if "X" in donated else None)}
+    out = x if "X" in donated else None
+    if x.size < _parallel.SPLIT_MIN:
+        return {"Out": xp.maximum(x, 0, out=out)}
+    return {"Out": _split.ufunc(xp, xp.maximum, x, 0, out=out)}
 
 
 _unary("sigmoid", _sigmoid)

@@ -49,7 +49,7 @@ def _make_forward(ufunc):
             x, y = align_y(x, y, attrs["axis"])
         try:
             out = _out_buffer(x, y, donated) if donated else None
-            if x.size * y.size < _parallel.SPLIT_MIN:  # surely too small to split: one call
+            if x.size < _parallel.SPLIT_MIN > y.size:  # the common small case, no helper call
                 return {"Out": ufunc(x, y, out=out)}
             return {"Out": _split.ufunc(xp, ufunc, x, y, out=out)}
         except ValueError:
