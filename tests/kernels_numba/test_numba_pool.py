@@ -27,6 +27,7 @@ GEOMETRIES = {
     "k2s2": dict(ksize=[2, 2], strides=[2, 2], paddings=[0, 0]),
     "k3s2p1": dict(ksize=[3, 3], strides=[2, 2], paddings=[1, 1]),
     "k2s2_ceil": dict(ksize=[2, 2], strides=[2, 2], paddings=[1, 0, 1, 0], ceil_mode=True),
+    "k2s2p2": dict(ksize=[2, 2], strides=[2, 2], paddings=[2, 2]),  # windows of padding only
     "k3s2p1_ceil": dict(ksize=[3, 3], strides=[2, 2], paddings=[1, 1], ceil_mode=True),
     "k3x2_s1x2_pad4": dict(ksize=[3, 2], strides=[1, 2], paddings=[1, 0, 0, 1]),
     "same": dict(ksize=[3, 3], strides=[2, 2], paddings=[0, 0], padding_algorithm="SAME"),
@@ -97,13 +98,14 @@ def test_avg_pool2d_and_grad(geo, dtype, exclusive, numba_pair):
 
 
 @pytest.mark.parametrize("ties", [False, True])
-@pytest.mark.parametrize("geo", ["k2s2", "k3s2p1", "k3x2_s1x2_pad4", "adaptive_even"])
+@pytest.mark.parametrize("geo", ["k2s2", "k2s2p2", "k3s2p1", "k3x2_s1x2_pad4", "adaptive_even"])
 def test_max_pool2d_with_index_and_grad_bit_for_bit(geo, ties, numba_pair):
     mine, numpy_k = numba_pair("max_pool2d_with_index")
     gmine, gnumpy = numba_pair("max_pool2d_with_index_grad")
     attrs = _attrs(geo, "max")
     x = _x(SHAPE, "float32", ties)
     got, want = mine({"X": x}, attrs), numpy_k({"X": x}, attrs)
+    assert (want["Mask"] == -1).any() == (geo == "k2s2p2")  # windows of padding only: -1
     for k in ("Out", "Mask"):
         assert got[k].dtype == want[k].dtype, k
         np.testing.assert_array_equal(got[k], want[k], err_msg=k)

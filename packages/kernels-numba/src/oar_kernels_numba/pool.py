@@ -5,7 +5,8 @@ ceil_mode, exclusive or inclusive averages, global pooling, adaptive pooling who
 windows divide the input evenly); NHWC, uneven adaptive windows, small or unusual
 arrays go to the kernel this overrides, which also raises the errors. Max pooling
 (values, indices, gradients) equals the numpy kernel bit for bit; averages add the
-same taps in the same order.
+same taps in the same order. Max pooling is floored at Fluid's -FLT_MAX (a window of
+padding only: -FLT_MAX, index -1), as in the numpy kernel.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from oar.api import pool_geometry
 from oar_kernels_numba._arrays import DTYPES, plain
 from oar_kernels_numba._fallback import Fallback
 from oar_kernels_numba._limits import MAX_STRIDE, MAX_TAPS
+
+LOWEST = float(np.finfo(np.float32).min)  # Fluid's -FLT_MAX: max pooling's floor
 
 _OPS = (
     "pool2d",
@@ -84,6 +87,10 @@ class _Kernels:
         else:
             args = (pt, pl, _divisor(x, g, attrs), _planes(y))
             self.loops.geometry(kh, kw, sh, sw).avg_fwd(x.size, _planes(x), *args)
+        if is_max:
+            np.maximum(y, LOWEST, out=y)
+        if with_mask:
+            mask[y == LOWEST] = -1  # nothing above Fluid's -FLT_MAX start
         return y, mask
 
     def pool2d(self, inputs, attrs):

@@ -27,7 +27,6 @@ import threading
 from typing import Any
 
 import numpy as np
-
 from oar.api import SelectedRows
 
 from oar_dist.pserver import wire

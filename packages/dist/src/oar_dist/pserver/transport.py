@@ -242,14 +242,18 @@ class ZmqServer:
         peer.trainer, peer.authed = msg.trainer, False
         peer.nonce = cn + os.urandom(NONCE)
         proof = _mac(self.key, b"server", peer.nonce, str(msg.trainer).encode())
-        self.send(peer, _nonce_msg(wire.CHALLENGE, msg.trainer, nonce=peer.nonce[NONCE:], proof=proof))
+        self.send(
+            peer, _nonce_msg(wire.CHALLENGE, msg.trainer, nonce=peer.nonce[NONCE:], proof=proof)
+        )
         return None
 
     def _proof(self, peer: Peer, msg: wire.Message) -> None:
         want = _mac(self.key, b"client", peer.nonce, str(peer.trainer).encode())
         if not peer.nonce or not hmac.compare_digest(want, _bytes(msg, "proof")):
             peer.nonce = b""
-            self._refuse(peer, f"authentication failed for trainer {msg.trainer} (wrong {ENV_SECRET}?)")
+            self._refuse(
+                peer, f"authentication failed for trainer {msg.trainer} (wrong {ENV_SECRET}?)"
+            )
             return None
         peer.authed, peer.nonce = True, b""
         self.send(peer, wire.Message(wire.WELCOME, trainer=peer.trainer))

@@ -159,16 +159,11 @@ def _array(frame: Any, dtype: np.dtype, shape: Sequence, what: str, copy: bool) 
     return arr.copy() if copy else arr
 
 
-def decode(frames: Sequence, copy: bool = True) -> Message:
-    """Parse and check frames into a :class:`Message`; :class:`WireError` when malformed.
-
-    ``copy=False`` leaves the arrays as read-only views of the frames."""
-    if not frames:
-        raise WireError("empty message")
-    head = _buf(frames[0])
+def _check_head(head: Any) -> tuple:
     if len(head) > MAX_HEADER:
         raise WireError(f"header of {len(head)} bytes (at most {MAX_HEADER})")
-    (magic, version, kind, status, trainer, seq, aux, count), at = _take(head, 0, HEAD)
+    fields, at = _take(head, 0, HEAD)
+    magic, version, kind, _status, _trainer, _seq, _aux, count = fields
     if magic != MAGIC:
         raise WireError(f"bad magic {bytes(magic)!r} (expected {MAGIC!r}): not an oar pserver peer")
     if version != VERSION:
@@ -177,39 +172,60 @@ def decode(frames: Sequence, copy: bool = True) -> Message:
         raise WireError(f"unknown message kind {kind}")
     if count > MAX_ENTRIES:
         raise WireError(f"{count} entries (at most {MAX_ENTRIES})")
+    return fields, at
+
+
+def _entry_head(head: Any, at: int) -> tuple:
+    """One entry's header fields: ``(name, code, dims, sparse, height, nrows), at``."""
+    (nlen, code, ndim, sparse, height), at = _take(head, at, ENTRY)
+    if code >= len(DTYPES) or ndim > MAX_NDIM or nlen > MAX_NAME or sparse > 1:
+        raise WireError(f"bad entry (dtype code {code}, ndim {ndim}, name length {nlen})")
+    dims, at = _dims(head, at, ndim)
+    nrows = None
+    if sparse:
+        (nrows,), at = _take(head, at, struct.Struct("<q"))
+    if at + nlen > len(head):
+        raise WireError("header ends inside a variable name")
+    try:
+        name = bytes(head[at : at + nlen]).decode()
+    except UnicodeDecodeError:
+        raise WireError("variable name is not UTF-8") from None
+    return (name, code, dims, sparse, height, nrows), at + nlen
+
+
+def _sparse(frames: Sequence, fi: int, entry: tuple, copy: bool) -> SelectedRows:
+    name, code, dims, _, height, nrows = entry
+    if nrows is None or nrows < 0 or height < KEYED:
+        raise WireError(f"'{name}': bad sparse rows/height")
+    rows = _array(frames[fi], np.dtype(np.int64), (nrows,), name + " rows", True)
+    value = _array(frames[fi + 1], np.dtype(DTYPES[code]), dims, name, copy)
+    if dims and dims[0] != nrows:
+        raise WireError(f"'{name}': {nrows} rows but values of shape {dims}")
+    if height != KEYED and rows.size and (rows.min() < 0 or rows.max() >= max(height, 1)):
+        raise WireError(f"'{name}': row ids outside [0, {height})")
+    return SelectedRows(rows, height, value)
+
+
+def decode(frames: Sequence, copy: bool = True) -> Message:
+    """Parse and check frames into a :class:`Message`; :class:`WireError` when malformed.
+
+    ``copy=False`` leaves the arrays as read-only views of the frames."""
+    if not frames:
+        raise WireError("empty message")
+    head = _buf(frames[0])
+    (_, _, kind, status, trainer, seq, aux, count), at = _check_head(head)
     tensors = []
     fi = 1
     for _ in range(count):
-        (nlen, code, ndim, sparse, height), at = _take(head, at, ENTRY)
-        if code >= len(DTYPES) or ndim > MAX_NDIM or nlen > MAX_NAME or sparse > 1:
-            raise WireError(f"bad entry (dtype code {code}, ndim {ndim}, name length {nlen})")
-        dims, at = _dims(head, at, ndim)
-        nrows = None
-        if sparse:
-            (nrows,), at = _take(head, at, struct.Struct("<q"))
-        if at + nlen > len(head):
-            raise WireError("header ends inside a variable name")
-        try:
-            name = bytes(head[at : at + nlen]).decode()
-        except UnicodeDecodeError:
-            raise WireError("variable name is not UTF-8") from None
-        at += nlen
+        entry, at = _entry_head(head, at)
+        name, code, dims, sparse = entry[:4]
         need = fi + (2 if sparse else 1)
         if need > len(frames):
             raise WireError(f"'{name}': {len(frames)} frames, the header needs at least {need}")
-        dtype = np.dtype(DTYPES[code])
         if sparse:
-            if nrows is None or nrows < 0 or height < KEYED:
-                raise WireError(f"'{name}': bad sparse rows/height")
-            rows = _array(frames[fi], np.dtype(np.int64), (nrows,), name + " rows", True)
-            value = _array(frames[fi + 1], dtype, dims, name, copy)
-            if dims and dims[0] != nrows:
-                raise WireError(f"'{name}': {nrows} rows but values of shape {dims}")
-            if height != KEYED and rows.size and (rows.min() < 0 or rows.max() >= max(height, 1)):
-                raise WireError(f"'{name}': row ids outside [0, {height})")
-            tensors.append((name, SelectedRows(rows, height, value)))
+            tensors.append((name, _sparse(frames, fi, entry, copy)))
         else:
-            tensors.append((name, _array(frames[fi], dtype, dims, name, copy)))
+            tensors.append((name, _array(frames[fi], np.dtype(DTYPES[code]), dims, name, copy)))
         fi = need
     if at != len(head):
         raise WireError(f"{len(head) - at} stray bytes after the header's entries")

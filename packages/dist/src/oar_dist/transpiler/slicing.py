@@ -106,7 +106,9 @@ def dispatch(blocks: list, eps: list, split_method: Any) -> None:
         )
     eplist = cls(eps).dispatch(blocks)
     if len(eplist) != len(blocks) or any(e not in eps for e in eplist):
-        raise ValueError(f"split_method {cls!r} returned endpoints {eplist} for {len(blocks)} blocks")
+        raise ValueError(
+            f"split_method {cls!r} returned endpoints {eplist} for {len(blocks)} blocks"
+        )
     for b, ep in zip(blocks, eplist):
         b.endpoint = ep
 

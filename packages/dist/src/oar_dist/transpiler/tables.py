@@ -79,7 +79,7 @@ def table_info(b: ParamBlock, shards: int, height: int, state: list) -> dict:
 
 def check_tables(tables: dict, params: list, block, optimize_ops: list) -> None:
     skip = {id(op) for op in optimize_ops}
-    for t, ops in tables.items():
+    for t in tables:
         if t not in params:
             raise ValueError(
                 f"DistributeTranspiler: the distributed table '{t}' (embedding with "

@@ -8,6 +8,11 @@ window matrices; max pooling reduces columns then rows (one vectorised step
 per output column and per output row), and its gradient and indices come from
 the first maximum (row-major) found the same separable way.
 
+A window that lies wholly in the padding (padding >= ksize, or ceil_mode's trailing window)
+follows Fluid: max pooling gives -FLT_MAX (every max is floored there, as Fluid's running max
+starts at -FLT_MAX), index -1 and no gradient; an exclusive average gives 0/0 = NaN (no
+gradient reaches the input), an inclusive one 0.
+
 Regular pooling of a large NCHW batch, and its gradient, run in pieces of image planes on
 the kernel thread pool (each plane is pooled alone, so the results are bit for bit the same).
 """
@@ -21,6 +26,7 @@ from oar_kernels_cpu.kernels import FLOATS, _split, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import pad_nchw, windows
 
 xp = array_module(__name__)
+LOWEST = float(np.finfo(np.float32).min)  # Fluid's -FLT_MAX: max pooling's floor, every dtype
 
 
 def _nchw(x, attrs):
@@ -67,7 +73,8 @@ def _tap_slice(i, j, s, out):
 
 
 def _count(hw, k, s, pads, out, exclusive, dtype):
-    """Divisor of each output cell: real pixels in the window (exclusive) or kh*kw."""
+    """Divisor of each output cell: real pixels in the window (exclusive) or kh*kw; NaN for a
+    window of padding only (Fluid's 0/0, without a division-by-zero warning)."""
     if not exclusive:
         return xp.asarray(k[0] * k[1], dtype)
     counts = []
@@ -75,7 +82,8 @@ def _count(hw, k, s, pads, out, exclusive, dtype):
         start = xp.arange(out[ax]) * s[ax] - pads[2 * ax]
         end = xp.minimum(start + k[ax], hw[ax])
         counts.append(end - xp.maximum(start, 0))
-    return xp.outer(counts[0], counts[1]).astype(dtype)
+    count = xp.outer(counts[0], counts[1]).astype(dtype)
+    return xp.where(count == 0, xp.nan, count).astype(dtype)
 
 
 def _adaptive_bounds(size, out):
@@ -153,8 +161,11 @@ def pool2d(inputs, attrs):
     x = _nchw(inputs["X"], attrs)
     geo = _regular(x.shape[2:], attrs)
     if geo is None:
-        return {"Out": _back(_pool_adaptive(x, attrs), attrs)}
-    y = _per_plane(lambda x: _pool_regular(x, attrs, geo), geo[3], x)
+        y = _pool_adaptive(x, attrs)
+    else:
+        y = _per_plane(lambda x: _pool_regular(x, attrs, geo), geo[3], x)
+    if attrs.get("pooling_type", "max") == "max":
+        xp.maximum(y, LOWEST, out=y)
     return {"Out": _back(y, attrs)}
 
 
@@ -261,20 +272,24 @@ def max_pool2d_with_index(inputs, attrs):
     geo = _regular((h, w), attrs)
     if geo is None:
         _, rows, cols = _adaptive_first_max(x, tuple(attrs["ksize"]))
-        return {"Out": y, "Mask": (rows * w + cols).astype(np.int32)}
-    k, s, pads, out = geo
-    win = windows(xp, pad_nchw(xp, x, pads, -np.inf), k, s, (1, 1), out)
-    mask = xp.full(y.shape, -1, np.int64)
-    rows = xp.arange(out[0])[:, None] * s[0] - pads[0]
-    cols = xp.arange(out[1])[None, :] * s[1] - pads[2]
-    for i, j in reversed(_taps(k)):
-        hit = win[:, :, i, j] == y
-        mask = xp.where(hit, (rows + i) * w + cols + j, mask)
-    return {"Out": y, "Mask": mask.astype(np.int32)}
+        mask = rows * w + cols
+    else:
+        k, s, pads, out = geo
+        win = windows(xp, pad_nchw(xp, x, pads, -np.inf), k, s, (1, 1), out)
+        mask = xp.full(y.shape, -1, np.int64)
+        rows = xp.arange(out[0])[:, None] * s[0] - pads[0]
+        cols = xp.arange(out[1])[None, :] * s[1] - pads[2]
+        for i, j in reversed(_taps(k)):
+            hit = win[:, :, i, j] == y
+            mask = xp.where(hit, (rows + i) * w + cols + j, mask)
+    # nothing above Fluid's -FLT_MAX start (a window of padding only): index -1
+    return {"Out": y, "Mask": xp.where(y == LOWEST, -1, mask).astype(np.int32)}
 
 
 @kernel("max_pool2d_with_index_grad", FLOATS)
 def max_pool2d_with_index_grad(inputs, attrs):
     x, mask, dy = inputs["X"], inputs["Mask"], inputs["Out@GRAD"]
     w = x.shape[3]
-    return {"X@GRAD": _scatter_to(x, mask // w, mask % w, dy)}
+    found = mask >= 0  # -1: a window with nothing in it, no gradient
+    mask = xp.where(found, mask, 0)
+    return {"X@GRAD": _scatter_to(x, mask // w, mask % w, xp.where(found, dy, 0))}

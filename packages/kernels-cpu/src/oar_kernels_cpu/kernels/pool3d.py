@@ -1,4 +1,8 @@
-"""pool3d: max/avg over 3-D windows (strided views), global, ceil_mode, exclusive, adaptive."""
+"""pool3d: max/avg over 3-D windows (strided views), global, ceil_mode, exclusive, adaptive.
+
+Windows wholly in the padding behave as in pool2d's kernel (max floored at Fluid's -FLT_MAX,
+index -1, exclusive average 0/0 = NaN).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from oar.api import pool3d_geometry
 
 from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
 from oar_kernels_cpu.kernels._vol2col import col2vol, crop_nd, pad_nd, windows_nd
+from oar_kernels_cpu.kernels.pool import LOWEST
 
 xp = array_module(__name__)
 _KAX = (2, 3, 4)  # the window axes of a (N, C, KD, KH, KW, OD, OH, OW) view
@@ -30,11 +35,13 @@ def _full_pads(size, k, s, pads, out):
 
 
 def _counts(x, k, s, pads, out, attrs):
-    """Divisor per output position: the window inside the input (exclusive) or its volume."""
+    """Divisor per output position: the window inside the input (exclusive) or its volume;
+    NaN for a window of padding only (Fluid's 0/0, without a division-by-zero warning)."""
     if not attrs["exclusive"]:
         return float(k[0] * k[1] * k[2])
     ones = xp.ones((1, 1) + x.shape[2:], x.dtype)
-    return windows_nd(xp, pad_nd(xp, ones, pads), k, s, (1, 1, 1), out).sum(axis=_KAX)
+    count = windows_nd(xp, pad_nd(xp, ones, pads), k, s, (1, 1, 1), out).sum(axis=_KAX)
+    return xp.where(count == 0, xp.nan, count).astype(x.dtype)
 
 
 def _bins(size, n):
@@ -59,12 +66,12 @@ def pool3d(inputs, attrs):
         for o, cell in _adaptive_cells(x, out):
             v = x[(slice(None), slice(None)) + cell]
             y[(slice(None), slice(None)) + o] = v.max(axis=_KAX) if is_max else v.mean(axis=_KAX)
-        return {"Out": _back(y, attrs)}
+        return {"Out": _back(xp.maximum(y, LOWEST) if is_max else y, attrs)}
     pads = _full_pads(x.shape[2:], k, s, pads, out)
     fill = -np.inf if is_max else 0.0
     win = windows_nd(xp, pad_nd(xp, x, pads, fill), k, s, (1, 1, 1), out)
     if is_max:
-        y = win.max(axis=_KAX)
+        y = xp.maximum(win.max(axis=_KAX), LOWEST)
     else:
         y = win.sum(axis=_KAX) / _counts(x, k, s, pads, out, attrs)
     return {"Out": _back(y.astype(x.dtype, copy=False), attrs)}
@@ -146,6 +153,8 @@ def max_pool3d_with_index(inputs, attrs):
         y, mask = _adaptive_argmax(x, out)
     else:
         y, mask = _regular_argmax(x, k, s, _full_pads(x.shape[2:], k, s, pads, out), out)
+    y = xp.maximum(y, LOWEST)  # Fluid's -FLT_MAX start; nothing above it: index -1
+    mask = xp.where(y == LOWEST, -1, mask)
     return {"Out": y.astype(x.dtype, copy=False), "Mask": mask.astype(np.int32)}
 
 
@@ -155,6 +164,8 @@ def max_pool3d_with_index_grad(inputs, attrs):
     n, c = x.shape[:2]
     vol = x.shape[2] * x.shape[3] * x.shape[4]
     base = (xp.arange(n * c) * vol).reshape((n, c) + (1,) * (mask.ndim - 2))
-    where = (base + mask.astype(np.int64)).reshape(-1)
-    dx = xp.bincount(where, weights=dy.reshape(-1).astype("float64"), minlength=n * c * vol)
+    found = mask >= 0  # -1: a window with nothing in it, no gradient
+    where = (base + xp.where(found, mask, 0).astype(np.int64)).reshape(-1)
+    weights = xp.where(found, dy, 0).reshape(-1).astype("float64")
+    dx = xp.bincount(where, weights=weights, minlength=n * c * vol)
     return {"X@GRAD": dx.reshape(x.shape).astype(x.dtype)}
