@@ -48,8 +48,13 @@ def _make_forward(ufunc):
         if x.shape != y.shape:
             x, y = align_y(x, y, attrs["axis"])
         try:
-            out = _out_buffer(x, y, donated) if donated else None
-            if x.size < _parallel.SPLIT_MIN > y.size:  # the common small case, no helper call
+            small = x.size < _parallel.SPLIT_MIN > y.size
+            if not donated:
+                if small:  # the common case: no helper call, no out= keyword to parse
+                    return {"Out": ufunc(x, y)}
+                return {"Out": _split.ufunc(xp, ufunc, x, y)}
+            out = _out_buffer(x, y, donated)
+            if small:
                 return {"Out": ufunc(x, y, out=out)}
             return {"Out": _split.ufunc(xp, ufunc, x, y, out=out)}
         except ValueError:

@@ -30,7 +30,10 @@ def _tiny(a, b):
 def _mms(*pairs):
     """``[a @ b for a, b in pairs]``, computed together (``_gemm.matmuls``); float16 through
     float32."""
-    if all(_tiny(a, b) and a.dtype != xp.float16 != b.dtype for a, b in pairs):
+    for a, b in pairs:
+        if not _tiny(a, b) or a.dtype == xp.float16 or b.dtype == xp.float16:
+            break
+    else:
         return [xp.matmul(a, b) for a, b in pairs]
     half = [a.dtype == xp.float16 or b.dtype == xp.float16 for a, b in pairs]
     pairs = [
@@ -70,11 +73,18 @@ def mul_grad(inputs, attrs, wanted):
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     x2, y2 = _flat(x, xn), _flat(y, yn)
     d2 = d.reshape(x2.shape[0], y2.shape[1])
-    slots = [s for s in ("X@GRAD", "Y@GRAD") if s in wanted]
-    products = {"X@GRAD": (d2, y2.T), "Y@GRAD": (x2.T, d2)}
-    shapes = {"X@GRAD": x.shape, "Y@GRAD": y.shape}
-    grads = _mms(*(products[s] for s in slots))  # dX and dW at once on the kernel pool
-    return {s: _shaped(g, shapes[s]) for s, g in zip(slots, grads)}
+    want_x, want_y = "X@GRAD" in wanted, "Y@GRAD" in wanted
+    if want_x and want_y:
+        dx, dy = _mms((d2, y2.T), (x2.T, d2))  # dX and dW at once on the kernel pool
+    else:  # one product: no pairing helpers (a per-step cost on small models)
+        dx = _mm(d2, y2.T) if want_x else None
+        dy = _mm(x2.T, d2) if want_y else None
+    grads = {}
+    if dx is not None:
+        grads["X@GRAD"] = _shaped(dx, x.shape)
+    if dy is not None:
+        grads["Y@GRAD"] = _shaped(dy, y.shape)
+    return grads
 
 
 def _shaped(a, shape):
