@@ -15,7 +15,7 @@ import math
 import os
 
 import numpy as np
-from bench_mlp import BATCH, LABEL, SIZES, WEIGHTS, X
+from bench_mlp import BATCH, LABEL, SIZES, WEIGHTS, X, deterministic
 from benchlib import Benchmark, Unavailable, require
 
 LR, B1, B2, EPS = 0.001, 0.9, 0.999, 1e-8
@@ -150,7 +150,12 @@ BENCHMARKS = [
     Benchmark(
         name="mlp_adam",
         description=f"MLP {'-'.join(map(str, SIZES))} relu + softmax cross_entropy + mean, Adam, batch {BATCH}",
-        contenders={"oar": oar_step, "numpy": numpy_step, "torch": torch_step},
+        contenders={
+            "oar": oar_step,
+            "oar_deterministic": deterministic(oar_step),
+            "numpy": numpy_step,
+            "torch": torch_step,
+        },
         targets={"oar/numpy": 0.9 if _numba_plugin() else 1.15},
         memory=True,
     )
