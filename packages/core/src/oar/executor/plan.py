@@ -240,7 +240,16 @@ class Plan:
 
     def _fused_step(self, fop, kernel, steps: list) -> Step:
         """The step of a fused chain (``fop``: an :class:`oar.fusion.FusedOp`)."""
-        entry = KernelEntry(fop.type, self.device.name, None, kernel, plugin=fop.fusion.plugin)
+        # a slot that its op's kernel reads only for the shape stays so (oar.fusion)
+        nnb = tuple(
+            f"{k}.{slot}"
+            for k, step in enumerate(steps)
+            for slot in step.call.entry.no_need_buffer
+            if f"{k}.{slot}" in fop.inputs
+        )
+        entry = KernelEntry(
+            fop.type, self.device.name, None, kernel, plugin=fop.fusion.plugin, no_need_buffer=nnb
+        )
         singles = tuple((slot, names[0]) for slot, names in fop.inputs.items())
         outs = tuple((slot, names[0], False) for slot, names in fop.outputs.items())
         call = entry.compile_call(fop.attrs, singles, (), outs)
