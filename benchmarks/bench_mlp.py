@@ -58,6 +58,27 @@ def oar_step(place=None):
     return step
 
 
+def deterministic(factory):
+    """``factory``'s oar step run under ``FLAGS_cpu_deterministic`` (large products split on
+    oar's own pool at one BLAS thread, the same bits at any thread count, instead of one call
+    on OpenBLAS's threads): what that guarantee costs, measured in the same run."""
+
+    def make():
+        step = factory()
+        from oar import fluid
+
+        def det_step():
+            fluid.set_flags({"FLAGS_cpu_deterministic": True})
+            try:
+                return step()
+            finally:
+                fluid.set_flags({"FLAGS_cpu_deterministic": False})
+
+        return det_step
+
+    return make
+
+
 def numpy_step():
     """Forward, analytic backward (fused softmax + cross-entropy gradient), in-place SGD."""
     (w1, b1), (w2, b2), (w3, b3) = [(w.copy(), b.copy()) for w, b in WEIGHTS]
@@ -159,6 +180,7 @@ BENCHMARKS = [
         description=f"MLP {'-'.join(map(str, SIZES))} relu + softmax cross_entropy + mean, SGD, batch {BATCH}",
         contenders={
             "oar": oar_step,
+            "oar_deterministic": deterministic(oar_step),
             "numpy": numpy_step,
             "torch": torch_step,
             "paddle": paddle_step,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from bench_mlp import BATCH, LABEL, SIZES, WEIGHTS, X
+from bench_mlp import BATCH, LABEL, SIZES, WEIGHTS, X, deterministic
 from benchlib import Benchmark, Unavailable, require
 
 LR, B1, B2, EPS = 0.001, 0.9, 0.999, 1e-8
@@ -141,7 +141,12 @@ BENCHMARKS = [
     Benchmark(
         name="mlp_adam",
         description=f"MLP {'-'.join(map(str, SIZES))} relu + softmax cross_entropy + mean, Adam, batch {BATCH}",
-        contenders={"oar": oar_step, "numpy": numpy_step, "torch": torch_step},
+        contenders={
+            "oar": oar_step,
+            "oar_deterministic": deterministic(oar_step),
+            "numpy": numpy_step,
+            "torch": torch_step,
+        },
         targets={"oar/numpy": 1.15},
         memory=True,
     )

@@ -113,7 +113,9 @@ def test_mlp_results_equal_at_one_and_two_threads_with_parallel_loops():
     low threshold), gives bit-identical losses and weights at 1 and 2 threads."""
     runs = []
     for n in ("1", "2"):
-        env = dict(os.environ, OMP_NUM_THREADS=n, NUMBA_NUM_THREADS="2")
+        env = dict(
+            os.environ, OMP_NUM_THREADS=n, NUMBA_NUM_THREADS="2", FLAGS_cpu_deterministic="1"
+        )
         env["OAR_NUMBA_PARALLEL_MIN"] = "4096"  # 64x512 activations and weights: parallel
         env.pop("OAR_DISABLE_PLUGINS", None)
         res = subprocess.run(

@@ -119,6 +119,8 @@ _EXPORTS: dict[str, str] = {
     "parallel_for": "oar.cpu_pool",
     "parallel_threads": "oar.cpu_pool",
     "with_one_blas_thread": "oar.cpu_threads",
+    "with_blas_threads": "oar.cpu_threads",
+    "cpu_deterministic": "oar.cpu_threads",
     # dygraph
     "to_variable": "oar.dygraph",
     "Layer": "oar.dygraph.layers",
@@ -177,6 +179,7 @@ __all__ = [
     "conv3d_geometry",
     "conv3d_transpose_geometry",
     "convert_dtype",
+    "cpu_deterministic",
     "cpu_math_library_num_threads",
     "cpu_places",
     "create_lod_tensor",
@@ -218,6 +221,7 @@ __all__ = [
     "unsqueeze_shape",
     "user_array",
     "maybe_progress",
+    "with_blas_threads",
     "with_one_blas_thread",
 ]
 
@@ -242,9 +246,11 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them lazily)
     from oar.cpu_pool import parallel_for, parallel_threads
     from oar.cpu_threads import (
+        cpu_deterministic,
         cpu_math_library_num_threads,
         limit_cpu_math_threads,
         set_cpu_math_library_num_threads,
+        with_blas_threads,
         with_one_blas_thread,
     )
     from oar.dygraph import to_variable

@@ -11,10 +11,13 @@ which runs one thread per place, gives each place ``cores // places`` threads so
 places x BLAS threads never exceed the cores. Kernel plugins with their own
 thread pools read :func:`cpu_math_library_num_threads` (oar-kernels-numba does).
 
-:func:`with_one_blas_thread` runs one call with OpenBLAS at one thread (two C calls, no lock):
-kernels-cpu makes its matrix products that way and splits the large ones across its own
-thread pool, because an OpenBLAS call on several threads leaves its worker threads spinning
-for tens of milliseconds afterwards, taking a core from the next kernel's threads.
+:func:`with_blas_threads` runs one call with OpenBLAS at a given thread count (two C calls,
+no lock; none when the count is already right), :func:`with_one_blas_thread` at one thread:
+kernels-cpu makes its small and medium matrix products at one thread, because an OpenBLAS
+call on several threads leaves its worker threads spinning for milliseconds afterwards,
+taking a core from the next kernel's threads; its large products run at the full count
+(or, under ``FLAGS_cpu_deterministic``, split across its own thread pool: the same bits at
+any thread count). :func:`cpu_deterministic` reads that flag.
 """
 
 from __future__ import annotations
@@ -91,22 +94,37 @@ def _apply(n: int) -> None:
     _threadpoolctl[0](limits=n, user_api="blas")
 
 
-def with_one_blas_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` with OpenBLAS held at one thread for the call (then as it was). Only the
-    main thread changes the count (it is process-wide): other threads, such as the
-    data-parallel places that run inside :func:`limit_cpu_math_threads`, call ``fn`` as is."""
+def with_blas_threads(n: int, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with OpenBLAS held at ``n`` threads for the call (then as it was; no
+    change at all when it is at ``n`` already). Only the main thread changes the count (it is
+    process-wide): other threads, such as the data-parallel places that run inside
+    :func:`limit_cpu_math_threads`, call ``fn`` as is."""
     fns = _openblas()
     if not fns or threading.current_thread() is not _MAIN:
         return fn(*args)
     set_threads, get_threads = fns[0]  # numpy's (the GEMMs fn runs)
     before = get_threads()
-    if before == 1:
+    if before == n:
         return fn(*args)
-    set_threads(1)
+    set_threads(n)
     try:
         return fn(*args)
     finally:
         set_threads(before)
+
+
+def with_one_blas_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with OpenBLAS held at one thread for the call (:func:`with_blas_threads`)."""
+    return with_blas_threads(1, fn, *args)
+
+
+def cpu_deterministic() -> bool:
+    """``FLAGS_cpu_deterministic``: CPU results must not depend on the thread count (kernels
+    then keep to their thread-count-independent splits, such as kernels-cpu's pool split of
+    large matrix products instead of OpenBLAS's own threads)."""
+    from oar import flags
+
+    return flags.CPU_DETERMINISTIC
 
 
 def blas_num_threads() -> int | None:

@@ -84,6 +84,8 @@ _listeners: dict[str, list] = {}
 
 # read on every Executor.run: a module attribute is the cheapest check there is
 CHECK_NAN_INF = False
+# FLAGS_cpu_deterministic, read per large matrix product (oar.cpu_threads.cpu_deterministic)
+CPU_DETERMINISTIC = False
 # fluid.profiler on (not a user flag; oar.profiler sets it): the Executor builds timed plans
 PROFILE_OPS = False
 
@@ -161,10 +163,12 @@ def on_change(name: str, callback: Callable[[Any], None]) -> None:
 
 
 def _apply(name: str, value: Any) -> None:
-    global CHECK_NAN_INF
+    global CHECK_NAN_INF, CPU_DETERMINISTIC
     _values[name] = value
     if name == "FLAGS_check_nan_inf":
         CHECK_NAN_INF = value
+    elif name == "FLAGS_cpu_deterministic":
+        CPU_DETERMINISTIC = value
     for callback in _listeners.get(name, ()):
         callback(value)
 
@@ -189,6 +193,7 @@ def _from_env() -> None:
             except TypeError as exc:
                 raise ValueError(f"{exc} (from the environment variable {name})") from None
     _apply("FLAGS_check_nan_inf", _values["FLAGS_check_nan_inf"])
+    _apply("FLAGS_cpu_deterministic", _values["FLAGS_cpu_deterministic"])
 
 
 _from_env()

@@ -1,33 +1,46 @@
-"""Matrix products of the kernels: at one BLAS thread, the large ones split across the kernel
-thread pool.
+"""Matrix products of the kernels: small ones at one BLAS thread, large ones at OpenBLAS's
+full thread count, or, under ``FLAGS_cpu_deterministic``, split across the kernel thread pool.
 
-An OpenBLAS call on several threads leaves its worker threads spinning for tens of
-milliseconds after it returns (measured here: about 9 ms of a second core per call), so the
-next kernel's pool threads, or the next op, find that core taken: the seed's MNIST CNN step
-took 50% more CPU time at 2 threads than at 1, for no gain in wall time. So every product here
-runs with OpenBLAS at one thread (``oar.api.with_one_blas_thread``), and, when the pool has
-several threads, a product of at least :data:`SPLIT_MACS` multiply-adds is cut into row
-pieces (column pieces when it is wider than tall) that the pool runs at once. The cut depends
-on the shapes only, and pieces start at multiples of :data:`ALIGN` rows, the BLAS
-micro-kernels' tile boundaries: each output element is then summed exactly as in the whole
-product (bit for bit the same, checked on OpenBLAS's float32 and float64 kernels), so results
-do not depend on the thread count. On one thread a product is one call (no piece overhead).
+An OpenBLAS call on several threads leaves its worker threads spinning for milliseconds after
+it returns (measured here: about 9 ms of a second core per call), so the next kernel's pool
+threads, or the next op, find that core taken: the seed's MNIST CNN step took 50% more CPU
+time at 2 threads than at 1, for no gain in wall time. So a product below
+:data:`THREADED_MACS` multiply-adds runs with OpenBLAS at one thread
+(``oar.api.with_one_blas_thread``); none of the MNIST CNN's products is that large.
+
+A product of at least :data:`THREADED_MACS` multiply-adds is worth the spin: on the main
+thread it is one call with OpenBLAS at :func:`_parallel.parallel_threads` threads (oar's thread
+settings: ``set_cpu_math_library_num_threads``, ``OMP_NUM_THREADS``, else the cores), whose
+workers spin between their blocks and finish a 128x784x512 product well before oar's own pool
+can (725 against 1143 µs measured). OpenBLAS's threads sum an element in another order than
+one thread does once the inner dimension passes 512, so such results differ in their last
+bits between thread counts. ``FLAGS_cpu_deterministic`` (Fluid's flag for "CPU results that
+do not depend on the summing order") keeps them equal: the large product then runs at one
+BLAS thread, cut into row pieces (column pieces when it is wider than tall) that the pool runs
+at once. The cut depends on the shapes only, and pieces start at multiples of :data:`ALIGN`
+rows, the BLAS micro-kernels' tile boundaries: each output element is then summed exactly as
+in the whole product (bit for bit the same, checked on OpenBLAS's float32 and float64
+kernels). Off the main thread (data-parallel places, each with its share of the cores) a
+product is one call at the BLAS count in force there, as before.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from oar.api import with_one_blas_thread
+from oar.api import cpu_deterministic, with_blas_threads, with_one_blas_thread
 
 from oar_kernels_cpu.kernels import _parallel
 
 #: multiply-adds below which OpenBLAS runs a product on one thread by itself (its SMP
 #: threshold is 4 x 65536): such a product is called as it is, with no thread-count toggle
 BLAS_SERIAL_MACS = 1 << 16
-#: multiply-adds from which a product is split across the pool
+#: multiply-adds from which a product runs on OpenBLAS's threads (unless deterministic)
+THREADED_MACS = int(os.environ.get("OAR_BLAS_THREADED_MACS", 1 << 22))
+#: multiply-adds from which a product is split across the pool (``FLAGS_cpu_deterministic``)
 SPLIT_MACS = 1 << 22
 #: at least this many multiply-adds per piece, in a power of two of pieces (they share out
 #: evenly over 2 or 4 threads), at most :data:`MAX_PIECES`: each piece repacks the shared
@@ -50,16 +63,24 @@ def matmul(xp: Any, a: Any, b: Any) -> Any:
 
 
 def matmuls(xp: Any, pairs: Sequence[tuple]) -> list:
-    """``[xp.matmul(a, b) for a, b in pairs]`` at one BLAS thread: the products' pieces (a
-    product not worth splitting is one piece) run in one round on the pool, so independent
-    products (a gradient's dX and dW) also run at once."""
+    """``[xp.matmul(a, b) for a, b in pairs]``: the large products at OpenBLAS's full thread
+    count, one after the other; the others at one BLAS thread, their pieces (a product not
+    worth splitting is one piece) in one round on the pool, so independent products (a
+    gradient's dX and dW) also run at once."""
     results: list = [None] * len(pairs)
     tasks: list = []
+    threaded: list = []
     total = 0
+    blas_threads = 0  # looked up at the first large product
     for i, (a, b) in enumerate(pairs):
         macs = a.size * (b.shape[-1] if b.ndim > 1 else 1)
         if macs < BLAS_SERIAL_MACS or not (_host(a) and _host(b)):
             results[i] = xp.matmul(a, b)  # tiny (OpenBLAS stays serial), or device arrays
+            continue
+        if macs >= THREADED_MACS and not blas_threads:
+            blas_threads = 1 if cpu_deterministic() else _parallel.parallel_threads()
+        if macs >= THREADED_MACS and blas_threads > 1:
+            threaded.append(i)
             continue
         results[i], pieces = _pieces(xp, a, b)
         tasks.extend(pieces)
@@ -68,7 +89,14 @@ def matmuls(xp: Any, pairs: Sequence[tuple]) -> list:
         _parallel.parallel_for(lambda i: tasks[i](), len(tasks), blas=True)
     elif tasks:  # too little work to hand to another thread
         with_one_blas_thread(lambda: [task() for task in tasks])
+    if threaded:
+        with_blas_threads(blas_threads, _threaded, xp, pairs, threaded, results)
     return [r.box[0] if isinstance(r, _Later) else r for r in results]
+
+
+def _threaded(xp: Any, pairs: Sequence[tuple], which: list, results: list) -> None:
+    for i in which:
+        results[i] = xp.matmul(*pairs[i])
 
 
 def _pieces(xp: Any, a: Any, b: Any) -> tuple:
