@@ -12,7 +12,7 @@ A product of at least :data:`THREADED_MACS` multiply-adds is worth the spin: on 
 thread it is one call with OpenBLAS at :func:`_parallel.parallel_threads` threads (oar's thread
 settings: ``set_cpu_math_library_num_threads``, ``OMP_NUM_THREADS``, else the cores), whose
 workers spin between their blocks and finish a 128x784x512 product well before oar's own pool
-can (725 against 1143 µs measured). OpenBLAS's threads sum an element in another order than
+can (546 against 650 µs; 1006 at one thread). OpenBLAS's threads sum an element in another order than
 one thread does once the inner dimension passes 512, so such results differ in their last
 bits between thread counts. ``FLAGS_cpu_deterministic`` (Fluid's flag for "CPU results that
 do not depend on the summing order") keeps them equal: the large product then runs at one
