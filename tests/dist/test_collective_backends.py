@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from oar_dist.collective import (
     plan_buckets,
     thread_rings,
 )
+from oar_dist.collective.mpi import wait_until_read
 
 from .mpi_helpers import require_mpi, run_mpi
 from .rank_threads import run_ranks
@@ -140,25 +142,31 @@ def test_mpi_backend_two_ranks(tmp_path):
 
 
 STUCK_SCRIPT = """
-import time
+import os, subprocess, sys, time
 import numpy as np
 import oar
 from oar_dist.collective import make_backend
 b = make_backend("mpi")
 if b.rank == 1:
     time.sleep(60)  # a stuck rank: never joins the allreduce
+if sys.argv[1] == "starve":
+    # a loaded machine: mpiexec's proxy (this rank's parent) gets no CPU for 3 s, past the
+    # watchdog's firing; its message must still reach mpiexec's stderr
+    subprocess.Popen(["sh", "-c", f"sleep 3; kill -CONT {os.getppid()}"])
+    os.kill(os.getppid(), 19)
 b.allreduce(np.ones(4))
 """
 
 
-def test_mpi_stuck_peer_ends_the_job_within_the_timeout(tmp_path):
+@pytest.mark.parametrize("load", ["idle", "starve"])
+def test_mpi_stuck_peer_ends_the_job_within_the_timeout(tmp_path, load):
     exe = require_mpi()
     script = tmp_path / "stuck.py"
     script.write_text(STUCK_SCRIPT)
-    env = dict(os.environ, OAR_COLLECTIVE_TIMEOUT="2")
+    env = dict(os.environ, OAR_COLLECTIVE_TIMEOUT="1")
     t0 = time.monotonic()
     proc = subprocess.run(
-        [exe, "-n", "2", sys.executable, str(script)],
+        [exe, "-n", "2", sys.executable, str(script), load],
         capture_output=True,
         text=True,
         timeout=50,
@@ -166,5 +174,33 @@ def test_mpi_stuck_peer_ends_the_job_within_the_timeout(tmp_path):
     )
     elapsed = time.monotonic() - t0
     assert proc.returncode != 0
-    assert "rank 0 of 2 waited more than 2 s in allreduce" in proc.stderr
+    assert "rank 0 of 2 waited more than 1 s in allreduce" in proc.stderr, proc
     assert elapsed < 30
+
+
+def test_watchdog_waits_until_its_message_was_read(tmp_path):
+    read_at = []
+    r, w = os.pipe()
+    try:
+        os.write(w, b"oar-dist: aborting\n")
+
+        def reader():
+            time.sleep(0.3)
+            read_at.append(time.monotonic())
+            os.read(r, 100)
+
+        t = threading.Thread(target=reader)
+        t.start()
+        assert wait_until_read(w, limit=20)
+        done = time.monotonic()
+        t.join(20)
+        assert read_at and done >= read_at[0]
+        os.write(w, b"never read")
+        assert not wait_until_read(w, limit=0.05)  # bounded: gives up
+    finally:
+        os.close(r)
+        os.close(w)
+    with open(tmp_path / "log", "w") as f:  # a file holds what was written: nothing to wait for
+        f.write("x")
+        f.flush()
+        assert wait_until_read(f.fileno(), limit=0)

@@ -77,12 +77,12 @@ def test_killed_rank_is_named_and_the_job_ends_at_once(tmp_path):
     proc = run_launch(
         "--nproc_per_node", "2", "--log_dir", str(tmp_path / "logs"),
         str(SCRIPTS / "launch_env.py"), str(tmp_path / "e"), "kill",
-        check=False, timeout=60,
+        check=False, timeout=100, env={"OAR_COLLECTIVE_TIMEOUT": "120"},
     )  # fmt: skip
     elapsed = time.monotonic() - t0
     assert proc.returncode != 0
     assert "rank 1 died without exiting" in proc.stderr, proc.stderr
-    assert elapsed < 20
+    assert elapsed < 90  # the launcher saw the death: rank 0's watchdog (120 s) did not end it
 
 
 def test_rank_waiting_on_a_hung_peer_fails_within_the_collective_timeout(tmp_path):
@@ -168,7 +168,7 @@ def test_sigterm_is_forwarded_and_the_ranks_stop(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM
     assert f"stopped by signal {int(signal.SIGTERM)}" in err
     # no rank is left running the script (they got the signal too; allow them a moment)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while True:
         leftover = [p for p in os.listdir("/proc") if p.isdigit() and str(tmp_path) in _cmdline(p)]
         if not leftover or time.monotonic() > deadline:

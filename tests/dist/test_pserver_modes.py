@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -74,8 +75,11 @@ def test_global_norm_clipping_runs_on_the_trainer(tmp_path):
 
 def test_killed_trainer_stops_the_pservers_with_an_error(tmp_path):
     start = time.monotonic()
-    job, rcs = _run(tmp_path, timeout=60, OAR_T_STEPS=200, OAR_T_KILL_AT=3, OAR_PSERVER_TIMEOUT=20)
-    assert time.monotonic() - start < 45
+    # a job that waited for OAR_PSERVER_TIMEOUT would not end within the bound
+    job, rcs = _run(
+        tmp_path, timeout=100, OAR_T_STEPS=200, OAR_T_KILL_AT=3, OAR_PSERVER_TIMEOUT=120
+    )
+    assert time.monotonic() - start < 90
     for ip in ("127.0.0.1", "127.0.0.2"):
         assert rcs[f"pserver_{ip}"] != 0
         assert "trainer 1 disconnected before calling exe.close()" in job.log(f"pserver_{ip}")
@@ -83,19 +87,35 @@ def test_killed_trainer_stops_the_pservers_with_an_error(tmp_path):
     assert "pserver 127.0.0." in job.log("trainer0"), (rcs, job.logs())
 
 
-def test_killed_pserver_fails_the_trainers_with_a_clear_error(tmp_path):
-    job = seed_job(tmp_path, script=SCRIPT, harness=False, OAR_T_STEPS=100000)
-    deadline = time.monotonic() + 60
-    while "step 3 " not in job.log("trainer0") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    job.procs["pserver_127.0.0.2"].kill()
-    start = time.monotonic()
-    rcs = job.wait(40, names=["trainer0", "trainer1"])
-    assert time.monotonic() - start < 30
+@pytest.mark.parametrize("frozen", [False, True])
+def test_killed_pserver_fails_the_trainers_with_a_clear_error(tmp_path, frozen):
+    """Every trainer names the killed pserver, even one blocked on the other pserver's barrier.
+
+    ``frozen``: trainer 1 is stopped (SIGSTOP) first, so trainer 0 waits on pserver 127.0.0.1's
+    barrier when 127.0.0.2 dies, and trainer 1 resumes after 127.0.0.1 has stopped too (the
+    order a loaded machine can produce)."""
+    job = seed_job(tmp_path, script=SCRIPT, harness=False, OAR_T_STEPS=100000,
+                   OAR_PSERVER_TIMEOUT=120)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while "step 3 " not in job.log("trainer1"):
+            assert time.monotonic() < deadline, job.logs()
+            time.sleep(0.05)
+        if frozen:
+            job.procs["trainer1"].send_signal(signal.SIGSTOP)
+            time.sleep(0.5)  # trainer 0 reaches a barrier it cannot pass
+        start = time.monotonic()
+        job.procs["pserver_127.0.0.2"].kill()
+        if frozen:
+            job.wait(60, names=["trainer0", "pserver_127.0.0.1"])
+            job.procs["trainer1"].send_signal(signal.SIGCONT)
+        rcs = job.wait(60, names=["trainer0", "trainer1"])
+        # far below OAR_PSERVER_TIMEOUT: nobody waited for a reply that could not come
+        assert time.monotonic() - start < 60
+    finally:
+        job.procs["trainer1"].send_signal(signal.SIGCONT)
+        job.kill()
     for t in range(2):
         assert rcs[f"trainer{t}"] != 0
         log = job.log(f"trainer{t}")
-        assert "pserver 127.0.0.2:" in log and (
-            "closed the connection" in log or "did not answer" in log
-        )
-    job.kill()
+        assert "127.0.0.2:" in log and "closed the connection" in log, job.logs()

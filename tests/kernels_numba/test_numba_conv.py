@@ -33,24 +33,11 @@ def _attrs(pads=(1, 1), stride=1, dilation=1, groups=1, algorithm="EXPLICIT", fm
 
 
 @pytest.fixture
-def winograd_calls(monkeypatch):
+def winograd_calls(monkeypatch, count_calls):
     """Counts of the Winograd paths taken; every size goes to them (no SMALL cut-off)."""
-    calls = {"conv": 0, "filter_grad": 0}
-    conv, filter_grad = conv_mod.winograd_conv, conv_mod.winograd_filter_grad
-
-    def counted_conv(*a, **k):
-        calls["conv"] += 1
-        return conv(*a, **k)
-
-    def counted_filter_grad(*a, **k):
-        calls["filter_grad"] += 1
-        return filter_grad(*a, **k)
-
     monkeypatch.setattr(conv_mod, "SMALL", 0)
     monkeypatch.setattr(conv_mod, "MIN_CHANNEL_SUM", 16)
-    monkeypatch.setattr(conv_mod, "winograd_conv", counted_conv)
-    monkeypatch.setattr(conv_mod, "winograd_filter_grad", counted_filter_grad)
-    return calls
+    return count_calls(conv_mod, conv="winograd_conv", filter_grad="winograd_filter_grad")
 
 
 def _run(numba_pair, x, w, attrs, wanted=BOTH):
@@ -120,7 +107,7 @@ FALLBACK = [  # attrs and shapes Winograd does not take: the numpy kernel's resu
     ("stride 2", (2, 8, 8, 8), (8, 8, 3, 3), _attrs(stride=2)),
     ("dilation 2", (2, 8, 8, 8), (8, 8, 3, 3), _attrs(pads=(2, 2), dilation=2)),
     ("groups 2", (2, 8, 6, 6), (8, 4, 3, 3), _attrs(groups=2)),
-    ("5x5", (2, 8, 8, 8), (8, 8, 5, 5), _attrs(pads=(2, 2))),
+    ("7x7", (2, 8, 8, 8), (8, 8, 7, 7), _attrs(pads=(3, 3))),
     ("1x1", (2, 8, 8, 8), (8, 8, 1, 1), _attrs(pads=(0, 0))),
     ("3 input channels", (2, 3, 8, 8), (8, 3, 3, 3), _attrs()),
     ("8 + 4 channels", (2, 8, 8, 8), (4, 8, 3, 3), _attrs()),
@@ -178,25 +165,16 @@ def test_numeric_gradients_through_the_executor(pads, winograd_calls):
     assert winograd_calls["conv"] > 0 and winograd_calls["filter_grad"] > 0
 
 
-def test_results_do_not_depend_on_the_thread_count(numba_pair, winograd_calls, monkeypatch):
-    from oar import cpu_pool
-
-    mine, _ = numba_pair("conv2d", "float32")
-    gmine, _ = numba_pair("conv2d_grad", "float32")
+def test_results_do_not_depend_on_the_thread_count(
+    winograd_calls, conv_same_at_any_thread_count, monkeypatch
+):
     monkeypatch.setattr(conv_mod, "CHUNK_BYTES", 16 * 16 * 32 * 4)  # one image per chunk
     monkeypatch.setattr(conv_mod, "MIN_ROWS", 1)
     x = rng.standard_normal((7, 16, 8, 8)).astype("float32")
     w = rng.standard_normal((16, 16, 3, 3)).astype("float32")
     dy = rng.standard_normal((7, 16, 8, 8)).astype("float32")
-    results = []
-    for threads in (1, 2, 3):
-        monkeypatch.setattr(cpu_pool, "parallel_threads", lambda t=threads: t)
-        y = mine({"Input": x, "Filter": w}, _attrs())["Output"]
-        g = gmine({"Input": x, "Filter": w, "Output@GRAD": dy}, _attrs(), BOTH)
-        results.append((y, g["Input@GRAD"], g["Filter@GRAD"]))
-    for other in results[1:]:
-        for a, b in zip(results[0], other):
-            np.testing.assert_array_equal(a, b)
+    conv_same_at_any_thread_count(x, w, dy, _attrs())
+    assert winograd_calls == {"conv": 6, "filter_grad": 3}
 
 
 def test_chunks_hold_enough_tiles_for_the_gemms():

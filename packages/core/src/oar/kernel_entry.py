@@ -46,6 +46,11 @@ class KernelEntry:
     code for this device's array module (``oar.kernel_family``), ``False`` when
     such a module declared it numpy-only, ``None`` for a kernel registered
     directly for its device.
+    ``small``: ``(slot, threshold)`` when the kernel hands every call whose ``slot`` input (a
+    dense array) has fewer than ``threshold`` elements, unchanged, to the kernel it overrides
+    (the best one below its priority), as compiled kernels do where a call's dispatch costs
+    more than numpy's whole work. A plan then calls that kernel directly for such calls (one
+    size test in the generated code instead of a call through this kernel).
     """
 
     op_type: str
@@ -60,6 +65,7 @@ class KernelEntry:
     inplace: bool = False
     no_need_buffer: tuple = ()
     generic: bool | None = None
+    small: tuple | None = None
     #: callable as ``kernel(inputs, attrs)`` on plain arrays with every output in the result:
     #: the eager fast path calls it so; otherwise :meth:`call`
     direct: bool = attrs.field(init=False)
@@ -105,15 +111,32 @@ class KernelEntry:
         dups: tuple,
         outs: tuple,
         sparse_inputs: tuple = (),
+        below: KernelEntry | None = None,
     ) -> KernelCall:
         """The call of this kernel for one op of a plan: every name resolved.
 
         ``sparse_inputs`` names the single inputs declared as SelectedRows: a
-        kernel without ``selected_rows`` gets them densified.
+        kernel without ``selected_rows`` gets them densified. ``below``: the kernel
+        this one overrides, which a ``small`` kernel hands small calls to.
         """
         wanted = frozenset(s for s, n, _dup in outs)
         densify = () if self.selected_rows else tuple(sparse_inputs)
-        return KernelCall(self, self.kernel, singles, dups, attrs, outs, wanted, densify)
+        small = ()
+        if self.small is not None and below is not None and self.same_convention(below):
+            slot, threshold = self.small
+            var = dict(singles).get(slot)
+            if var is not None and var not in sparse_inputs:
+                small = (var, threshold, below.kernel)
+        return KernelCall(self, self.kernel, singles, dups, attrs, outs, wanted, densify, small)
+
+    def same_convention(self, other: KernelEntry) -> bool:
+        """Whether ``other`` is called exactly as this kernel is (the same flags)."""
+        return (
+            self.lod == other.lod
+            and self.selected_rows == other.selected_rows
+            and self.wants_outputs == other.wants_outputs
+            and self.inplace == other.inplace
+        )
 
 
 _ndarray = np.ndarray
@@ -125,7 +148,9 @@ class KernelCall(NamedTuple):
     ``singles``: ``((slot, var name), ...)`` for non-duplicable inputs present;
     ``dups``: ``((slot, (var names)), ...)``; ``outs``: ``((slot, var name or
     names, duplicable), ...)``; ``wanted``: the output slots the op names;
-    ``densify``: input var names holding SelectedRows the kernel wants dense.
+    ``densify``: input var names holding SelectedRows the kernel wants dense;
+    ``small``: ``(var name, threshold, kernel below)`` for a ``small`` kernel (see
+    :class:`KernelEntry`), else empty.
     """
 
     entry: KernelEntry
@@ -136,6 +161,7 @@ class KernelCall(NamedTuple):
     outs: tuple
     wanted: frozenset
     densify: tuple
+    small: tuple = ()
 
     @property
     def takes_lod(self) -> bool:
@@ -199,13 +225,17 @@ class KernelCall(NamedTuple):
         """The call expression of op ``k`` (constants bound into ``ns``): ``items`` are the
         ``'slot': expr`` entries of its inputs dict, ``donated`` a local naming donated slots."""
         ns[f"_fn{k}"], ns[f"_attrs{k}"] = self.fn, self.attrs
+        fn = f"_fn{k}"
+        if self.small:  # small calls straight to the kernel below (a plain array's size)
+            var, ns[f"_sn{k}"], ns[f"_sf{k}"] = self.small
+            fn = f"(_sf{k} if env[{var!r}].size < _sn{k} else _fn{k})"
         args = "{" + ", ".join(items) + f"}}, _attrs{k}"
         if self.entry.wants_outputs:
             ns[f"_wanted{k}"] = self.wanted
             args += f", _wanted{k}"
         if donated is not None:
             args += f", donated={donated}"
-        return f"_fn{k}({args})"
+        return f"{fn}({args})"
 
     def store_source(self, res: str = "res") -> list:
         """Statements storing the result dict ``res`` into ``env`` (outputs not duplicable)."""

@@ -448,6 +448,7 @@ class KernelRegistry:
         inplace: bool = False,
         no_need_buffer: Sequence[str] = (),
         generic: bool | None = None,
+        small: tuple | None = None,
     ) -> None:
         """Register ``kernel(inputs, attrs) -> {slot: array}`` for an op on a device.
 
@@ -461,11 +462,9 @@ class KernelRegistry:
                 f"{self.current_plugin}: kernel for unknown op '{op_type}' on '{device}'; "
                 f"register the op definition with oar_register_ops first"
             )
-        if isinstance(dtypes, str):
-            dtypes = (dtypes,)
+        dtypes = (dtypes,) if isinstance(dtypes, str) else dtypes
         for dt in dtypes if dtypes is not None else (None,):
-            key = (op_type, device, dt)
-            bucket = self._entries.setdefault(key, [])
+            bucket = self._entries.setdefault((op_type, device, dt), [])
             for e in bucket:
                 if e.priority == priority:
                     raise RegistryError(
@@ -487,6 +486,7 @@ class KernelRegistry:
                     inplace=inplace,
                     no_need_buffer=tuple(no_need_buffer),
                     generic=generic,
+                    small=None if small is None else (str(small[0]), int(small[1])),
                 )
             )
             bucket.sort(key=lambda e: -e.priority)

@@ -106,8 +106,13 @@ def _backward(op: str, fb: Fallback):
 
 def register(registry, family: str, device: str, priority: int) -> None:
     k = _Kernels(device, priority)
-    registry.register_kernel("relu", device, DTYPES, k.relu, priority, inplace=True)
-    registry.register_kernel("relu_grad", device, DTYPES, k.relu_grad, priority, inplace=True)
+    # small=: a plan hands small arrays straight to the numpy kernels (as these do)
+    registry.register_kernel(
+        "relu", device, DTYPES, k.relu, priority, inplace=True, small=("X", SMALL)
+    )
+    registry.register_kernel(
+        "relu_grad", device, DTYPES, k.relu_grad, priority, inplace=True, small=("Out@GRAD", SMALL)
+    )
     for op in _SCALARS:
         fwd = _forward(op, Fallback(op, device, priority))
         registry.register_kernel(op, device, DTYPES, fwd, priority, inplace=True)

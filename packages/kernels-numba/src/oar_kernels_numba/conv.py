@@ -1,4 +1,5 @@
-"""conv2d and its gradients by Winograd F(2x2, 3x3), for 3x3 stride-1 convolutions.
+"""conv2d and its gradients by Winograd F(2x2, 3x3), for 3x3 stride-1 convolutions (and by
+F(2x2, 5x5) for 5x5 ones: ``winograd5.py``).
 
 The numpy kernel multiplies 9 * C-row column matrices (im2col); Winograd's minimal
 filtering (Lavin and Gray, 2015) needs 16 products per 2x2 output block where the
@@ -26,6 +27,7 @@ import numpy as np
 from oar.api import parallel_for, resolve_paddings, with_one_blas_thread
 
 from oar_kernels_numba import _winograd as wg
+from oar_kernels_numba import winograd5
 from oar_kernels_numba._fallback import Fallback
 from oar_kernels_numba._limits import SMALL
 
@@ -37,6 +39,8 @@ FLOAT_DTYPES = frozenset(np.dtype(t) for t in DTYPES)
 #: of 32x32 images, 8 -> 16 and 12 -> 12 channels ran 5-35% slower, 16 -> 16 10-15% faster)
 MIN_CHANNELS = 8
 MIN_CHANNEL_SUM = 32
+#: ... for 5x5 filters (F(2x2, 5x5) saves more, and its loops vectorise over images)
+MIN_CHANNELS_5X5 = 4
 #: bytes of transformed tiles (input and output side) per batch chunk: they stay in cache
 #: between the transform and the GEMM
 CHUNK_BYTES = 1 << 20
@@ -47,26 +51,32 @@ CHUNK_BYTES = 1 << 20
 MIN_ROWS = 64
 
 
+def _channels_ok(c: int, o: int, k: int) -> bool:
+    if k == 5:
+        return min(c, o) >= MIN_CHANNELS_5X5
+    return min(c, o) >= MIN_CHANNELS and c + o >= MIN_CHANNEL_SUM
+
+
 def _geometry(x, w, attrs):
     """``(pads, (OH, OW))`` when Winograd serves this convolution, else None."""
     if type(x) is not np.ndarray or type(w) is not np.ndarray or x.dtype not in FLOAT_DTYPES:
         return None
-    if w.dtype != x.dtype or x.ndim != 4 or w.ndim != 4 or w.shape[2:] != (3, 3):
+    if w.dtype != x.dtype or x.ndim != 4 or w.ndim != 4 or w.shape[2] not in (3, 5):
         return None
     if attrs["groups"] != 1 or attrs["data_format"] == "NHWC" or x.size < SMALL:
         return None
-    c, o = x.shape[1], w.shape[0]
-    if min(c, o) < MIN_CHANNELS or c + o < MIN_CHANNEL_SUM or c != w.shape[1]:
+    c, o, k = x.shape[1], w.shape[0], w.shape[2]
+    if w.shape[3] != k or c != w.shape[1] or not _channels_ok(c, o, k):
         return None
     if tuple(attrs["strides"]) != (1, 1):
         return None
     pads, d = resolve_paddings(
-        attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], (3, 3), (1, 1),
+        attrs["paddings"], attrs["padding_algorithm"], x.shape[2:], (k, k), (1, 1),
         attrs["dilations"],
     )  # fmt: skip
     if tuple(d) != (1, 1) or min(pads) < 0:
         return None
-    oh, ow = x.shape[2] + pads[0] + pads[1] - 2, x.shape[3] + pads[2] + pads[3] - 2
+    oh, ow = x.shape[2] + pads[0] + pads[1] - k + 1, x.shape[3] + pads[2] + pads[3] - k + 1
     if oh <= 0 or ow <= 0:
         return None
     return tuple(pads), (oh, ow)
@@ -183,6 +193,8 @@ class _Kernels:
         if geo is None:
             return self.fb["conv2d"](x.dtype, inputs, attrs)
         pads, out_hw = geo
+        if w.shape[2] == 5:
+            return {"Output": winograd5.conv2d(np.ascontiguousarray(x), w, pads, out_hw)}
         u = filter_points(w, in_major=True)
         return {"Output": winograd_conv(np.ascontiguousarray(x), u, pads[0], pads[2], out_hw)}
 
@@ -194,6 +206,8 @@ class _Kernels:
             return self.fb["conv2d_grad"](x.dtype, inputs, attrs, wanted)
         pads = geo[0]
         x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
+        if w.shape[2] == 5:
+            return self._grad5(inputs, attrs, wanted, x, w, dy, pads)
         res, rest = {}, set(wanted)
         if "Filter@GRAD" in wanted:
             res["Filter@GRAD"] = winograd_filter_grad(x, dy, pads[0], pads[2])
@@ -202,6 +216,18 @@ class _Kernels:
             # dX: dy padded by 2 - pad, convolved with the flipped, transposed filter
             u = filter_points(w, in_major=False, flipped=True)
             res["Input@GRAD"] = winograd_conv(dy, u, 2 - pads[0], 2 - pads[2], x.shape[2:])
+            rest.discard("Input@GRAD")
+        if rest:
+            res.update(self.fb["conv2d_grad"](x.dtype, inputs, attrs, frozenset(rest)))
+        return res
+
+    def _grad5(self, inputs, attrs, wanted, x, w, dy, pads):
+        res, rest = {}, set(wanted)
+        if "Filter@GRAD" in wanted:
+            res["Filter@GRAD"] = winograd5.filter_grad(x, dy, pads[0], pads[2])
+            rest.discard("Filter@GRAD")
+        if "Input@GRAD" in wanted and max(pads) <= 4:
+            res["Input@GRAD"] = winograd5.input_grad(dy, w, pads, x.shape[2:])
             rest.discard("Input@GRAD")
         if rest:
             res.update(self.fb["conv2d_grad"](x.dtype, inputs, attrs, frozenset(rest)))

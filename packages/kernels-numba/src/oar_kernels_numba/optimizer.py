@@ -219,12 +219,30 @@ class _Kernels:
 def register(registry, family: str, device: str, priority: int) -> None:
     k = _Kernels(device, priority)
     if family == "optimizer":
+        # small=: a plan hands small updates straight to the numpy kernels (as these do)
         registry.register_kernel(
-            "sgd", device, DTYPES, k.sgd, priority, selected_rows=True, inplace=True
+            "sgd",
+            device,
+            DTYPES,
+            k.sgd,
+            priority,
+            selected_rows=True,
+            inplace=True,
+            small=("Param", SMALL),
         )
-        registry.register_kernel("adam", device, DTYPES, k.adam, priority, selected_rows=True)
+        registry.register_kernel(
+            "adam",
+            device,
+            DTYPES,
+            k.adam,
+            priority,
+            selected_rows=True,
+            small=("Param", ADAM_SMALL),
+        )
     elif family == "optimizer_updates":
         from oar_kernels_numba import lamb
 
-        registry.register_kernel("momentum", device, DTYPES, k.momentum, priority)
+        registry.register_kernel(
+            "momentum", device, DTYPES, k.momentum, priority, small=("Param", SMALL)
+        )
         lamb.register(registry, device, priority)

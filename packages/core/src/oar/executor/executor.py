@@ -271,9 +271,31 @@ def _convert_known_feeds(feed: Mapping, specs: tuple, exe: Executor) -> tuple:
     """Like :func:`_convert_feeds` for feed keys already resolved to (key, name, var)."""
     arrays: dict = {}
     lods: dict = {}
+    on_host = exe.device.name == "cpu"
     for key, name, var in specs:
-        arrays[name] = _convert_one(name, feed[key], var, exe, lods)
+        value = feed[key]
+        if value.__class__ is np.ndarray and on_host and _fits(value, var):
+            arrays[name] = value  # the common case, checked inline: a plain array as declared
+        else:
+            arrays[name] = _convert_one(name, value, var, exe, lods)
     return arrays, lods
+
+
+def _fits(arr: np.ndarray, var: Any) -> bool:
+    """Whether ``arr`` has ``var``'s dtype and shape (-1: any size) exactly; when not,
+    :func:`_convert_one` converts it or says why it cannot."""
+    dtype, shape = var.dtype, var.shape
+    if dtype is not None and arr.dtype != _np_dtype(dtype):
+        return False
+    if shape is None:
+        return True
+    given = arr.shape
+    if len(shape) != len(given):
+        return False
+    for d, g in zip(shape, given):
+        if d != g and d >= 0:
+            return False
+    return True
 
 
 def _convert_one(name: str, value: Any, var: Any, exe: Executor, lods: dict) -> Any:

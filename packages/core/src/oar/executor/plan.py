@@ -230,7 +230,12 @@ class Plan:
             if (v := self.block._find_var_recursive(n)) is not None
             and v.type == VarType.SELECTED_ROWS
         )
-        call = entry.compile_call(dict(op.attrs), tuple(singles), tuple(dups), tuple(outs), sparse)
+        below = None
+        if entry.small is not None:  # small calls go straight to the kernel it overrides
+            below = reg.kernels.lookup_below(op.type, self.device.name, dtype, entry.priority)
+        call = entry.compile_call(
+            dict(op.attrs), tuple(singles), tuple(dups), tuple(outs), sparse, below
+        )
         return Step(call, op, tuple(lod_pairs))
 
     def _fused_step(self, fop, kernel, steps: list) -> Step:

@@ -9,6 +9,8 @@ plugin import.
 
 from __future__ import annotations
 
+import os
+import struct
 import sys
 import threading
 import time
@@ -127,9 +129,45 @@ def _watch(ref: Any) -> None:
                 f"bound); aborting the job\n"
             )
             sys.stderr.flush()
-            # let mpiexec forward the message before the abort tears the job's pipes down (it
-            # was lost now and then on a loaded machine)
-            time.sleep(0.25)
+            wait_until_read(_stderr_fd())
             comm.Abort(ABORT_CODE)
             return
         time.sleep(min(1.0, timeout / 20))
+
+
+def _stderr_fd() -> int:
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by an object without a descriptor
+        return 2
+
+
+def wait_until_read(fd: int, limit: float = 10.0) -> bool:
+    """Wait (at most ``limit`` s) until the reader of the pipe ``fd`` has read all written to it.
+
+    mpiexec (hydra) exits as soon as it handles an abort, dropping any output of the
+    rank it has not forwarded yet; its proxy forwards what it reads before it reads
+    the abort, so the message is safe once the pipe is empty. A loaded machine can
+    starve the proxy for longer than any fixed pause. True when the pipe was emptied
+    (or ``fd`` is not a pipe: a file or terminal holds what was written).
+    """
+    try:
+        import fcntl
+        import stat
+        import termios
+
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return True
+    except (ImportError, OSError):
+        return True
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            pending = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        except OSError:
+            return True
+        if pending == 0:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)

@@ -22,7 +22,9 @@ per connection, and the wire format checks every length (``wire.decode``).
 **Timeouts.** A client waiting for a reply gives up after
 ``OAR_PSERVER_TIMEOUT`` seconds (default 120) with an error naming the
 endpoint; a connection that drops while a reply is awaited fails at once
-(socket monitor), so a killed pserver is reported within milliseconds.
+(socket monitor), so a killed pserver is reported within milliseconds. That
+holds for every pserver the process talks to, not only the one it waits on:
+a trainer held at one pserver's barrier names another pserver that died.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ import ipaddress
 import os
 import socket
 import sys
+import threading
 import time
+import weakref
 from typing import Any
 
 import zmq
@@ -260,6 +264,11 @@ class ZmqServer:
         return None
 
 
+# every open client of this process: a closed connection to any of them ends a wait on another
+_live: weakref.WeakSet = weakref.WeakSet()
+_live_lock = threading.Lock()
+
+
 class ZmqClient:
     """A trainer's connection to one pserver: requests are pipelined, replies come in order."""
 
@@ -280,6 +289,9 @@ class ZmqClient:
         self.outstanding = 0
         self.seq = 0
         self.timeout = reply_timeout()
+        self.lost = False  # the pserver closed this connection
+        with _live_lock:
+            _live.add(self)
         try:
             self._handshake(connect_timeout() if wait is None else wait)
         except BaseException:
@@ -287,14 +299,17 @@ class ZmqClient:
             raise
 
     def close(self, linger: int | None = None) -> None:
-        try:
-            self.sock.disable_monitor()
-        except zmq.ZMQError:
-            pass
-        self.monitor.close(0)
+        with _live_lock:
+            _live.discard(self)
+            try:
+                self.sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self.monitor.close(0)
         self.sock.close(linger)
 
-    def _events(self) -> None:
+    def _read_monitor(self) -> None:
+        """Note connections made and lost (the caller holds ``_live_lock``)."""
         from zmq.utils.monitor import recv_monitor_message
 
         while self.monitor.poll(0):
@@ -302,11 +317,28 @@ class ZmqClient:
             if ev == zmq.EVENT_CONNECTED:
                 self.connected = True
             elif ev == zmq.EVENT_DISCONNECTED and self.connected:
-                self.connected = False
-                raise PserverError(
-                    f"pserver {self.endpoint} closed the connection (the pserver process died or "
-                    f"was stopped) while trainer {self.trainer} was talking to it"
-                )
+                self.connected, self.lost = False, True
+
+    def _events(self) -> None:
+        """Raise when this pserver, or another pserver this process talks to, closed its
+        connection: a trainer waiting on one pserver (a sync barrier) would otherwise wait for
+        ``OAR_PSERVER_TIMEOUT`` and blame the wrong one when another pserver dies."""
+        with _live_lock:
+            clients = sorted(_live, key=lambda c: (c.endpoint, c.trainer))
+            for c in clients:
+                c._read_monitor()
+        lost = [c.endpoint for c in clients if c.lost]
+        if not lost:
+            return
+        if self.lost and len(lost) == 1:
+            where = "was talking to it"
+        else:
+            where = f"was waiting for pserver {self.endpoint}"
+        names = "pserver " + ", ".join(dict.fromkeys(lost))
+        raise PserverError(
+            f"{names} closed the connection (the pserver process died or was stopped) while "
+            f"trainer {self.trainer} {where}"
+        )
 
     def _handshake(self, wait: float) -> None:
         cn = os.urandom(NONCE)

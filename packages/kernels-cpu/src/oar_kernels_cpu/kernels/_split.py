@@ -230,13 +230,21 @@ def summed_in_order(parts: list) -> Any:
 
 def reduce_to(xp: Any, g: Any, shape: Sequence[int]) -> Any:
     """``_util.reduce_to``: ``g`` summed over the axes broadcasting expanded to get ``shape``."""
-    shape = tuple(shape)
-    if g.shape == shape:
+    gs = g.shape
+    if gs == shape:  # shape is mostly a tuple already: nothing to build
         return g
-    nd = g.ndim - len(shape)
-    axes = list(range(nd)) + [
-        nd + i for i, (a, b) in enumerate(zip(g.shape[nd:], shape)) if b == 1 and a != 1
-    ]
+    shape = tuple(shape)
+    nd = len(gs) - len(shape)
+    axes = tuple(range(nd))
+    trailing = gs[nd:] == shape  # only leading axes to sum (a bias gradient): no keepdims
+    if not trailing:
+        axes += tuple(nd + i for i, (a, b) in enumerate(zip(gs[nd:], shape)) if b == 1 and a != 1)
+    if not axes:
+        return g.reshape(shape)
+    if g.size < _parallel.SPLIT_MIN:  # one reduction (ufunc.reduce: no Python-level wrapper)
+        if trailing:
+            return xp.add.reduce(g, axis=axes)
+        return xp.add.reduce(g, axis=axes, keepdims=True).reshape(shape)
     return reduce(xp, "sum", g, axes, keepdims=True).reshape(shape)
 
 

@@ -18,14 +18,23 @@ def _unary(op_type, fn, dtypes=FLOATS):
         # same-dtype elementwise maps (fn(x, out=...)): a dying float input can hold the result
         def unary(inputs, attrs, donated=frozenset()):
             x = inputs["X"]
+            if x.size < _parallel.SPLIT_MIN:  # the common case: one call, no out= to parse
+                if donated and x.dtype.kind == "f":  # only X can be donated
+                    return {"Out": fn(x, out=x)}
+                return {"Out": fn(x)}
             out = x if "X" in donated and x.dtype.kind == "f" else None
-            if x.size < _parallel.SPLIT_MIN:
-                return {"Out": fn(x, out=out)}
             return {"Out": _split.ufunc(xp, fn, x, out=out)}
 
         kernel(op_type, dtypes, inplace=True)(unary)
     else:
-        kernel(op_type, dtypes)(lambda inputs, attrs: {"Out": _split.apply(xp, fn, inputs["X"])})
+
+        def mapped(inputs, attrs):
+            x = inputs["X"]
+            if x.size < _parallel.SPLIT_MIN:
+                return {"Out": fn(x)}
+            return {"Out": _split.apply(xp, fn, x)}
+
+        kernel(op_type, dtypes)(mapped)
 
 
 def _sigmoid(x, out=None):
@@ -42,10 +51,9 @@ def _softplus(x):
 @kernel("relu", FLOATS, inplace=True)
 def relu(inputs, attrs, donated=frozenset()):
     x = inputs["X"]
-    out = x if "X" in donated else None
     if x.size < _parallel.SPLIT_MIN:
-        return {"Out": xp.maximum(x, 0, out=out)}
-    return {"Out": _split.ufunc(xp, xp.maximum, x, 0, out=out)}
+        return {"Out": xp.maximum(x, 0, out=x) if donated else xp.maximum(x, 0)}
+    return {"Out": _split.ufunc(xp, xp.maximum, x, 0, out=x if "X" in donated else None)}
 
 
 _unary("sigmoid", _sigmoid)
@@ -64,22 +72,32 @@ _unary("softplus", _softplus)
 _unary("sign", xp.sign, None)
 
 
+def _grad_of(slot, fn):
+    """A grad kernel ``X@GRAD = fn(inputs[slot], Out@GRAD)`` (the two of the same shape)."""
+
+    def grad(inputs, attrs):
+        a = inputs[slot]
+        if a.size < _parallel.SPLIT_MIN:  # the common case: one call, no helpers
+            return {"X@GRAD": fn(a, inputs["Out@GRAD"])}
+        return {"X@GRAD": _split.apply(xp, fn, a, inputs["Out@GRAD"])}
+
+    return grad
+
+
 def _grad_out(op_type, fn):
-    kernel(op_type + "_grad", FLOATS)(
-        lambda inputs, attrs: {"X@GRAD": _split.apply(xp, fn, inputs["Out"], inputs["Out@GRAD"])}
-    )
+    kernel(op_type + "_grad", FLOATS)(_grad_of("Out", fn))
 
 
 def _grad_x(op_type, fn, dtypes=FLOATS):
-    kernel(op_type + "_grad", dtypes)(
-        lambda inputs, attrs: {"X@GRAD": _split.apply(xp, fn, inputs["X"], inputs["Out@GRAD"])}
-    )
+    kernel(op_type + "_grad", dtypes)(_grad_of("X", fn))
 
 
 @kernel("relu_grad", FLOATS, inplace=True)
 def relu_grad(inputs, attrs, donated=frozenset()):
     y, d = inputs["Out"], inputs["Out@GRAD"]
     out = d if "Out@GRAD" in donated else None
+    if d.size < _parallel.SPLIT_MIN:
+        return {"X@GRAD": xp.multiply(d, y > 0, out=out)}
     return {"X@GRAD": _split.apply(xp, _relu_grad, d, y, out=out)}
 
 
@@ -93,7 +111,7 @@ _grad_out("exp", lambda y, d: d * y)
 _grad_out("sqrt", lambda y, d: d * 0.5 / y)
 _grad_out("rsqrt", lambda y, d: d * -0.5 * y * y * y)
 _grad_out("reciprocal", lambda y, d: d * -(y * y))
-_grad_x("square", lambda x, d: d * 2 * x, None)
+_grad_x("square", lambda x, d: (d + d) * x, None)  # d + d is d * 2 exactly, with no scalar
 _grad_x("abs", lambda x, d: d * xp.sign(x), None)
 _grad_x("log", lambda x, d: d / x)
 _grad_x("sin", lambda x, d: d * xp.cos(x))

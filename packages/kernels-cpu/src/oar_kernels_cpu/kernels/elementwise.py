@@ -45,17 +45,16 @@ def _make_forward(ufunc):
     def forward(inputs, attrs, donated=frozenset()):
         x = inputs["X"]
         y = inputs["Y"]
-        if x.shape != y.shape:
+        if x.ndim != y.ndim:  # cheaper than comparing shapes; align_y keeps equal ranks as they are
             x, y = align_y(x, y, attrs["axis"])
         try:
-            small = x.size < _parallel.SPLIT_MIN > y.size
-            if not donated:
-                if small:  # the common case: no helper call, no out= keyword to parse
-                    return {"Out": ufunc(x, y)}
-                return {"Out": _split.ufunc(xp, ufunc, x, y)}
-            out = _out_buffer(x, y, donated)
-            if small:
-                return {"Out": ufunc(x, y, out=out)}
+            # the common case: one call, no helpers. Sized by X, the operand Fluid broadcasts Y
+            # onto (a larger Y, which oar also accepts, runs as one call too)
+            if x.size < _parallel.SPLIT_MIN:
+                if donated:
+                    return {"Out": ufunc(x, y, out=_out_buffer(x, y, donated))}
+                return {"Out": ufunc(x, y)}
+            out = _out_buffer(x, y, donated) if donated else None
             return {"Out": _split.ufunc(xp, ufunc, x, y, out=out)}
         except ValueError:
             _mismatch(inputs, attrs)
@@ -99,7 +98,7 @@ def _grad(local):
     def grad(inputs, attrs, wanted):
         x0, y0 = inputs["X"], inputs["Y"]
         dout = inputs["Out@GRAD"]
-        x, y = (x0, y0) if x0.shape == y0.shape else align_y(x0, y0, attrs["axis"])
+        x, y = (x0, y0) if x0.ndim == y0.ndim else align_y(x0, y0, attrs["axis"])
         dx, dy = local(x, y, inputs.get("Out"), dout, "X@GRAD" in wanted, "Y@GRAD" in wanted)
         out = {}
         if dx is not None:

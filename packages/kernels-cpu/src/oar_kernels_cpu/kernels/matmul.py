@@ -18,20 +18,18 @@ xp = array_module(__name__)
 
 def _mm(a, b):
     """``a @ b`` (batched as ``matmul``); float16 through float32."""
-    if _tiny(a, b) and a.dtype != xp.float16 and b.dtype != xp.float16:
-        return xp.matmul(a, b)  # the common small case: no helper calls
+    # the common small case first, with no helper call: a float operand of two bytes is
+    # float16 (cheaper to test than the dtype); b.shape[-1] overstates a matrix-vector product
+    if a.itemsize != 2 != b.itemsize and a.size * b.shape[-1] < _gemm.BLAS_SERIAL_MACS:
+        return xp.matmul(a, b)
     return _mms((a, b))[0]
-
-
-def _tiny(a, b):
-    return a.size * (b.shape[-1] if b.ndim > 1 else 1) < _gemm.BLAS_SERIAL_MACS
 
 
 def _mms(*pairs):
     """``[a @ b for a, b in pairs]``, computed together (``_gemm.matmuls``); float16 through
     float32."""
     for a, b in pairs:
-        if not _tiny(a, b) or a.dtype == xp.float16 or b.dtype == xp.float16:
+        if a.itemsize == 2 or b.itemsize == 2 or a.size * b.shape[-1] >= _gemm.BLAS_SERIAL_MACS:
             break
     else:
         return [xp.matmul(a, b) for a, b in pairs]

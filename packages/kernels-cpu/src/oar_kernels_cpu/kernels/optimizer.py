@@ -26,7 +26,7 @@ def sgd(inputs, attrs, donated=frozenset()):
     elif "Grad" in donated and g.shape == p.shape and g.dtype == p.dtype:
         _in_pieces(_sgd_donated, p, g, lr=lr)
     elif p.size < _parallel.SPLIT_MIN:  # small: no piece helpers (a per-step cost)
-        _sgd(p, g, lr)
+        p -= lr * g
     else:
         _in_pieces(_sgd, p, g, lr=lr)
     return {"ParamOut": p}
