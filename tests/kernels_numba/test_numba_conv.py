@@ -37,7 +37,7 @@ def winograd_calls(monkeypatch, count_calls):
     """Counts of the Winograd paths taken; every size goes to them (no SMALL cut-off)."""
     monkeypatch.setattr(conv_mod, "SMALL", 0)
     monkeypatch.setattr(conv_mod, "MIN_CHANNEL_SUM", 16)
-    return count_calls(conv_mod, conv="winograd_conv", filter_grad="winograd_filter_grad")
+    return count_calls(conv_mod, conv="winograd_conv_job", filter_grad="winograd_filter_grad_job")
 
 
 def _run(numba_pair, x, w, attrs, wanted=BOTH):

@@ -40,7 +40,7 @@ def _attrs(pads=(2, 2), stride=1, dilation=1, groups=1, algorithm="EXPLICIT"):
 def calls(monkeypatch, count_calls):
     """Counts of the F(2x2, 5x5) paths taken; every size goes to them (no SMALL cut-off)."""
     monkeypatch.setattr(conv_mod, "SMALL", 0)
-    return count_calls(winograd5, conv="conv", filter_grad="filter_grad")
+    return count_calls(winograd5, conv="conv_job", filter_grad="filter_grad_job")
 
 
 def _close(got, want, dtype, what):

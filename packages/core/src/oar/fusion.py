@@ -20,8 +20,20 @@ slot that op ``k``'s own kernel reads only for its shape (its ``no_need_buffer``
 too: the plan may pass a zero-strided stand-in, freeing the array early.
 
 An intermediate qualifies when it is not fed, fetched or persistable, no op outside
-the chain reads its data, and only one op writes it. Blocks with sub-blocks (control
-flow) are never fused. ``OAR_DISABLE_FUSION=1`` turns fusion off.
+the chain reads its data, and only one op writes it. A fusion registered with
+``keeps_intermediates=True`` returns every intermediate as a real array, so ops outside
+the chain may read it (the fusion saves passes and calls, not memory): then only the
+single writer is required.
+
+A fusion registered with ``repeated=True`` names one op type and takes a run of two or
+more adjacent ops of it that are independent of each other (no op reads or writes what
+another writes): the optimizer updates of a model's parameters, one per parameter.
+``make`` gets the whole run; slots are numbered per op as in a chain. Kernels that take
+SelectedRows inputs (``selected_rows=True`` at registration) are fused only by a fusion
+registered with ``selected_rows=True``: its kernel gets such inputs as they come.
+
+Blocks with sub-blocks (control flow) are never fused. ``OAR_DISABLE_FUSION=1`` turns
+fusion off.
 """
 
 from __future__ import annotations
@@ -46,9 +58,20 @@ class Fusion:
     make: Callable[[list, Any], Callable | None]
     priority: int = 0
     plugin: str = "?"
+    #: ``ops`` is one op type: a run of two or more independent ops of it (see the module doc)
+    repeated: bool = False
+    #: the kernel returns intermediates as real arrays: ops outside the chain may read them
+    keeps_intermediates: bool = False
+    #: the kernel takes SelectedRows inputs as they come (the ops' kernels accept them)
+    selected_rows: bool = False
 
     def __attrs_post_init__(self) -> None:
-        if len(self.ops) < 2:
+        if self.repeated:
+            if len(self.ops) != 1:
+                raise ValueError(
+                    f"fusion {self.name!r}: a repeated fusion names one op type, given {self.ops}"
+                )
+        elif len(self.ops) < 2:
             raise ValueError(
                 f"fusion {self.name!r}: a chain needs two ops or more, given {self.ops}"
             )
@@ -68,6 +91,10 @@ class FusionRegistry:
         device: str,
         make: Callable[[list, Any], Callable | None],
         priority: int = 0,
+        *,
+        repeated: bool = False,
+        keeps_intermediates: bool = False,
+        selected_rows: bool = False,
     ) -> Fusion:
         from oar.errors import RegistryError
 
@@ -77,7 +104,17 @@ class FusionRegistry:
                     f"fusion {name!r} on {device!r} is registered twice: by {f.plugin} and "
                     f"{self.current_plugin}"
                 )
-        fusion = Fusion(name, tuple(ops), device, make, priority, self.current_plugin)
+        fusion = Fusion(
+            name,
+            tuple(ops),
+            device,
+            make,
+            priority,
+            self.current_plugin,
+            repeated=repeated,
+            keeps_intermediates=keeps_intermediates,
+            selected_rows=selected_rows,
+        )
         self._fusions.append(fusion)
         self._fusions.sort(key=lambda f: -f.priority)
         return fusion
@@ -104,13 +141,14 @@ class FusedOp:
         self.ops = ops
         self.inputs: dict = {}
         self.outputs: dict = {}
-        inner = {n for op in ops for n in op.output_arg_names}
-        for k, op in enumerate(ops):
+        inner: set = set()  # written by an earlier op of the chain (an op updating its own
+        for k, op in enumerate(ops):  # input in place, like adam's Param, still reads it)
             for slot, names in op.inputs.items():
                 if names and not all(n in inner for n in names):
                     self.inputs[f"{k}.{slot}"] = list(names)
             for slot, names in op.outputs.items():
                 self.outputs[f"{k}.{slot}"] = list(names)
+            inner.update(op.output_arg_names)
         self.attrs = {str(k): dict(op.attrs) for k, op in enumerate(ops)}
         self.callsite = ops[-1].callsite
 
@@ -127,27 +165,68 @@ def disabled() -> bool:
     return os.environ.get(ENV_DISABLE, "") not in ("", "0")
 
 
-def _simple(call: Any) -> bool:
-    """A step a fused kernel may replace: plain arrays in and out, no duplicable slots."""
-    return not (call.takes_lod or call.dups or call.densify or call.entry.selected_rows) and all(
-        not dup for _s, _n, dup in call.outs
-    )
+def _simple(call: Any, sparse_ok: bool = False) -> bool:
+    """A step a fused kernel may replace: plain arrays in and out (SelectedRows when
+    ``sparse_ok``), no duplicable slots."""
+    if call.takes_lod or call.dups or call.densify:
+        return False
+    if call.entry.selected_rows and not sparse_ok:
+        return False
+    return all(not dup for _s, _n, dup in call.outs)
 
 
-def _intermediates_free(chain: list, readers: dict, writers: dict, keep: set) -> bool:
+def _intermediates_free(
+    chain: list, readers: dict, writers: dict, keep: set, shared: bool = False
+) -> bool:
     """Whether each op's outputs read by the next op of the chain are needed by nothing else
-    (beyond shape-only reads)."""
+    (beyond shape-only reads); with ``shared`` (real intermediates), only that one op
+    writes them."""
     ops = [op for op, _ in chain]
     for k in range(len(chain) - 1):
         links = set(ops[k].output_arg_names) & set(ops[k + 1].input_arg_names)
         if not links:
             return False
         for n in links:
-            if n in keep or writers.get(n, 0) != 1:
+            if writers.get(n, 0) != 1:
                 return False
-            if any(r is not ops[k + 1] for r in readers.get(n, ())):
+            if shared:
+                continue
+            if n in keep or any(r is not ops[k + 1] for r in readers.get(n, ())):
                 return False
     return True
+
+
+def _repeated_run(pairs: list, i: int, fusion: Fusion) -> int:
+    """How many ops from ``pairs[i]`` form a run for the repeated ``fusion`` (0: none)."""
+    touched: set = set()  # names the run's ops so far write
+    read: set = set()  # names they read
+    j = i
+    while j < len(pairs):
+        op, step = pairs[j]
+        if op.type != fusion.ops[0] or not _simple(step.call, fusion.selected_rows):
+            break
+        outs, ins = set(op.output_arg_names), set(op.input_arg_names)
+        if outs & (touched | read) or ins & touched:
+            break  # depends on (or feeds) an op of the run: not independent
+        touched |= outs
+        read |= ins
+        j += 1
+    return j - i if j - i >= 2 else 0
+
+
+def _match(pairs: list, i: int, fusion: Fusion, readers: dict, writers: dict, keep: set) -> int:
+    """The length of ``fusion``'s match at ``pairs[i]`` (0: none)."""
+    if fusion.repeated:
+        return _repeated_run(pairs, i, fusion)
+    m = len(fusion.ops)
+    chain = pairs[i : i + m]
+    if len(chain) < m or tuple(op.type for op, _ in chain) != fusion.ops:
+        return 0
+    if not all(_simple(s.call, fusion.selected_rows) for _, s in chain):
+        return 0
+    if not _intermediates_free(chain, readers, writers, keep, fusion.keeps_intermediates):
+        return 0
+    return m
 
 
 def fuse_steps(pairs: list, fusions: list, block: Any, keep: set, make_step: Callable) -> list:
@@ -172,14 +251,10 @@ def fuse_steps(pairs: list, fusions: list, block: Any, keep: set, make_step: Cal
     while i < len(pairs):
         fused = None
         for fusion in fusions:
-            m = len(fusion.ops)
+            m = _match(pairs, i, fusion, readers, writers, keep)
+            if not m:
+                continue
             chain = pairs[i : i + m]
-            if len(chain) < m or tuple(op.type for op, _ in chain) != fusion.ops:
-                continue
-            if not all(_simple(s.call) for _, s in chain):
-                continue
-            if not _intermediates_free(chain, readers, writers, keep):
-                continue
             ops = [op for op, _ in chain]
             kernel = fusion.make(ops, block)
             if kernel is not None:

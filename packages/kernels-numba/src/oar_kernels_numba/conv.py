@@ -23,12 +23,15 @@ overrides.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
-from oar.api import parallel_for, resolve_paddings, with_one_blas_thread
+from oar.api import resolve_paddings, with_one_blas_thread
 
 from oar_kernels_numba import _winograd as wg
 from oar_kernels_numba import winograd5
 from oar_kernels_numba._fallback import Fallback
+from oar_kernels_numba._jobs import Job, run, summed_job
 from oar_kernels_numba._limits import SMALL
 
 DTYPES = ("float32", "float64")
@@ -112,18 +115,16 @@ def filter_points(w, in_major: bool, flipped: bool = False):
     return u
 
 
-def winograd_conv(x, u, top: int, left: int, out_hw):
+def winograd_conv_job(x, u, top: int, left: int, out_hw) -> Job:
     """Convolve ``x (N, C, H, W)``, placed at (``top``, ``left``) of a zero plane, with the
-    transformed filter ``u (16, C, O)``; returns ``(N, O, *out_hw)``. Batch chunks run on
-    the kernel thread pool (each writes its own images)."""
+    transformed filter ``u (16, C, O)``: ``(N, O, *out_hw)``. Batch chunks are the pieces
+    (each writes its own images)."""
     n, c = x.shape[:2]
     o = u.shape[2]
     th, tw = _tiles(out_hw)
     y = np.empty((n, o) + tuple(out_hw), x.dtype)
-    chunks = _chunks(n, th * tw, c + o, x.itemsize)
 
-    def chunk(i: int) -> None:
-        a, b = chunks[i]
+    def chunk(a: int, b: int) -> None:
         v_full, v = _input_points(x, a, b, top, left, th, tw)
         m_full, mt = points((b - a) * th * tw, o, x.dtype)
         np.matmul(v, u, out=mt)
@@ -131,8 +132,13 @@ def winograd_conv(x, u, top: int, left: int, out_hw):
         wg.output_transform(m_full, th, tw, yt)
         wg.to_nchw(yt, a, y)
 
-    parallel_for(chunk, len(chunks))
-    return y
+    chunks = _chunks(n, th * tw, c + o, x.itemsize)
+    return Job([partial(chunk, a, b) for a, b in chunks], lambda: y)
+
+
+def winograd_conv(x, u, top: int, left: int, out_hw):
+    """:func:`winograd_conv_job`'s result."""
+    return run(winograd_conv_job(x, u, top, left, out_hw))[0]
 
 
 def _input_points(x, a: int, b: int, top: int, left: int, th: int, tw: int):
@@ -144,43 +150,55 @@ def _input_points(x, a: int, b: int, top: int, left: int, th: int, tw: int):
     return v_full, v
 
 
-#: the filter gradient sums its batch chunks in this many fixed runs (each in order, then the
-#: runs in order), so that its value does not depend on the thread count
-GRAD_PARTS = 4
-
-
-def winograd_filter_grad(x, dy, top: int, left: int):
+def winograd_filter_grad_job(x, dy, top: int, left: int) -> Job:
     """``dW (O, C, 3, 3)`` of the convolution of ``x`` (placed as in :func:`winograd_conv`)
     whose output gradient is ``dy (N, O, OH, OW)``."""
     n, c = x.shape[:2]
     o = dy.shape[1]
     th, tw = _tiles(dy.shape[2:])
+
+    def term(a: int, b: int, out) -> None:
+        _, v = _input_points(x, a, b, top, left, th, tw)
+        dyp = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
+        wg.to_nhwc(dy, a, 0, 0, dyp)
+        m_full, mt = points((b - a) * th * tw, o, x.dtype)
+        wg.grad_transform(dyp, th, tw, m_full)
+        np.matmul(mt.transpose(0, 2, 1), v, out=out)
+
+    def filter_grad(du):
+        du_full, du_planes = points(o, c, x.dtype)  # planes apart by a spare row
+        du_planes[...] = du
+        dw = np.empty((o, c, 3, 3), x.dtype)
+        wg.filter_grad(du_full, dw)
+        return dw
+
     chunks = _chunks(n, th * tw, c + o, x.itemsize)
-    runs = [chunks[i::GRAD_PARTS] for i in range(min(GRAD_PARTS, len(chunks)))]
-    sums: list = [None] * len(runs)
+    return summed_job(chunks, term, (16, o, c), x.dtype, filter_grad)
 
-    def run(r: int) -> None:
-        du_full, du = points(o, c, x.dtype)
-        du_full[...] = 0
-        part = np.empty((16, o, c), x.dtype)
-        for a, b in runs[r]:
-            _, v = _input_points(x, a, b, top, left, th, tw)
-            dyp = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
-            wg.to_nhwc(dy, a, 0, 0, dyp)
-            m_full, mt = points((b - a) * th * tw, o, x.dtype)
-            wg.grad_transform(dyp, th, tw, m_full)
-            du += np.matmul(mt.transpose(0, 2, 1), v, out=part)
-        sums[r] = du_full
 
-    parallel_for(run, len(runs))
-    total = points(o, c, x.dtype)[0] if not sums else sums[0]
-    if not sums:  # an empty batch
-        total[...] = 0
-    for more in sums[1:]:
-        total += more
-    dw = np.empty((o, c, 3, 3), x.dtype)
-    wg.filter_grad(total, dw)
-    return dw
+def winograd_filter_grad(x, dy, top: int, left: int):
+    """:func:`winograd_filter_grad_job`'s result."""
+    return run(winograd_filter_grad_job(x, dy, top, left))[0]
+
+
+def _grad_jobs3(wanted, x, w, dy, pads) -> dict:
+    jobs = {}
+    if "Filter@GRAD" in wanted:
+        jobs["Filter@GRAD"] = winograd_filter_grad_job(x, dy, pads[0], pads[2])
+    if "Input@GRAD" in wanted and max(pads) <= 2:
+        # dX: dy padded by 2 - pad, convolved with the flipped, transposed filter
+        u = filter_points(w, in_major=False, flipped=True)
+        jobs["Input@GRAD"] = winograd_conv_job(dy, u, 2 - pads[0], 2 - pads[2], x.shape[2:])
+    return jobs
+
+
+def _grad_jobs5(wanted, x, w, dy, pads) -> dict:
+    jobs = {}
+    if "Filter@GRAD" in wanted:
+        jobs["Filter@GRAD"] = winograd5.filter_grad_job(x, dy, pads[0], pads[2])
+    if "Input@GRAD" in wanted and max(pads) <= 4:
+        jobs["Input@GRAD"] = winograd5.input_grad_job(dy, w, pads, x.shape[2:])
+    return jobs
 
 
 class _Kernels:
@@ -206,29 +224,9 @@ class _Kernels:
             return self.fb["conv2d_grad"](x.dtype, inputs, attrs, wanted)
         pads = geo[0]
         x, dy = np.ascontiguousarray(x), np.ascontiguousarray(dy)
-        if w.shape[2] == 5:
-            return self._grad5(inputs, attrs, wanted, x, w, dy, pads)
-        res, rest = {}, set(wanted)
-        if "Filter@GRAD" in wanted:
-            res["Filter@GRAD"] = winograd_filter_grad(x, dy, pads[0], pads[2])
-            rest.discard("Filter@GRAD")
-        if "Input@GRAD" in wanted and max(pads) <= 2:
-            # dX: dy padded by 2 - pad, convolved with the flipped, transposed filter
-            u = filter_points(w, in_major=False, flipped=True)
-            res["Input@GRAD"] = winograd_conv(dy, u, 2 - pads[0], 2 - pads[2], x.shape[2:])
-            rest.discard("Input@GRAD")
-        if rest:
-            res.update(self.fb["conv2d_grad"](x.dtype, inputs, attrs, frozenset(rest)))
-        return res
-
-    def _grad5(self, inputs, attrs, wanted, x, w, dy, pads):
-        res, rest = {}, set(wanted)
-        if "Filter@GRAD" in wanted:
-            res["Filter@GRAD"] = winograd5.filter_grad(x, dy, pads[0], pads[2])
-            rest.discard("Filter@GRAD")
-        if "Input@GRAD" in wanted and max(pads) <= 4:
-            res["Input@GRAD"] = winograd5.input_grad(dy, w, pads, x.shape[2:])
-            rest.discard("Input@GRAD")
+        jobs = (_grad_jobs5 if w.shape[2] == 5 else _grad_jobs3)(wanted, x, w, dy, pads)
+        res = dict(zip(jobs, run(*jobs.values())))  # both gradients in one pass of the pool
+        rest = set(wanted) - res.keys()
         if rest:
             res.update(self.fb["conv2d_grad"](x.dtype, inputs, attrs, frozenset(rest)))
         return res

@@ -1,5 +1,6 @@
 """Fused kernels this plugin offers to the plan (``oar_register_fusions``): bias add + relu,
-and its gradient relu_grad + elementwise_add_grad.
+and its gradient relu_grad + elementwise_add_grad; the loss's (``loss_fusions``) and the
+optimizer's (``adam_group``) are registered here too.
 
 An fc or conv with ``act="relu"`` appends ``elementwise_add`` (the bias, broadcast
 along ``axis``) and ``relu``; fused, the sum is never written to memory: one pass
@@ -21,6 +22,7 @@ import math
 import numpy as np
 from oar.api import registries, shape_stand_in
 
+from oar_kernels_numba import loss_fusions
 from oar_kernels_numba._limits import SMALL
 from oar_kernels_numba.compat import load_numba
 
@@ -133,75 +135,18 @@ def _make_relu_bias_grad(device: str):
     return make
 
 
-def _call(entry, ins, attrs, wanted):
-    if entry.inplace:
-        return entry.kernel(ins, attrs, donated=frozenset())
-    return entry.kernel(ins, attrs, wanted) if entry.wants_outputs else entry.kernel(ins, attrs)
-
-
-def _unfused_loss_grad(inputs, attrs, device):
-    p = inputs["1.X"]
-    kernels = registries().kernels
-    ops = ("mean_grad", "cross_entropy_grad", "softmax_grad")
-    mean_g, ce_g, sm_g = (kernels.lookup(op, device, p.dtype.name) for op in ops)
-    x = frozenset({"X@GRAD"})
-    d0 = _call(mean_g, {"X": inputs["0.X"], "Out@GRAD": inputs["0.Out@GRAD"]}, attrs["0"], x)
-    ins = {"X": p, "Label": inputs["1.Label"], "Y@GRAD": d0["X@GRAD"]}
-    d1 = _call(ce_g, ins, attrs["1"], x)
-    d2 = _call(sm_g, {"Out": inputs["2.Out"], "Out@GRAD": d1["X@GRAD"]}, attrs["2"], x)
-    return {
-        "0.X@GRAD": shape_stand_in(d0["X@GRAD"]),
-        "1.X@GRAD": shape_stand_in(d1["X@GRAD"]),
-        "2.X@GRAD": d2["X@GRAD"],
-    }
-
-
-def _make_loss_grad(device: str):
-    """mean_grad + cross_entropy_grad + softmax_grad of ``mean(cross_entropy(softmax(z)))``
-    (hard labels, softmax over the last axis of a 2-D input): one pass writing dz."""
-
-    def make(ops, block):
-        if ops[1].attrs.get("soft_label") or ops[2].attrs.get("axis", -1) not in (-1, 1):
-            return None
-        if ops[1].input("X") != ops[2].input("Out") or load_numba() is None:
-            return None  # the cross-entropy of another tensor than this softmax's output
-        from oar_kernels_numba._fused_loops import mean_ce_softmax_grad_rows
-
-        def loss_grad(inputs, attrs):
-            p, lab, y = inputs["1.X"], inputs["1.Label"], inputs["0.X"]
-            d = inputs["0.Out@GRAD"]
-            if (
-                type(p) is not np.ndarray
-                or p.ndim != 2
-                or p.dtype not in FLOAT_DTYPES
-                or not p.flags.c_contiguous
-                or type(lab) is not np.ndarray
-                or lab.dtype.kind not in "iu"
-                or lab.size != p.shape[0]
-                or y.shape != (p.shape[0], 1)
-                or y.dtype != p.dtype
-                or getattr(d, "size", 0) != 1
-            ):
-                return _unfused_loss_grad(inputs, attrs, device)
-            # mean_grad's value: the upstream scalar over the element count, in p's dtype
-            dy = p.dtype.type(d.reshape(-1)[0] / max(y.size, 1))
-            tiny = np.finfo(p.dtype).tiny
-            dx = np.empty_like(p)
-            lab1 = lab.reshape(-1).astype(np.int64, copy=False)
-            if not mean_ce_softmax_grad_rows(p, lab1, attrs["1"]["ignore_index"], dy, tiny, dx):
-                return _unfused_loss_grad(inputs, attrs, device)  # raises the numpy error
-            return {
-                "0.X@GRAD": shape_stand_in(y),
-                "1.X@GRAD": shape_stand_in(p),
-                "2.X@GRAD": dx,
-            }
-
-        return loss_grad
-
-    return make
-
-
 def register(registry, device: str, priority: int) -> None:
+    from oar_kernels_numba.adam_group import make_adam_group
+
+    registry.register_fusion(
+        "adam_group",
+        ("adam",),
+        device,
+        make_adam_group(device),
+        priority,
+        repeated=True,
+        selected_rows=True,
+    )
     registry.register_fusion(
         "bias_add_relu", ("elementwise_add", "relu"), device, _make_bias_relu(device), priority
     )
@@ -212,10 +157,4 @@ def register(registry, device: str, priority: int) -> None:
         _make_relu_bias_grad(device),
         priority,
     )
-    registry.register_fusion(
-        "mean_cross_entropy_softmax_grad",
-        ("mean_grad", "cross_entropy_grad", "softmax_grad"),
-        device,
-        _make_loss_grad(device),
-        priority,
-    )
+    loss_fusions.register(registry, device, priority)

@@ -246,3 +246,17 @@ def register(registry, family: str, device: str, priority: int) -> None:
             "momentum", device, DTYPES, k.momentum, priority, small=("Param", SMALL)
         )
         lamb.register(registry, device, priority)
+
+
+_adam_serial = _adam.serial
+
+
+@jit
+def adam_step(p, g, m1, m2, b1p, b2p, lr, b1, b2, omb1, omb2, eps):
+    """One whole dense adam op in one call (1-D views, one thread): the bias-corrected
+    learning rate in float64 from the beta powers, the update, then the powers times the
+    betas; the float operations of the numpy kernel and ``_Kernels.adam``."""
+    lr_t = lr[0] * np.sqrt(1.0 - b2p[0]) / (1.0 - b1p[0])
+    _adam_serial(p, g, m1, m2, b1, b2, omb1, omb2, p.dtype.type(lr_t), eps)
+    b1p[0] = b1p[0] * b1
+    b2p[0] = b2p[0] * b2

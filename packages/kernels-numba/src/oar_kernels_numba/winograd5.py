@@ -11,15 +11,18 @@ over the images of a chunk):
   ``(O x tiles) @ (tiles x C)`` summed over batch chunks in fixed runs (the result does not
   depend on the thread count), then ``dW = G^T dU G``.
 
-Batch chunks run on the kernel thread pool (``oar.api.parallel_for``).
+Batch chunks run on the kernel thread pool (``oar.api.parallel_for``), those of both
+gradients in one pass (``_jobs.py``).
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
-from oar.api import parallel_for
 
 from oar_kernels_numba import _winograd5 as wg5
+from oar_kernels_numba._jobs import Job, run, summed_job
 
 #: images per batch chunk: the compiled loops' vector length (16 float32 lanes of AVX-512;
 #: 8 and 32 measured 10-30% slower and about even on the MNIST CNN's second convolution)
@@ -27,8 +30,6 @@ LANES = 16
 #: bytes of transformed tiles (input and output side) per batch chunk at most: fewer
 #: images than LANES per chunk where a layer has many channels
 CHUNK_BYTES = 8 << 20
-#: the filter gradient sums its batch chunks in this many fixed runs
-GRAD_PARTS = 4
 
 
 def chunks(n: int, tiles: int, channels: int, itemsize: int):
@@ -53,17 +54,15 @@ def _input_points(x, a: int, b: int, top: int, left: int, th: int, tw: int):
     return v
 
 
-def conv(x, u, top: int, left: int, out_hw):
+def conv_job(x, u, top: int, left: int, out_hw) -> Job:
     """Convolve ``x (N, C, H, W)``, placed at (``top``, ``left``) of a zero plane, with the
-    transformed filter ``u (36, O, C)``; returns ``(N, O, *out_hw)``."""
+    transformed filter ``u (36, O, C)``: ``(N, O, *out_hw)``."""
     n, c = x.shape[:2]
     o = u.shape[1]
     th, tw = _tiles(out_hw)
     y = np.empty((n, o) + tuple(out_hw), x.dtype)
-    parts = chunks(n, th * tw, c + o, x.itemsize)
 
-    def chunk(i: int) -> None:
-        a, b = parts[i]
+    def chunk(a: int, b: int) -> None:
         v = _input_points(x, a, b, top, left, th, tw)
         mt = np.empty((36, o, th, tw * (b - a)), x.dtype)
         np.matmul(u, v.reshape(36, c, -1), out=mt.reshape(36, o, -1))
@@ -71,45 +70,36 @@ def conv(x, u, top: int, left: int, out_hw):
         wg5.output_transform(mt, yt)
         wg5.from_planes(yt, a, b - a, y)
 
-    parallel_for(chunk, len(parts))
-    return y
+    parts = chunks(n, th * tw, c + o, x.itemsize)
+    return Job([partial(chunk, a, b) for a, b in parts], lambda: y)
 
 
-def filter_grad(x, dy, top: int, left: int):
+def filter_grad_job(x, dy, top: int, left: int) -> Job:
     """``dW (O, C, 5, 5)`` of the convolution of ``x`` (placed as in :func:`conv`) whose
     output gradient is ``dy (N, O, OH, OW)``."""
     n, c = x.shape[:2]
     o = dy.shape[1]
     th, tw = _tiles(dy.shape[2:])
+
+    def term(a: int, b: int, out) -> None:
+        v = _input_points(x, a, b, top, left, th, tw).reshape(36, c, -1)
+        dyp = np.empty((o, 2 * th, 2, tw * (b - a)), x.dtype)
+        wg5.to_planes(dy, a, b - a, 0, 0, dyp)
+        mt = np.empty((36, o, th, tw * (b - a)), x.dtype)
+        wg5.grad_transform(dyp, mt)
+        np.matmul(mt.reshape(36, o, -1), v.transpose(0, 2, 1), out=out)
+
     parts = chunks(n, th * tw, c + o, x.itemsize)
-    runs = [parts[i::GRAD_PARTS] for i in range(min(GRAD_PARTS, len(parts)))]
-    sums = [np.zeros((36, o, c), x.dtype) for _ in runs]
-
-    def run(r: int) -> None:
-        part = np.empty((36, o, c), x.dtype)
-        for a, b in runs[r]:
-            v = _input_points(x, a, b, top, left, th, tw).reshape(36, c, -1)
-            dyp = np.empty((o, 2 * th, 2, tw * (b - a)), x.dtype)
-            wg5.to_planes(dy, a, b - a, 0, 0, dyp)
-            mt = np.empty((36, o, th, tw * (b - a)), x.dtype)
-            wg5.grad_transform(dyp, mt)
-            sums[r] += np.matmul(mt.reshape(36, o, -1), v.transpose(0, 2, 1), out=part)
-
-    parallel_for(run, len(runs))
-    total = sums[0] if sums else np.zeros((36, o, c), x.dtype)
-    for more in sums[1:]:
-        total += more
-    return wg5.filter_grad(total, x.dtype)
+    return summed_job(parts, term, (36, o, c), x.dtype, lambda du: wg5.filter_grad(du, x.dtype))
 
 
 def conv2d(x, w, pads, out_hw):
     """``conv2d``'s output: ``x`` (contiguous NCHW) by ``w (O, C, 5, 5)``."""
-    return conv(x, wg5.filter_points(w), pads[0], pads[2], out_hw)
+    return run(conv_job(x, wg5.filter_points(w), pads[0], pads[2], out_hw))[0]
 
 
-def input_grad(dy, w, pads, in_hw):
+def input_grad_job(dy, w, pads, in_hw) -> Job:
     """dX: ``dy`` padded by ``4 - pad``, convolved with the flipped, transposed filter
     (paddings at most 4)."""
-    return conv(
-        dy, wg5.filter_points(w, flipped=True, in_major=True), 4 - pads[0], 4 - pads[2], in_hw
-    )
+    u = wg5.filter_points(w, flipped=True, in_major=True)
+    return conv_job(dy, u, 4 - pads[0], 4 - pads[2], in_hw)
