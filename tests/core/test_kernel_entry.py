@@ -17,7 +17,7 @@ from oar.kernel_entry import KernelEntry
 from oar.lod_tensor import LoDTensor, SelectedRows
 
 SRC = Path(__file__).resolve().parents[2] / "packages/core/src/oar"
-FLAGS = {"lod", "selected_rows", "wants_outputs", "inplace", "no_need_buffer"}
+FLAGS = {"lod", "selected_rows", "wants_outputs", "inplace", "no_need_buffer", "small"}
 CALLERS = ["executor/plan.py", "executor/stepgen.py", "executor/executor.py", "dygraph/tracer.py"]
 CALLERS += ["dygraph/backward.py"]
 

@@ -208,6 +208,20 @@ CASES = [
         ["DistributeTranspilerConfig", "collective_mode", "'ring'", "grad_allreduce"],
     ),
     (
+        "config-backend",
+        {},
+        lambda: _set_config("backend", "mpii"),
+        ArgumentError,
+        ["DistributeTranspilerConfig", "backend", "'mpii'", "'threads'", "did you mean 'mpi'"],
+    ),
+    (
+        "config-backend-type",
+        {},
+        lambda: _set_config("backend", 1),
+        ArgumentTypeError,
+        ["DistributeTranspilerConfig", "backend", "'mpi'", "given 1"],
+    ),
+    (
         "config-flag",
         {},
         lambda: _set_config("slice_var_up", "no"),

@@ -151,3 +151,39 @@ def test_oar_plugins_lists_fusions(fusion):
             "plugin": "test-fusion",
         }
     ]
+
+
+def _make_grad(ops, block):
+    def relu_bias_grad(inputs, attrs):
+        x = inputs["1.X"]
+        calls.append((x.strides, x.shape))
+        dx = inputs["0.Out@GRAD"] * (inputs["0.Out"] > 0)
+        return {"0.X@GRAD": shape_stand_in(dx), "1.X@GRAD": dx, "1.Y@GRAD": dx.sum(0)}
+
+    return relu_bias_grad
+
+
+def test_a_shape_only_slot_of_a_chain_op_stays_shape_only_when_fused(monkeypatch):
+    """elementwise_add_grad reads X only for its shape: fused, the pre-bias sum is still
+    swapped for a stand-in after the forward, not kept alive until the backward."""
+    with scoped_registry() as reg:
+        chain = ("relu_grad", "elementwise_add_grad")
+        reg.fusions.register_fusion("test_relu_bias_grad", chain, "cpu", _make_grad, 1000)
+        calls.clear()
+        main, start = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, start):
+            x = fluid.data("x", [None, 128], "float32")
+            h = fluid.layers.fc(x, 256, act="relu")  # [32, 256] float32: worth a stand-in
+            loss = fluid.layers.mean(h)
+            fluid.optimizer.SGD(0.1).minimize(loss, start)
+        plan = _plan(main, loss)
+        grad = next(s for s in plan.steps if s.op.type == "fused[test_relu_bias_grad]")
+        assert set(grad.call.entry.no_need_buffer) == {"1.X", "1.Y"}
+        pre_bias = dict(grad.call.singles)["1.X"]
+        assert any(pre_bias in s.shrink for s in plan.steps)
+        exe = fluid.Executor(fluid.CPUPlace())
+        scope = fluid.Scope()
+        exe.run(start, scope=scope)
+        xs = np.random.default_rng(2).standard_normal((32, 128)).astype("float32")
+        exe.run(main, feed={"x": xs}, fetch_list=[loss], scope=scope)
+        assert calls == [((0, 0), (32, 256))]  # a stand-in of the right shape

@@ -14,7 +14,10 @@ The fused kernel's contract is the ordinary one with slot names ``"<k>.<slot>"``
 ``"<k>"`` to op ``k``'s attrs; the result must hold every output of every op of the
 chain. An intermediate (an output that the next op of the chain reads) is needed
 afterwards at most for its shape (a later ``no_need_buffer`` read, such as
-``elementwise_add_grad``'s): return ``oar.api.shape_stand_in(like)`` for it.
+``elementwise_add_grad``'s): return ``oar.api.shape_stand_in(like)`` for it. An input
+slot that op ``k``'s own kernel reads only for its shape (its ``no_need_buffer``, such as
+``"1.X"`` of a chain ending in ``elementwise_add_grad``) is read so by the fused kernel
+too: the plan may pass a zero-strided stand-in, freeing the array early.
 
 An intermediate qualifies when it is not fed, fetched or persistable, no op outside
 the chain reads its data, and only one op writes it. A fusion registered with

@@ -73,6 +73,21 @@ class KernelEntry:
     def __attrs_post_init__(self) -> None:
         self.direct = not self.wants_outputs
 
+    @classmethod
+    def for_chain(
+        cls, op_type: str, device: str, kernel: Callable, plugin: str, chain: list, inputs: dict
+    ) -> KernelEntry:
+        """The entry of a fused kernel (``oar.fusion``) replacing the ops of the kernels
+        ``chain``, with input slots ``"<k>.<slot>"`` (``inputs``): a slot that op ``k``'s kernel
+        reads only for its shape (``no_need_buffer``) stays so."""
+        nnb = tuple(
+            f"{k}.{slot}"
+            for k, entry in enumerate(chain)
+            for slot in entry.no_need_buffer
+            if f"{k}.{slot}" in inputs
+        )
+        return cls(op_type, device, None, kernel, plugin=plugin, no_need_buffer=nnb)
+
     def call(self, inputs: dict, attrs: dict, wanted: frozenset) -> dict:
         """Run the kernel on plain values; ``wanted`` = the output slots the caller reads."""
         if self.wants_outputs:
@@ -128,6 +143,13 @@ class KernelEntry:
             if var is not None and var not in sparse_inputs:
                 small = (var, threshold, below.kernel)
         return KernelCall(self, self.kernel, singles, dups, attrs, outs, wanted, densify, small)
+
+    def small_below(self, kernels: Any, dtype: str | None) -> KernelEntry | None:
+        """For a ``small`` kernel, the kernel it overrides (``kernels``: the kernel registry,
+        ``dtype``: the one that selected this kernel); else None."""
+        if self.small is None:
+            return None
+        return kernels.lookup_below(self.op_type, self.device, dtype, self.priority)
 
     def same_convention(self, other: KernelEntry) -> bool:
         """Whether ``other`` is called exactly as this kernel is (the same flags)."""

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from oar.dygraph.varbase import ParamBase, VarBase
+from oar.framework import mode as _mode
 from oar.framework import unique_name
+from oar.framework.variable import Parameter
 from oar.layer_helper import LayerHelper
 
 __all__ = ["Layer"]
@@ -188,6 +190,10 @@ class Layer:
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
         if _static_call is not None:  # declarative is building a static program
             return _static_call(self, inputs, kwargs)
+        if _mode._tracer is None:  # static mode: the layer appends its ops to the program
+            from oar.dygraph.dygraph_to_static.bridge import static_mode_call
+
+            return static_mode_call(self, inputs, kwargs)
         return self._call(inputs, kwargs)
 
     def _call(self, inputs: tuple, kwargs: dict, forward: Any = None) -> Any:
@@ -273,7 +279,7 @@ class Layer:
     # --- attribute registration -----------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
-        if isinstance(value, ParamBase):
+        if isinstance(value, (ParamBase, Parameter)):  # Parameter: built in static mode
             if params is None:
                 raise RuntimeError("call super().__init__() before assigning parameters")
             self.__dict__.pop(name, None)

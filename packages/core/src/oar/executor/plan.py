@@ -230,9 +230,7 @@ class Plan:
             if (v := self.block._find_var_recursive(n)) is not None
             and v.type == VarType.SELECTED_ROWS
         )
-        below = None
-        if entry.small is not None:  # small calls go straight to the kernel it overrides
-            below = reg.kernels.lookup_below(op.type, self.device.name, dtype, entry.priority)
+        below = entry.small_below(reg.kernels, dtype)  # small calls go straight to it
         call = entry.compile_call(
             dict(op.attrs), tuple(singles), tuple(dups), tuple(outs), sparse, below
         )
@@ -240,7 +238,10 @@ class Plan:
 
     def _fused_step(self, fop, kernel, steps: list) -> Step:
         """The step of a fused chain (``fop``: an :class:`oar.fusion.FusedOp`)."""
-        entry = KernelEntry(fop.type, self.device.name, None, kernel, plugin=fop.fusion.plugin)
+        chain = [s.call.entry for s in steps]
+        entry = KernelEntry.for_chain(
+            fop.type, self.device.name, kernel, fop.fusion.plugin, chain, fop.inputs
+        )
         singles = tuple((slot, names[0]) for slot, names in fop.inputs.items())
         outs = tuple((slot, names[0], False) for slot, names in fop.outputs.items())
         call = entry.compile_call(fop.attrs, singles, (), outs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from oar_dist import checks
@@ -52,11 +53,28 @@ def _check(name: str, value: Any) -> None:
         checks.flag(API, what, value)
     elif name in _COUNTS:
         checks.integer(API, what, value, minimum=_COUNTS[name])
-    elif name == "backend" and not isinstance(value, str):
+    elif name == "backend":
+        _check_backend(what, value)
+
+
+def _check_backend(what: str, value: Any) -> None:
+    """A name in the ``collective_backends`` registry (``mpi``, ``threads``, ``nccl``...)."""
+    from oar.api import registries
+
+    names = sorted(registries().collective_backends.names())
+    if not isinstance(value, str):
         checks.fail(
             API,
-            f"{what} must name a collective backend ('mpi', ...), given {value!r}",
+            f"{what} must name a collective backend (one of {names}), given {value!r}",
             type_error=True,
+        )
+    if value not in names:
+        close = difflib.get_close_matches(value, names, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        checks.fail(
+            API,
+            f"{what} must be a registered collective backend, one of {names}, given "
+            f"{value!r}{hint}",
         )
 
 

@@ -12,7 +12,7 @@ A product of at least :data:`THREADED_MACS` multiply-adds is worth the spin: on 
 thread it is one call with OpenBLAS at :func:`_parallel.parallel_threads` threads (oar's thread
 settings: ``set_cpu_math_library_num_threads``, ``OMP_NUM_THREADS``, else the cores), whose
 workers spin between their blocks and finish a 128x784x512 product well before oar's own pool
-can (725 against 1143 µs measured). OpenBLAS's threads sum an element in another order than
+can (546 against 650 µs; 1006 at one thread). OpenBLAS's threads sum an element in another order than
 one thread does once the inner dimension passes 512, so such results differ in their last
 bits between thread counts. ``FLAGS_cpu_deterministic`` (Fluid's flag for "CPU results that
 do not depend on the summing order") keeps them equal: the large product then runs at one
@@ -38,8 +38,10 @@ from oar_kernels_cpu.kernels import _parallel
 #: multiply-adds below which OpenBLAS runs a product on one thread by itself (its SMP
 #: threshold is 4 x 65536): such a product is called as it is, with no thread-count toggle
 BLAS_SERIAL_MACS = 1 << 16
-#: multiply-adds from which a product runs on OpenBLAS's threads (unless deterministic)
-THREADED_MACS = int(os.environ.get("OAR_BLAS_THREADED_MACS", 1 << 22))
+#: multiply-adds from which a product runs on OpenBLAS's threads (unless deterministic): at
+#: 4M two threads gained nothing here (64x256x256: 83 against 90 µs, 128x256x128: 98 against
+#: 87), from 8M they start to (64x512x256: 141 against 173 µs; 64x800x500: 349 against 527)
+THREADED_MACS = int(os.environ.get("OAR_BLAS_THREADED_MACS", 1 << 23))
 #: multiply-adds from which a product is split across the pool (``FLAGS_cpu_deterministic``)
 SPLIT_MACS = 1 << 22
 #: at least this many multiply-adds per piece, in a power of two of pieces (they share out

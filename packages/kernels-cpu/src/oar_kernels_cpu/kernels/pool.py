@@ -230,8 +230,10 @@ def _scatter_to(x, rows, cols, dy):
 def _grad_adaptive(x, dy, attrs):
     out = tuple(attrs["ksize"])
     if attrs.get("pooling_type", "max") == "max":
-        _, rows, cols = _adaptive_first_max(x, out)
-        return _scatter_to(x, rows, cols, dy)
+        y, rows, cols = _adaptive_first_max(x, out)
+        # Fluid 1.8.5 routes the gradient to the first input equal to the output, which is
+        # floored at -FLT_MAX: a window of -inf (nothing reaches the floor) takes none
+        return _scatter_to(x, rows, cols, xp.where(y >= LOWEST, dy, 0))
     ah, aw = (
         _window_matrix(x.shape[2], out[0], x.dtype),
         _window_matrix(x.shape[3], out[1], x.dtype),

@@ -77,6 +77,12 @@ def pool3d(inputs, attrs):
     return {"Out": _back(y.astype(x.dtype, copy=False), attrs)}
 
 
+def _reached(window_max):
+    """Windows whose maximum reaches Fluid's -FLT_MAX floor: Fluid 1.8.5 routes the gradient
+    to the first input equal to the (floored) output, so a window of -inf takes none."""
+    return window_max >= LOWEST
+
+
 @kernel("pool3d_grad", FLOATS)
 def pool3d_grad(inputs, attrs):
     x = _first(inputs["X"], attrs)
@@ -92,6 +98,7 @@ def pool3d_grad(inputs, attrs):
             if is_max:
                 flat = v.reshape(v.shape[:2] + (-1,))
                 hot = xp.arange(flat.shape[-1]) == flat.argmax(axis=-1)[..., None]
+                hot &= _reached(flat.max(axis=-1, keepdims=True))
                 dx[idx] += hot.reshape(v.shape) * g
             else:
                 dx[idx] += g / float(v.shape[2] * v.shape[3] * v.shape[4])
@@ -103,7 +110,7 @@ def pool3d_grad(inputs, attrs):
         win = windows_nd(xp, pad_nd(xp, x, pads, -np.inf), k, s, (1, 1, 1), out)
         flat = win.reshape((n, c, kk) + tuple(out))  # copies the windows once
         hot = xp.arange(kk).reshape((1, 1, kk, 1, 1, 1)) == flat.argmax(axis=2)[:, :, None]
-        cols = hot * dy[:, :, None]
+        cols = hot * xp.where(_reached(flat.max(axis=2)), dy, 0)[:, :, None]
     else:
         g = dy / _counts(x, k, s, pads, out, attrs)
         cols = xp.broadcast_to(g[:, :, None], (n, c, kk) + tuple(out))
