@@ -121,7 +121,7 @@ def cases(fluid):
     xy = [_f(3, 4), _i(10, 3, 1)]
     for s in (None, 1, 9, 10, 25, 0):
         kw = {} if s is None else {"num_neg_samples": s}
-        c["NCE_neg_%s" % s] = ((lambda kw=kw: D.NCE(10, 4, **kw)), xy)
+        c[f"NCE_neg_{s}"] = ((lambda kw=kw: D.NCE(10, 4, **kw)), xy)
     c["NCE_two_classes"] = (lambda: D.NCE(2, 4), [_f(3, 4), _i(2, 3, 1)])
     c["NCE_bias"] = (lambda: D.NCE(10, 4, bias_attr=True), xy)
     c["NCE_log_uniform"] = (lambda: D.NCE(10, 4, sampler="log_uniform", num_neg_samples=20), xy)
