@@ -48,8 +48,10 @@ def test_prelu_modes():
             ("channel", {"channel": 3}, [1, 3, 1, 1]),
             ("element", {"input_shape": [2, 3, 2, 2]}, [1, 3, 2, 2]),
         ):
-            layer = dg.PRelu(mode, **kw)
+            with fluid.unique_name.guard():
+                layer = dg.PRelu(mode, **kw)
             assert layer.weight.shape == shape
+            assert layer.weight.name == "prelu_0.w_0"  # Fluid 1.8.5's name
             out = layer(dg.to_variable(x))
             np.testing.assert_allclose(out.numpy(), np.where(x > 0, x, 0.25 * x), rtol=1e-6)
             _backprop(out)

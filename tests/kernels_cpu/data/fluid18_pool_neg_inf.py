@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 import paddle.fluid as fluid
+from fluid18_pool_run import run
 from paddle.fluid.layer_helper import LayerHelper
 
 
@@ -26,21 +27,6 @@ def _with_index(x, op, k):
     return out, mask
 
 
-def _run(fn, xv, grad=True):
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup):
-        x = fluid.data("x", list(xv.shape), "float32")
-        x.stop_gradient = False
-        outs = list(fn(x))
-        y = outs[0]
-        dy = np.arange(1, int(np.prod(y.shape)) + 1).reshape(y.shape).astype("float32")
-        loss = fluid.layers.reduce_sum(y * fluid.layers.assign(dy))
-        grads = fluid.gradients([loss], [x]) if grad else []
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    return exe.run(main, feed={"x": xv}, fetch_list=outs + grads)
-
-
 def main():
     rng = np.random.RandomState(0)
     x2 = rng.uniform(-1, 1, (1, 2, 5, 5)).astype("f4")
@@ -51,17 +37,17 @@ def main():
     x3[0, 0, :2, :2, :2] = -np.inf  # a 2x2x2 window (regular and adaptive 2x2x2)
     x3[0, 1, 2:, 2:, :] = -np.inf
     data = {"x2": x2, "x3": x3}
-    o, g = _run(lambda x: [fluid.layers.adaptive_pool2d(x, 2, "max")], x2)
+    o, g = run(lambda x: [fluid.layers.adaptive_pool2d(x, 2, "max")], x2)
     data["a2_out"], data["a2_dx"] = o, g
-    o, g = _run(lambda x: [fluid.layers.pool2d(x, 2, "max", 2)], x2)
+    o, g = run(lambda x: [fluid.layers.pool2d(x, 2, "max", 2)], x2)
     data["p2_out"], data["p2_dx"] = o, g
-    o, g = _run(lambda x: [fluid.layers.pool3d(x, 2, "max", 2)], x3)
+    o, g = run(lambda x: [fluid.layers.pool3d(x, 2, "max", 2)], x3)
     data["p3_out"], data["p3_dx"] = o, g
-    o, g = _run(lambda x: [fluid.layers.adaptive_pool3d(x, 2, "max")], x3)
+    o, g = run(lambda x: [fluid.layers.adaptive_pool3d(x, 2, "max")], x3)
     data["a3_out"], data["a3_dx"] = o, g
-    o, m = _run(lambda x: _with_index(x, "max_pool2d_with_index", [2, 2]), x2, grad=False)
+    o, m = run(lambda x: _with_index(x, "max_pool2d_with_index", [2, 2]), x2, grad=False)
     data["i2_out"], data["i2_mask"] = o, m
-    o, m = _run(lambda x: _with_index(x, "max_pool3d_with_index", [2, 2, 2]), x3, grad=False)
+    o, m = run(lambda x: _with_index(x, "max_pool3d_with_index", [2, 2, 2]), x3, grad=False)
     data["i3_out"], data["i3_mask"] = o, m
     here = os.path.dirname(os.path.abspath(__file__))
     np.savez(os.path.join(here, "fluid18_pool_neg_inf.npz"), **data)

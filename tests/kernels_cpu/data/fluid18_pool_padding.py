@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 import paddle.fluid as fluid
+from fluid18_pool_run import run
 from paddle.fluid.layer_helper import LayerHelper
 
 
@@ -25,48 +26,33 @@ def _with_index(x, op, k, s, p):
     return out, mask
 
 
-def _run(fn, xv):
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup):
-        x = fluid.data("x", list(xv.shape), "float32")
-        x.stop_gradient = False
-        outs = list(fn(x))
-        y = outs[0]
-        dy = np.arange(1, int(np.prod(y.shape)) + 1).reshape(y.shape).astype("float32")
-        loss = fluid.layers.reduce_sum(y * fluid.layers.assign(dy))
-        grads = fluid.gradients([loss], [x]) if len(outs) == 1 else []
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    return exe.run(main, feed={"x": xv}, fetch_list=outs + grads)
-
-
 def main():
     x2 = (np.random.RandomState(0).permutation(50).reshape(1, 2, 5, 5) / 50 - 0.3).astype("f4")
     x3 = (np.random.RandomState(1).permutation(27).reshape(1, 1, 3, 3, 3) / 27 - 0.3).astype("f4")
     data = {"x2": x2, "x3": x3}
     for pt, ex, name in (("max", True, "max"), ("avg", True, "avg_ex"), ("avg", False, "avg_in")):
-        o, g = _run(
+        o, g = run(
             lambda x, pt=pt, ex=ex: [
                 fluid.layers.pool2d(x, 2, pt, 2, 1, ceil_mode=True, exclusive=ex)
             ],
             x2,
         )
         data[f"p2_ceil_{name}_out"], data[f"p2_ceil_{name}_dx"] = o, g
-        o, g = _run(
+        o, g = run(
             lambda x, pt=pt, ex=ex: [
                 fluid.layers.pool3d(x, 2, pt, 2, 1, ceil_mode=True, exclusive=ex)
             ],
             x3,
         )
         data[f"p3_ceil_{name}_out"], data[f"p3_ceil_{name}_dx"] = o, g
-    o, g = _run(lambda x: [fluid.layers.pool2d(x, 2, "max", 2, 2)], x2)
+    o, g = run(lambda x: [fluid.layers.pool2d(x, 2, "max", 2, 2)], x2)
     data["p2_pad2_max_out"], data["p2_pad2_max_dx"] = o, g
-    o, g = _run(lambda x: [fluid.layers.pool3d(x, 2, "max", 2, 2)], x3)
+    o, g = run(lambda x: [fluid.layers.pool3d(x, 2, "max", 2, 2)], x3)
     data["p3_pad2_max_out"], data["p3_pad2_max_dx"] = o, g
     k2, k3 = [2, 2], [2, 2, 2]
-    o, m = _run(lambda x: _with_index(x, "max_pool2d_with_index", k2, k2, [2, 2]), x2)
+    o, m = run(lambda x: _with_index(x, "max_pool2d_with_index", k2, k2, [2, 2]), x2, grad=False)
     data["i2_pad2_out"], data["i2_pad2_mask"] = o, m
-    o, m = _run(lambda x: _with_index(x, "max_pool3d_with_index", k3, k3, [2, 2, 2]), x3)
+    o, m = run(lambda x: _with_index(x, "max_pool3d_with_index", k3, k3, [2, 2, 2]), x3, grad=False)
     data["i3_pad2_out"], data["i3_pad2_mask"] = o, m
     here = os.path.dirname(os.path.abspath(__file__))
     np.savez(os.path.join(here, "fluid18_pool_padding.npz"), **data)

@@ -657,7 +657,7 @@ class PRelu(Layer):
         param_attr: Any = None,
         dtype: str = "float32",
     ) -> None:
-        super().__init__()
+        super().__init__("prelu")  # Fluid 1.8.5's parameter names: prelu_0.w_0
         self._mode = mode
         if mode == "all":
             shape = [1]

@@ -192,16 +192,11 @@ def _is_own_layer(layer: Any) -> bool:
     return module.startswith("oar.") and not module.startswith("oar.dygraph.container")
 
 
-def static_mode_call(layer: Any, inputs: tuple, kwargs: dict) -> Any:
-    """``Layer.__call__`` outside ``dygraph.guard()``: append the layer's ops to the current
-    program, as Fluid 1.8.5 does (``Linear``, ``Conv2D``... built under ``program_guard`` hold
-    static parameters; calling them on static variables is a static layer call)."""
+def _bridged_call(layer: Any, ctx: BuildContext, inputs: tuple, kwargs: dict, prefix: str) -> Any:
+    """Run one of oar's own layers with a :class:`BridgeTracer` in the tracer's place."""
     from oar.framework import mode
 
-    if not _is_own_layer(layer):  # a user's forward is plain Python over static variables
-        return layer._call(inputs, kwargs)
-    ctx = BuildContext.current or BuildContext(default_main_program())
-    bridge = BridgeTracer(ctx, getattr(layer, "training", True), layer.full_name() + ".tmp")
+    bridge = BridgeTracer(ctx, getattr(layer, "training", True), prefix)
     old_active, BridgeTracer.active = BridgeTracer.active, bridge
     old, mode._tracer = mode._tracer, bridge
     try:
@@ -212,6 +207,16 @@ def static_mode_call(layer: Any, inputs: tuple, kwargs: dict) -> Any:
         BridgeTracer.active = old_active
 
 
+def static_mode_call(layer: Any, inputs: tuple, kwargs: dict) -> Any:
+    """``Layer.__call__`` outside ``dygraph.guard()``: append the layer's ops to the current
+    program, as Fluid 1.8.5 does (``Linear``, ``Conv2D``... built under ``program_guard`` hold
+    static parameters; calling them on static variables is a static layer call)."""
+    if not _is_own_layer(layer):  # a user's forward is plain Python over static variables
+        return layer._call(inputs, kwargs)
+    ctx = BuildContext.current or BuildContext(default_main_program())
+    return _bridged_call(layer, ctx, inputs, kwargs, layer.full_name() + ".tmp")
+
+
 def _layer_call(layer: Any, inputs: tuple, kwargs: dict) -> Any:
     """``Layer.__call__`` while a program is built."""
     from oar.framework import mode
@@ -220,15 +225,7 @@ def _layer_call(layer: Any, inputs: tuple, kwargs: dict) -> Any:
     if isinstance(mode._tracer, BridgeTracer) or ctx is None:
         return layer._call(inputs, kwargs)
     if _is_own_layer(layer):
-        bridge = BridgeTracer(ctx, getattr(layer, "training", True))
-        old_active, BridgeTracer.active = BridgeTracer.active, bridge
-        old, mode._tracer = mode._tracer, bridge
-        try:
-            out = layer._call(bridge.wrap(tuple(inputs)), bridge.wrap(kwargs) if kwargs else {})
-            return bridge.unwrap(out)
-        finally:
-            mode._tracer = old
-            BridgeTracer.active = old_active
+        return _bridged_call(layer, ctx, inputs, kwargs, "jst_tmp")
     ctx.swap_parameters(layer)
     from oar.dygraph.dygraph_to_static.call import converted_forward
 
