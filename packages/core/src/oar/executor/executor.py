@@ -274,22 +274,21 @@ def _convert_known_feeds(feed: Mapping, specs: tuple, exe: Executor) -> tuple:
     on_host = exe.device.name == "cpu"
     for key, name, var in specs:
         value = feed[key]
-        if value.__class__ is np.ndarray and on_host and _fits(value, var):
+        if value.__class__ is np.ndarray and on_host and _fits(value, var.dtype, var.shape):
             arrays[name] = value  # the common case, checked inline: a plain array as declared
         else:
             arrays[name] = _convert_one(name, value, var, exe, lods)
     return arrays, lods
 
 
-def _fits(arr: np.ndarray, var: Any) -> bool:
-    """Whether ``arr`` has ``var``'s dtype and shape (-1: any size) exactly; when not,
-    :func:`_convert_one` converts it or says why it cannot."""
-    dtype, shape = var.dtype, var.shape
+def _fits(arr: np.ndarray, dtype: Any, shape: Any) -> bool:
+    """Whether ``arr`` has the declared ``dtype`` and ``shape`` (-1: any size) exactly; when
+    not, :func:`_convert_one` converts it or says why it cannot."""
     if dtype is not None and arr.dtype != _np_dtype(dtype):
         return False
-    if shape is None:
-        return True
     given = arr.shape
+    if shape is None or shape == given:
+        return True
     if len(shape) != len(given):
         return False
     for d, g in zip(shape, given):
@@ -331,7 +330,11 @@ def _fast_key(program: Program, feed: Mapping, fetch_list: Any) -> tuple | None:
         if fetch_list is None:
             fetch = ()
         elif type(fetch_list) is list or type(fetch_list) is tuple:
-            fetch = tuple(f if type(f) is str else f.name for f in fetch_list)
+            if len(fetch_list) == 1:  # the usual [loss]: no generator to run
+                f = fetch_list[0]
+                fetch = (f if type(f) is str else f.name,)
+            else:
+                fetch = tuple(f if type(f) is str else f.name for f in fetch_list)
         else:
             fetch = (fetch_list if type(fetch_list) is str else fetch_list.name,)
         key = (id(program), feed_keys, fetch)
