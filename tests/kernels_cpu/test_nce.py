@@ -117,8 +117,33 @@ def test_bad_input_is_refused():
         x = fluid.data("x", [None, 4], "float32")
         lab = fluid.data("l", [None, 1], "int64")
         with pytest.raises(OarError, match="num_neg_samples"):
-            fluid.layers.nce(x, lab, 5, num_neg_samples=5)
+            fluid.layers.nce(x, lab, 5, num_neg_samples=-1)
         with pytest.raises(OarError, match="sampler"):
             fluid.layers.nce(x, lab, 5, sampler="zipf")
         with pytest.raises(OarError, match="custom_dist"):
             fluid.layers.nce(x, lab, 5, sampler="custom_dist", custom_dist=[0.5, 0.5])
+
+
+def test_more_negatives_than_classes_are_drawn_with_replacement():
+    # Fluid 1.8.5 accepts num_neg_samples >= num_total_classes (default 10 with 3 classes)
+    # and num_neg_samples=0 (a zero cost)
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 4], "float32")
+        lab = fluid.data("l", [None, 1], "int64")
+        many = fluid.layers.nce(x, lab, 3, seed=1)
+        none = fluid.layers.nce(x, lab, 3, num_neg_samples=0)
+        ops = [o for o in main.global_block().ops if o.type == "nce"]
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    feed = {"x": np.linspace(-1, 1, 8).reshape(2, 4).astype("float32"), "l": np.array([[0], [2]])}
+    got = exe.run(
+        main,
+        feed=feed,
+        fetch_list=[many, none, ops[0].output("SampleLabels")[0]],
+        scope=scope,
+    )
+    assert np.isfinite(got[0]).all() and (got[0] > 0).all()
+    np.testing.assert_array_equal(got[1], np.zeros((2, 1), "float32"))
+    assert got[2].shape == (2, 11) and set(np.unique(got[2][:, 1:])) <= {0, 1, 2}

@@ -67,8 +67,25 @@ def _avg_grad_cell(dx, p, h0, w0, kh, kw, share):
 
 
 @jit
+def _max_fwd_tiled(x, p, kh, kw, y):
+    """Windows that tile the plane (plain indices: LLVM vectorises this, 2x faster)."""
+    for oh in range(y.shape[1]):
+        for ow in range(y.shape[2]):
+            m = x[p, kh * oh, kw * ow]
+            for i in range(kh):
+                for j in range(kw):
+                    v = x[p, kh * oh + i, kw * ow + j]
+                    m = v if (v > m or v != v) else m
+            y[p, oh, ow] = m
+
+
+@jit
 def max_fwd_plane(x, p, kh, kw, sh, sw, pt, pl, y):
     nh, nw = y.shape[1], y.shape[2]
+    if kh == sh and kw == sw and pt == 0 and pl == 0:
+        if x.shape[1] == nh * kh and x.shape[2] == nw * kw:
+            _max_fwd_tiled(x, p, kh, kw, y)
+            return
     hlo, hhi = _inner(nh, sh, pt, kh, x.shape[1])
     wlo, whi = _inner(nw, sw, pl, kw, x.shape[2])
     for oh in range(nh):

@@ -147,7 +147,8 @@ class NLLLoss(Layer):
 
 
 class NCE(Layer):
-    """Noise-contrastive estimation: weight [num_total_classes, dim], bias [num_total_classes, 1];
+    """Noise-contrastive estimation: weight [num_total_classes, dim], and bias
+    [num_total_classes, 1] only when ``bias_attr`` is given (Fluid 1.8.5's default has none);
     ``forward(input, label, sample_weight=None)`` gives the [N, 1] cost (op ``nce``)."""
 
     def __init__(
@@ -164,17 +165,13 @@ class NCE(Layer):
         is_sparse=False,
         dtype="float32",
     ) -> None:
-        from oar.layers.nce import _SAMPLERS
+        from oar.layers.nce import _SAMPLERS, _neg_samples
 
         super().__init__()
         for arg, v in (("num_total_classes", num_total_classes), ("dim", dim)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ArgumentError("NCE", f"{arg} must be a positive int, given {v!r}")
-        s = 10 if num_neg_samples is None else num_neg_samples
-        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s < num_total_classes:
-            raise ArgumentError(
-                "NCE", f"num_neg_samples must be in [1, {num_total_classes}), given {s!r}"
-            )
+        s = _neg_samples("NCE", num_neg_samples)
         if sampler not in _SAMPLERS:
             raise ArgumentError(
                 "NCE", f"sampler must be one of {list(_SAMPLERS)}, given {sampler!r}"
@@ -196,7 +193,10 @@ class NCE(Layer):
         }
         self._sample_weight = sample_weight
         self.weight = self.create_parameter([num_total_classes, dim], param_attr, dtype, False)
-        self.bias = self.create_parameter([num_total_classes, 1], bias_attr, dtype, True)
+        # as in Fluid 1.8.5, the bias exists only when bias_attr is given (truthy)
+        self.bias = self.create_parameter(
+            [num_total_classes, 1], bias_attr if bias_attr else False, dtype, True
+        )
 
     def forward(self, input: VarBase, label: VarBase, sample_weight: Any = None) -> VarBase:
         from oar.dygraph.base import to_variable

@@ -128,22 +128,25 @@ class Conv3DTranspose(_ConvLayer):
         )
 
 
-def _affine(layer: Layer, c: int, param_attr: Any, bias_attr: Any, dtype: str) -> None:
-    layer.weight = layer.create_parameter([c], param_attr, dtype, False, Constant(1.0))
+def _affine(layer: Layer, c: int, param_attr: Any, bias_attr: Any, dtype: str, scale: str) -> None:
+    """The scale (attribute ``scale``) and the bias parameters, each None if its attr is False."""
+    setattr(layer, scale, layer.create_parameter([c], param_attr, dtype, False, Constant(1.0)))
     layer.bias = layer.create_parameter([c], bias_attr, dtype, True)
 
 
-def _norm_inputs(layer: Layer, input: VarBase) -> dict:
+def _norm_inputs(input: VarBase, scale: Any, bias: Any) -> dict:
     ins = {"X": [input]}
-    if layer.weight is not None:
-        ins["Scale"] = [layer.weight]
-    if layer.bias is not None:
-        ins["Bias"] = [layer.bias]
+    if scale is not None:
+        ins["Scale"] = [scale]
+    if bias is not None:
+        ins["Bias"] = [bias]
     return ins
 
 
 class GroupNorm(Layer):
-    """Normalise each sample over groups of ``channels / groups`` channels, then scale and shift."""
+    """Normalise each sample over groups of ``channels / groups`` channels; then scale by
+    ``weight`` and shift by ``bias``, each only when its attr is given (Fluid 1.8.5's default
+    has neither)."""
 
     def __init__(
         self,
@@ -162,7 +165,15 @@ class GroupNorm(Layer):
         shape = [-1, channels] if data_layout == "NCHW" else [-1, -1, channels]
         self._attrs = group_norm_attrs("GroupNorm", shape, groups, epsilon, data_layout)
         self._groups, self._epsilon, self._act = groups, epsilon, act
-        _affine(self, self._channels, param_attr, bias_attr, dtype)
+        # as in Fluid 1.8.5, weight and bias exist only when their attr is given (truthy)
+        _affine(
+            self,
+            self._channels,
+            param_attr if param_attr else False,
+            bias_attr if bias_attr else False,
+            dtype,
+            "weight",
+        )
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("GroupNorm", input)
@@ -176,7 +187,7 @@ class GroupNorm(Layer):
         y, mean, var = VarBase(None), VarBase(None), VarBase(None)
         _op(
             "group_norm",
-            _norm_inputs(self, input),
+            _norm_inputs(input, self.weight, self.bias),
             {"Y": [y], "Mean": [mean], "Variance": [var]},
             self._attrs,
         )
@@ -184,7 +195,8 @@ class GroupNorm(Layer):
 
 
 class InstanceNorm(Layer):
-    """Normalise each channel of each sample over its spatial dims, then scale and shift."""
+    """Normalise each channel of each sample over its spatial dims, then scale (parameter
+    ``scale``, as Fluid 1.8.5 names it) and shift (``bias``)."""
 
     def __init__(
         self, num_channels, epsilon=1e-05, param_attr=None, bias_attr=None, dtype="float32"
@@ -192,7 +204,7 @@ class InstanceNorm(Layer):
         super().__init__()
         self._num_channels = _positive_int("InstanceNorm", "num_channels", num_channels)
         self._epsilon = float(epsilon)
-        _affine(self, self._num_channels, param_attr, bias_attr, dtype)
+        _affine(self, self._num_channels, param_attr, bias_attr, dtype, "scale")
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("InstanceNorm", input)
@@ -205,7 +217,7 @@ class InstanceNorm(Layer):
         y, mean, var = VarBase(None), VarBase(None), VarBase(None)
         _op(
             "instance_norm",
-            _norm_inputs(self, input),
+            _norm_inputs(input, self.scale, self.bias),
             {"Y": [y], "SavedMean": [mean], "SavedVariance": [var]},
             {"epsilon": self._epsilon},
         )

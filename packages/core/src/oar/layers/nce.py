@@ -12,6 +12,15 @@ __all__ = ["nce"]
 _SAMPLERS = {"uniform": 0, "log_uniform": 1, "custom_dist": 2}
 
 
+def _neg_samples(where: str, num_neg_samples) -> int:
+    """The number of negatives (default 10). They are drawn with replacement, so, as in
+    Fluid 1.8.5, it may reach or pass num_total_classes; 0 gives a zero cost."""
+    s = 10 if num_neg_samples is None else num_neg_samples
+    if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+        raise ArgumentError(where, f"num_neg_samples must be an int >= 0, given {s!r}")
+    return s
+
+
 def nce(
     input,
     label,
@@ -26,7 +35,8 @@ def nce(
     seed=0,
     is_sparse=False,
 ):
-    """[N, 1] NCE cost of ``label`` against ``num_neg_samples`` (default 10) sampled classes;
+    """[N, 1] NCE cost of ``label`` against ``num_neg_samples`` (default 10) classes sampled
+    with replacement;
     W [num_total_classes, D], bias [num_total_classes, 1]."""
     from oar.layers.tensor import assign
 
@@ -35,16 +45,12 @@ def nce(
     if (
         isinstance(num_total_classes, bool)
         or not isinstance(num_total_classes, int)
-        or num_total_classes < 2
+        or num_total_classes < 1
     ):
         raise ArgumentError(
-            "nce", f"num_total_classes must be an int >= 2, given {num_total_classes!r}"
+            "nce", f"num_total_classes must be a positive int, given {num_total_classes!r}"
         )
-    s = 10 if num_neg_samples is None else num_neg_samples
-    if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s < num_total_classes:
-        raise ArgumentError(
-            "nce", f"num_neg_samples must be in [1, {num_total_classes}), given {s!r}"
-        )
+    s = _neg_samples("nce", num_neg_samples)
     if sampler not in _SAMPLERS:
         raise ArgumentError("nce", f"sampler must be one of {list(_SAMPLERS)}, given {sampler!r}")
     if len(input.shape) != 2 or input.shape[1] < 0:

@@ -1,5 +1,6 @@
 """``nce``: noise-contrastive estimation. Per row, the ``num_true`` labels and
-``num_neg_samples`` sampled classes (uniform, log-uniform or a custom distribution q) get
+``num_neg_samples`` sampled classes (uniform, log-uniform or a custom distribution q, drawn
+with replacement, so any count is allowed and a row may draw its own label) get
 ``o = sigmoid(w_k . x + b_k)``; with ``b = q(k) * num_neg_samples`` the cost is the mean over
 the samples of ``-log(o / (o + b))`` (true) and ``-log(b / (o + b))`` (sampled), times the
 row's SampleWeight. ``custom_neg_classes`` fixes the sampled classes (for tests), as in Fluid.
@@ -20,9 +21,10 @@ def _infer(ins, attrs):
         )
     if len(lab.shape) != 2 or not compatible(lab.shape[0], x.shape[0]):
         raise ValueError(f"nce: Label must be [N, num_true], given {list(lab.shape)}")
-    if attrs["num_neg_samples"] < 1 or attrs["num_neg_samples"] >= attrs["num_total_classes"]:
+    if attrs["num_neg_samples"] < 0 or attrs["num_total_classes"] < 1:
         raise ValueError(
-            f"nce: num_neg_samples ({attrs['num_neg_samples']}) must be in [1, num_total_classes)"
+            f"nce: num_neg_samples >= 0 and num_total_classes >= 1 expected, given "
+            f"{attrs['num_neg_samples']} and {attrs['num_total_classes']}"
         )
     width = lab.shape[1] + attrs["num_neg_samples"] if lab.shape[1] >= 0 else -1
     return {

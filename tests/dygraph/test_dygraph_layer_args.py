@@ -1,0 +1,85 @@
+"""Every dygraph layer class built with Fluid 1.8.5's documented arguments (and some variants
+and some bad ones), then called once: oar accepts what Fluid 1.8.5 accepts, with the same
+parameters (structured name and shape) and output shape, and refuses what it refuses with
+oar's own error. The facts come from data/fluid18_dygraph_layer_args.py run on Fluid 1.8.5;
+the same ``probe`` runs here on oar."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from oar import fluid
+from oar.errors import OarError
+
+DATA = Path(__file__).parent / "data"
+GOLDEN = json.loads((DATA / "fluid18_dygraph_layer_args.json").read_text())
+_spec = importlib.util.spec_from_file_location(
+    "fluid18_dygraph_layer_args", DATA / "fluid18_dygraph_layer_args.py"
+)
+probe_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(probe_module)
+
+# Fluid 1.8.5 accepts these, oar refuses them with a clear error (deliberate differences):
+# group_norm with channels not divisible by groups (Fluid silently uses uneven groups).
+REFUSED_BY_OAR_ONLY = {"bad_GroupNorm_indivisible"}
+
+
+def _accepted(fact):
+    return fact["built"] and fact.get("out_shape", ()) is not None
+
+
+@pytest.fixture(scope="module")
+def oar_facts():
+    return probe_module.probe(fluid)
+
+
+def test_the_probe_covers_every_dygraph_layer_class():
+    built = {name.split("_")[0] for name in GOLDEN if not name.startswith("bad_")}
+    layers = {
+        n
+        for n in dir(fluid.dygraph)
+        if isinstance(getattr(fluid.dygraph, n), type)
+        and issubclass(getattr(fluid.dygraph, n), fluid.dygraph.Layer)
+    }
+    containers = {"Layer", "LayerList", "ParameterList", "Sequential"}
+    assert layers - containers <= built
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_layer_arguments_match_fluid18(name, oar_facts):
+    want, got = GOLDEN[name], oar_facts[name]
+    if name in REFUSED_BY_OAR_ONLY:
+        assert _accepted(want) and not _accepted(got)
+    elif _accepted(want):
+        want = {k: v for k, v in want.items() if k != "error"}
+        assert got == want
+    else:
+        # Fluid refuses (at construction or at the first call); oar may refuse earlier
+        assert not _accepted(got), got
+    if not _accepted(got):
+        make, inputs = probe_module.cases(fluid)[name]
+        with fluid.dygraph.guard(), pytest.raises((OarError, TypeError)):
+            make()(*[fluid.dygraph.to_variable(a) for a in inputs])
+
+
+def test_nce_defaults_draw_ten_negatives_with_replacement_and_no_bias():
+    x = np.linspace(-1, 1, 12).reshape(3, 4).astype("float32")
+    lab = np.array([[1], [2], [3]], "int64")
+    with fluid.dygraph.guard():
+        nce = fluid.dygraph.NCE(10, 4)
+        assert nce.bias is None and [p.shape for p in nce.parameters()] == [[10, 4]]
+        few = fluid.dygraph.NCE(3, 4, num_neg_samples=20, bias_attr=True)
+        cost = fluid.layers.reduce_sum(
+            few(fluid.dygraph.to_variable(x), fluid.dygraph.to_variable(lab % 3))
+        )
+        cost.backward()
+        assert np.isfinite(cost.numpy()).all() and few.bias.gradient().shape == (3, 1)
+        zero = fluid.dygraph.NCE(10, 4, num_neg_samples=0)
+        np.testing.assert_array_equal(
+            zero(fluid.dygraph.to_variable(x), fluid.dygraph.to_variable(lab)).numpy(),
+            np.zeros((3, 1)),
+        )
+        with pytest.raises(OarError, match="num_neg_samples"):
+            fluid.dygraph.NCE(10, 4, num_neg_samples=-1)
