@@ -9,7 +9,6 @@ import time
 import numpy as np
 import pytest
 from oar import cpu_threads, fluid
-from oar.api import set_cpu_math_library_num_threads
 from oar_kernels_cpu.kernels import _gemm, _gemm_route, _parallel
 from oar_kernels_cpu.kernels._gemm_route import OPENBLAS, POOL, PROBE_MAX, PROBE_MIN, Route
 
@@ -51,15 +50,9 @@ def test_the_choice_follows_the_load_both_ways():
 
 
 @pytest.fixture
-def fresh_routes(monkeypatch):
+def fresh_routes(monkeypatch, two_threads):
     monkeypatch.setattr(_gemm_route, "_routes", {})
     monkeypatch.setattr(_parallel, "parallel_threads", lambda: 2)
-    setting, blas = cpu_threads._setting, cpu_threads.blas_num_threads()
-    set_cpu_math_library_num_threads(2)
-    yield
-    cpu_threads._setting = setting
-    if blas:
-        cpu_threads._apply(blas)
 
 
 class _SlowAt:

@@ -15,19 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from oar import cpu_threads, fluid
-from oar.api import registries, set_cpu_math_library_num_threads
+from oar.api import registries
 from oar.cpu_threads import limit_cpu_math_threads
 from oar_kernels_cpu.kernels import _gemm, _gemm_route, _parallel
-
-
-@pytest.fixture
-def two_threads():
-    setting, blas = cpu_threads._setting, cpu_threads.blas_num_threads()
-    set_cpu_math_library_num_threads(2)
-    yield
-    cpu_threads._setting = setting
-    if blas:
-        cpu_threads._apply(blas)
 
 
 @pytest.fixture
