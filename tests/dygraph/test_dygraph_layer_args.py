@@ -15,6 +15,7 @@ from oar.errors import OarError
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = json.loads((DATA / "fluid18_dygraph_layer_args.json").read_text())
+STATIC_ONLY = GOLDEN.pop("static_only")
 _spec = importlib.util.spec_from_file_location(
     "fluid18_dygraph_layer_args", DATA / "fluid18_dygraph_layer_args.py"
 )
@@ -24,6 +25,9 @@ _spec.loader.exec_module(probe_module)
 # Fluid 1.8.5 accepts these, oar refuses them with a clear error (deliberate differences):
 # group_norm with channels not divisible by groups (Fluid silently uses uneven groups).
 REFUSED_BY_OAR_ONLY = {"bad_GroupNorm_indivisible"}
+# Fluid 1.8.5's dygraph GroupNorm refuses NHWC ("unsupported data layout"), though its static
+# group_norm takes it; oar's dygraph GroupNorm takes it too.
+ACCEPTED_BY_OAR_ONLY = {"GroupNorm_NHWC"}
 
 
 def _accepted(fact):
@@ -36,7 +40,7 @@ def oar_facts():
 
 
 def test_the_probe_covers_every_dygraph_layer_class():
-    built = {name.split("_")[0] for name in GOLDEN if not name.startswith("bad_")}
+    built = {name.split("_")[0] for name in GOLDEN if _accepted(GOLDEN[name])}
     layers = {
         n
         for n in dir(fluid.dygraph)
@@ -52,6 +56,8 @@ def test_layer_arguments_match_fluid18(name, oar_facts):
     want, got = GOLDEN[name], oar_facts[name]
     if name in REFUSED_BY_OAR_ONLY:
         assert _accepted(want) and not _accepted(got)
+    elif name in ACCEPTED_BY_OAR_ONLY:
+        assert not _accepted(want) and _accepted(got)
     elif _accepted(want):
         want = {k: v for k, v in want.items() if k != "error"}
         assert got == want
@@ -83,3 +89,15 @@ def test_nce_defaults_draw_ten_negatives_with_replacement_and_no_bias():
         )
         with pytest.raises(OarError, match="num_neg_samples"):
             fluid.dygraph.NCE(10, 4, num_neg_samples=-1)
+
+
+def test_static_only_layers_are_refused_in_dygraph_and_work_in_a_program():
+    got = probe_module.static_probe(fluid)
+    assert sorted(got) == sorted(STATIC_ONLY)
+    for name, want in STATIC_ONLY.items():
+        have = got[name]
+        np.testing.assert_allclose(have.pop("out"), want["out"], rtol=1e-5, atol=1e-5, err_msg=name)
+        assert have == {k: v for k, v in want.items() if k != "out"}, name
+    assert not hasattr(fluid.dygraph, "RowConv")  # fluid.dygraph.nn only, as in Fluid 1.8.5
+    with fluid.dygraph.guard(), pytest.raises(OarError, match="RowConv.*dygraph mode"):
+        fluid.dygraph.nn.RowConv("rc", 2)

@@ -75,3 +75,17 @@ def _skip_unless_kernels(case, device):
         )
         why = "numpy-only (generic=False)" if cpu is not None and cpu.generic is False else "none"
         pytest.skip(f"{case.op_type}: no kernel on '{device}' ({why})")
+
+
+@pytest.fixture
+def two_threads():
+    """oar's CPU math threads set to 2 for the test, the previous setting restored after."""
+    from oar import cpu_threads
+    from oar.api import set_cpu_math_library_num_threads
+
+    setting, blas = cpu_threads._setting, cpu_threads.blas_num_threads()
+    set_cpu_math_library_num_threads(2)
+    yield
+    cpu_threads._setting = setting
+    if blas:
+        cpu_threads._apply(blas)

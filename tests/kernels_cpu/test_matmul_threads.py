@@ -15,19 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from oar import cpu_threads, fluid
-from oar.api import registries, set_cpu_math_library_num_threads
+from oar.api import registries
 from oar.cpu_threads import limit_cpu_math_threads
-from oar_kernels_cpu.kernels import _gemm, _parallel
-
-
-@pytest.fixture
-def two_threads():
-    setting, blas = cpu_threads._setting, cpu_threads.blas_num_threads()
-    set_cpu_math_library_num_threads(2)
-    yield
-    cpu_threads._setting = setting
-    if blas:
-        cpu_threads._apply(blas)
+from oar_kernels_cpu.kernels import _gemm, _gemm_route, _parallel
 
 
 @pytest.fixture
@@ -110,6 +100,7 @@ def test_large_products_run_at_the_full_blas_thread_count(two_threads, monkeypat
         pytest.skip("numpy's OpenBLAS was not found")
     fluid.set_flags({"FLAGS_cpu_deterministic": flag})
     monkeypatch.setattr(_parallel, "parallel_threads", lambda: 2)
+    monkeypatch.setattr(_gemm_route, "FIXED", _gemm_route.OPENBLAS)  # not chosen by time
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((128, 784), np.float32), rng.standard_normal((784, 200), np.float32)
     big, small = (x, y), (x[:, :64], y[:64, :64])  # 20M and 0.5M multiply-adds

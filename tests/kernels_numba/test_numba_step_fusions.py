@@ -216,3 +216,31 @@ def test_a_classifier_step_is_fused_end_to_end_and_trains_the_same(monkeypatch):
     unfused, w_unfused = train(main.clone())
     np.testing.assert_allclose(np.ravel(fused), np.ravel(unfused), rtol=1e-5)
     np.testing.assert_allclose(w_fused, w_unfused, rtol=1e-4, atol=1e-6)
+
+
+def test_an_adam_run_with_a_sparse_gradient_trains_the_same(monkeypatch):
+    main, start = fluid.Program(), fluid.Program()
+    main.random_seed = start.random_seed = 13
+    with fluid.program_guard(main, start):
+        ids = fluid.data("ids", [None, 1], "int64")
+        emb = fluid.layers.embedding(ids, size=[50, 16], is_sparse=True)
+        loss = fluid.layers.mean(fluid.layers.fc(emb, 4))
+        fluid.optimizer.Adam(0.05).minimize(loss)
+    plan = Plan(main, ("ids",), (loss.name,), registries().devices.get("cpu"))
+    types = [s.op.type for s in plan.steps]
+    assert "fused[adam_group]" in types and "adam" not in types  # the SelectedRows one too
+    feed = {"ids": np.random.default_rng(6).integers(0, 50, (32, 1))}
+
+    def train(prog):
+        exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+        exe.run(start, scope=scope)
+        for _ in range(4):
+            exe.run(prog, feed=feed, fetch_list=[loss], scope=scope)
+        return [np.asarray(scope.find_var(n).get_tensor()).copy() for n in sorted(
+            p.name for p in prog.global_block().all_parameters())]  # fmt: skip
+
+    fused = train(main)
+    monkeypatch.setenv(ENV_DISABLE, "1")
+    unfused = train(main.clone())
+    for a, b in zip(fused, unfused):
+        np.testing.assert_array_equal(a, b)

@@ -109,6 +109,40 @@ def cases(fluid):
         "MSELoss": (lambda: D.MSELoss(), [_f(2, 3), _f(2, 3) * 0.5]),
         "NLLLoss": (lambda: D.NLLLoss(), [_f(2, 3), _i(3, 2)]),
     }
+    # inputs of other ranks and dtypes
+    c["Linear_3d_input"] = (lambda: D.Linear(4, 3), [_f(2, 5, 4)])
+    c["Conv2D_f64"] = (
+        lambda: D.Conv2D(2, 3, 3, padding=1, dtype="float64"),
+        [_f(1, 2, 4, 4).astype("float64")],
+    )
+    c["Embedding_1d_ids"] = (lambda: D.Embedding([10, 3]), [_i(10, 4)])
+    c["Embedding_3d_ids"] = (lambda: D.Embedding([10, 3]), [_i(10, 2, 3, 1)])
+    c["BatchNorm_5d"] = (lambda: D.BatchNorm(3), [_f(2, 3, 2, 2, 2)])
+    c["BatchNorm_3d"] = (lambda: D.BatchNorm(3), [_f(2, 3, 4)])
+    c["LayerNorm_3d_input"] = (lambda: D.LayerNorm([4]), [_f(2, 3, 4)])
+    c["Pool2D_lists"] = (
+        lambda: D.Pool2D([2, 3], "avg", [2, 1], [0, 1], exclusive=False),
+        [_f(1, 2, 4, 5)],
+    )
+    c["Dropout_is_test"] = (lambda: D.Dropout(0.3, is_test=True), [_f(2, 4)])
+    c["PRelu_element_other_batch"] = (
+        lambda: D.PRelu("element", input_shape=[1, 3, 2, 2]),
+        [_f(4, 3, 2, 2)],
+    )
+    c["InstanceNorm_3d"] = (lambda: D.InstanceNorm(3), [_f(2, 3, 4)])
+    c["GroupNorm_NHWC"] = (lambda: D.GroupNorm(4, 2, data_layout="NHWC"), [_f(2, 2, 2, 4)])
+    c["Conv2DTranspose_output_size_stride"] = (
+        lambda: D.Conv2DTranspose(2, 3, 3, output_size=[8, 8], stride=2),
+        [_f(1, 2, 4, 4)],
+    )
+    c["SpectralNorm_2d"] = (lambda: D.SpectralNorm([4, 6]), [_f(4, 6)])
+    c["NLLLoss_4d"] = (lambda: D.NLLLoss(reduction="none"), [_f(2, 3, 2, 2), _i(3, 2, 2, 2)])
+    c["BCELoss_weight"] = (
+        lambda: D.BCELoss(
+            weight=fluid.dygraph.to_variable(np.ones((2, 3), "float32")), reduction="sum"
+        ),
+        [1.0 / (1.0 + np.exp(-_f(2, 3))), np.ones((2, 3), "float32")],
+    )
     # arguments Fluid 1.8.5 refuses (at construction or at the first call)
     c["bad_GroupNorm_indivisible"] = (lambda: D.GroupNorm(4, 3), [_f(2, 4, 2, 2)])
     c["bad_Conv2D_groups"] = (lambda: D.Conv2D(2, 3, 1, groups=3), [_f(1, 2, 3, 3)])
@@ -163,10 +197,57 @@ def probe(fluid, only=None):
     return facts
 
 
+def static_probe(fluid):
+    """``fluid.dygraph.nn.RowConv`` / ``SequenceConv`` (static programs only): refused in
+    dygraph mode; under program_guard, the parameters, the ops and the output on a LoD batch."""
+    nn = fluid.dygraph.nn
+    makers = {
+        "RowConv": lambda: nn.RowConv("rc", 2, act="relu"),
+        "SequenceConv": lambda: nn.SequenceConv("sc", 3),
+        "SequenceConv_no_bias": lambda: nn.SequenceConv("sc", 2, filter_size=5, bias_attr=False),
+    }
+    facts = {}
+    for name, make in sorted(makers.items()):
+        with fluid.dygraph.guard():
+            try:
+                make()
+                refused = False
+            except Exception:
+                refused = True
+        prog, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(prog, startup), fluid.unique_name.guard():
+            layer = make()
+            x = fluid.data("x", [None, 3], "float32", lod_level=1)
+            out = layer(x)
+            params = [[p.name, list(p.shape)] for p in prog.global_block().all_parameters()]
+            ops = [op.type for op in prog.global_block().ops]
+        scope = fluid.Scope()
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(startup, scope=scope)
+        for p, _ in params:
+            t = scope.find_var(p).get_tensor()
+            n = int(np.prod(np.array(t).shape))
+            t.set(
+                np.linspace(-0.5, 0.5, n).reshape(np.array(t).shape).astype("float32"),
+                fluid.CPUPlace(),
+            )
+        xs = fluid.create_lod_tensor(_f(5, 3), [[2, 3]], fluid.CPUPlace())
+        (got,) = exe.run(prog, feed={"x": xs}, fetch_list=[out], scope=scope, return_numpy=False)
+        facts[name] = {
+            "refused_in_dygraph": refused,
+            "params": params,
+            "layer_params": len(layer.parameters()),
+            "ops": ops,
+            "out": np.array(got).round(6).tolist(),
+        }
+    return facts
+
+
 def main():
     import paddle.fluid as fluid
 
     facts = probe(fluid)
+    facts["static_only"] = static_probe(fluid)
     path = os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "fluid18_dygraph_layer_args.json"
     )

@@ -12,7 +12,9 @@ A product of at least :data:`THREADED_MACS` multiply-adds is worth the spin: on 
 thread it is one call with OpenBLAS at :func:`_parallel.parallel_threads` threads (oar's thread
 settings: ``set_cpu_math_library_num_threads``, ``OMP_NUM_THREADS``, else the cores), whose
 workers spin between their blocks and finish a 128x784x512 product well before oar's own pool
-can (546 against 650 µs; 1006 at one thread). OpenBLAS's threads sum an element in another order than
+can (546 against 650 µs; 1006 at one thread), on a quiet machine; on a busy one they wait
+for each other and lose 5 to 15 times over, so each shape's large products run whichever way has
+been faster for them lately (:mod:`._gemm_route`). OpenBLAS's threads sum an element in another order than
 one thread does once the inner dimension passes 512, so such results differ in their last
 bits between thread counts. ``FLAGS_cpu_deterministic`` (Fluid's flag for "CPU results that
 do not depend on the summing order") keeps them equal: the large product then runs at one
@@ -28,12 +30,13 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from oar.api import cpu_deterministic, with_blas_threads, with_one_blas_thread
 
-from oar_kernels_cpu.kernels import _parallel
+from oar_kernels_cpu.kernels import _gemm_route, _parallel
 
 #: multiply-adds below which OpenBLAS runs a product on one thread by itself (its SMP
 #: threshold is 4 x 65536): such a product is called as it is, with no thread-count toggle
@@ -66,27 +69,50 @@ def matmul(xp: Any, a: Any, b: Any) -> Any:
 
 def matmuls(xp: Any, pairs: Sequence[tuple]) -> list:
     """``[xp.matmul(a, b) for a, b in pairs]``: the large products at OpenBLAS's full thread
-    count, one after the other; the others at one BLAS thread, their pieces (a product not
-    worth splitting is one piece) in one round on the pool, so independent products (a
+    count, one after the other, or in pieces on the pool (whichever has been faster for these
+    shapes lately, :mod:`._gemm_route`); the others at one BLAS thread, their pieces (a product
+    not worth splitting is one piece) in one round on the pool, so independent products (a
     gradient's dX and dW) also run at once."""
+    sizes = [_macs(a, b) for a, b in pairs]
+    if max(sizes) < THREADED_MACS:
+        return _run(xp, pairs, sizes, 1)
+    blas_threads = 1 if cpu_deterministic() else _parallel.parallel_threads()
+    if blas_threads < 2:
+        return _run(xp, pairs, sizes, 1)
+    way = _gemm_route.fixed_way()
+    if way is not None:
+        return _run(xp, pairs, sizes, blas_threads if way == _gemm_route.OPENBLAS else 1)
+    route = _gemm_route.route_for(tuple((a.shape, b.shape, a.dtype.char) for a, b in pairs))
+    way = route.pick()
+    start = time.perf_counter()
+    out = _run(xp, pairs, sizes, blas_threads if way == _gemm_route.OPENBLAS else 1)
+    route.record(way, time.perf_counter() - start, sum(sizes))
+    return out
+
+
+def _macs(a: Any, b: Any) -> int:
+    """The product's multiply-adds, or 0 for one that runs as it is (tiny, or device arrays)."""
+    macs = a.size * (b.shape[-1] if b.ndim > 1 else 1)
+    return macs if macs >= BLAS_SERIAL_MACS and _host(a) and _host(b) else 0
+
+
+def _run(xp: Any, pairs: Sequence[tuple], sizes: list, blas_threads: int) -> list:
+    """The products, those of at least :data:`THREADED_MACS` at ``blas_threads`` OpenBLAS
+    threads when that is more than one, the rest at one BLAS thread on the pool."""
     results: list = [None] * len(pairs)
     tasks: list = []
     threaded: list = []
     total = 0
-    blas_threads = 0  # looked up at the first large product
     for i, (a, b) in enumerate(pairs):
-        macs = a.size * (b.shape[-1] if b.ndim > 1 else 1)
-        if macs < BLAS_SERIAL_MACS or not (_host(a) and _host(b)):
+        macs = sizes[i]
+        if not macs:
             results[i] = xp.matmul(a, b)  # tiny (OpenBLAS stays serial), or device arrays
-            continue
-        if macs >= THREADED_MACS and not blas_threads:
-            blas_threads = 1 if cpu_deterministic() else _parallel.parallel_threads()
-        if macs >= THREADED_MACS and blas_threads > 1:
+        elif macs >= THREADED_MACS and blas_threads > 1:
             threaded.append(i)
-            continue
-        results[i], pieces = _pieces(xp, a, b)
-        tasks.extend(pieces)
-        total += macs
+        else:
+            results[i], pieces = _pieces(xp, a, b)
+            tasks.extend(pieces)
+            total += macs
     if len(tasks) > 1 and total >= SPLIT_MACS:
         _parallel.parallel_for(lambda i: tasks[i](), len(tasks), blas=True)
     elif tasks:  # too little work to hand to another thread

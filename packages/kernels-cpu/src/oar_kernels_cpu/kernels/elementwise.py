@@ -41,12 +41,20 @@ def _out_buffer(x, y, donated):
     return None
 
 
+def _aligned(x, y, axis):
+    """``align_y`` for operands of different ranks, with no call where numpy's trailing
+    alignment already is Fluid's (``axis`` -1 or the rank difference: an fc's bias)."""
+    if axis == -1 or axis == abs(x.ndim - y.ndim):
+        return x, y
+    return align_y(x, y, axis)
+
+
 def _make_forward(ufunc):
     def forward(inputs, attrs, donated=frozenset()):
         x = inputs["X"]
         y = inputs["Y"]
         if x.ndim != y.ndim:  # cheaper than comparing shapes; align_y keeps equal ranks as they are
-            x, y = align_y(x, y, attrs["axis"])
+            x, y = _aligned(x, y, attrs["axis"])
         try:
             # the common case: one call, no helpers. Sized by X, the operand Fluid broadcasts Y
             # onto (a larger Y, which oar also accepts, runs as one call too)
@@ -98,7 +106,7 @@ def _grad(local):
     def grad(inputs, attrs, wanted):
         x0, y0 = inputs["X"], inputs["Y"]
         dout = inputs["Out@GRAD"]
-        x, y = (x0, y0) if x0.ndim == y0.ndim else align_y(x0, y0, attrs["axis"])
+        x, y = (x0, y0) if x0.ndim == y0.ndim else _aligned(x0, y0, attrs["axis"])
         dx, dy = local(x, y, inputs.get("Out"), dout, "X@GRAD" in wanted, "Y@GRAD" in wanted)
         out = {}
         if dx is not None:
