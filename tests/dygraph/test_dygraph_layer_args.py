@@ -15,6 +15,7 @@ from oar.errors import OarError
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = json.loads((DATA / "fluid18_dygraph_layer_args.json").read_text())
+STATIC_ONLY = GOLDEN.pop("static_only")
 _spec = importlib.util.spec_from_file_location(
     "fluid18_dygraph_layer_args", DATA / "fluid18_dygraph_layer_args.py"
 )
@@ -83,3 +84,15 @@ def test_nce_defaults_draw_ten_negatives_with_replacement_and_no_bias():
         )
         with pytest.raises(OarError, match="num_neg_samples"):
             fluid.dygraph.NCE(10, 4, num_neg_samples=-1)
+
+
+def test_static_only_layers_are_refused_in_dygraph_and_work_in_a_program():
+    got = probe_module.static_probe(fluid)
+    assert sorted(got) == sorted(STATIC_ONLY)
+    for name, want in STATIC_ONLY.items():
+        have = got[name]
+        np.testing.assert_allclose(have.pop("out"), want["out"], rtol=1e-5, atol=1e-5, err_msg=name)
+        assert have == {k: v for k, v in want.items() if k != "out"}, name
+    assert not hasattr(fluid.dygraph, "RowConv")  # fluid.dygraph.nn only, as in Fluid 1.8.5
+    with fluid.dygraph.guard(), pytest.raises(OarError, match="RowConv.*dygraph mode"):
+        fluid.dygraph.nn.RowConv("rc", 2)

@@ -4,6 +4,7 @@ scratch buffers reused across calls of different shapes."""
 
 import numpy as np
 import pytest
+from oar import scratch as core_scratch
 from oar_kernels_cpu.kernels import _parallel, _scratch
 from oar_kernels_cpu.kernels import conv as conv_mod
 
@@ -91,7 +92,7 @@ def test_scratch_reuses_and_resizes():
     c = _scratch.scratch(np, "t", (8, 8), np.float32)  # larger: a new buffer
     assert c.shape == (8, 8) and not np.shares_memory(a, c)
     assert not np.shares_memory(c, _scratch.scratch(np, "t", (8, 8), np.float64))
-    big = _scratch.scratch(np, "t", (_scratch.MAX_BYTES // 4 + 1,), np.float32)
+    big = _scratch.scratch(np, "t", (core_scratch.MAX_BYTES // 4 + 1,), np.float32)
     assert not np.shares_memory(big, _scratch.scratch(np, "t", (8, 8), np.float32))
     _scratch.release()
 

@@ -163,10 +163,57 @@ def probe(fluid, only=None):
     return facts
 
 
+def static_probe(fluid):
+    """``fluid.dygraph.nn.RowConv`` / ``SequenceConv`` (static programs only): refused in
+    dygraph mode; under program_guard, the parameters, the ops and the output on a LoD batch."""
+    nn = fluid.dygraph.nn
+    makers = {
+        "RowConv": lambda: nn.RowConv("rc", 2, act="relu"),
+        "SequenceConv": lambda: nn.SequenceConv("sc", 3),
+        "SequenceConv_no_bias": lambda: nn.SequenceConv("sc", 2, filter_size=5, bias_attr=False),
+    }
+    facts = {}
+    for name, make in sorted(makers.items()):
+        with fluid.dygraph.guard():
+            try:
+                make()
+                refused = False
+            except Exception:
+                refused = True
+        prog, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(prog, startup), fluid.unique_name.guard():
+            layer = make()
+            x = fluid.data("x", [None, 3], "float32", lod_level=1)
+            out = layer(x)
+            params = [[p.name, list(p.shape)] for p in prog.global_block().all_parameters()]
+            ops = [op.type for op in prog.global_block().ops]
+        scope = fluid.Scope()
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(startup, scope=scope)
+        for p, _ in params:
+            t = scope.find_var(p).get_tensor()
+            n = int(np.prod(np.array(t).shape))
+            t.set(
+                np.linspace(-0.5, 0.5, n).reshape(np.array(t).shape).astype("float32"),
+                fluid.CPUPlace(),
+            )
+        xs = fluid.create_lod_tensor(_f(5, 3), [[2, 3]], fluid.CPUPlace())
+        (got,) = exe.run(prog, feed={"x": xs}, fetch_list=[out], scope=scope, return_numpy=False)
+        facts[name] = {
+            "refused_in_dygraph": refused,
+            "params": params,
+            "layer_params": len(layer.parameters()),
+            "ops": ops,
+            "out": np.array(got).round(6).tolist(),
+        }
+    return facts
+
+
 def main():
     import paddle.fluid as fluid
 
     facts = probe(fluid)
+    facts["static_only"] = static_probe(fluid)
     path = os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "fluid18_dygraph_layer_args.json"
     )

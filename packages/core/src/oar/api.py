@@ -118,6 +118,8 @@ _EXPORTS: dict[str, str] = {
     "limit_cpu_math_threads": "oar.cpu_threads",
     "parallel_for": "oar.cpu_pool",
     "parallel_threads": "oar.cpu_pool",
+    "scratch": "oar.scratch",
+    "release_scratch": "oar.scratch",
     "with_one_blas_thread": "oar.cpu_threads",
     "with_blas_threads": "oar.cpu_threads",
     "cpu_deterministic": "oar.cpu_threads",
@@ -209,8 +211,10 @@ __all__ = [
     "register_family",
     "register_plugin",
     "registries",
+    "release_scratch",
     "resolve_paddings",
     "resolve_shape",
+    "scratch",
     "set_cpu_math_library_num_threads",
     "shape_stand_in",
     "slice_bounds",
@@ -322,5 +326,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         VarMeta,
     )
     from oar.scope import Scope, global_scope
+    from oar.scratch import release_scratch, scratch
     from oar.user_array import user_array
     from oar.viz.progress_bar import maybe_progress

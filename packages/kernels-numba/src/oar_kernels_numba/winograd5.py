@@ -12,7 +12,8 @@ over the images of a chunk):
   depend on the thread count), then ``dW = G^T dU G``.
 
 Batch chunks run on the kernel thread pool (``oar.api.parallel_for``), those of both
-gradients in one pass (``_jobs.py``).
+gradients in one pass (``_jobs.py``); a chunk's temporaries are per-thread scratch buffers
+(``oar.api.scratch``), reused from step to step.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
+from oar.api import scratch
 
 from oar_kernels_numba import _winograd5 as wg5
 from oar_kernels_numba._jobs import Job, run, summed_job
@@ -47,9 +49,9 @@ def _tiles(out_hw):
 def _input_points(x, a: int, b: int, top: int, left: int, th: int, tw: int):
     """The transformed input tiles ``(36, C, TH, TW*m)`` of images ``a:b``."""
     c, m = x.shape[1], b - a
-    xp = np.empty((c, 2 * th + 4, 2, (tw + 2) * m), x.dtype)
+    xp = scratch(np, "w5_planes", (c, 2 * th + 4, 2, (tw + 2) * m), x.dtype)
     wg5.to_planes(x, a, m, top, left, xp)
-    v = np.empty((36, c, th, tw * m), x.dtype)
+    v = scratch(np, "w5_points", (36, c, th, tw * m), x.dtype)
     wg5.input_transform(xp, m, v)
     return v
 
@@ -64,9 +66,9 @@ def conv_job(x, u, top: int, left: int, out_hw) -> Job:
 
     def chunk(a: int, b: int) -> None:
         v = _input_points(x, a, b, top, left, th, tw)
-        mt = np.empty((36, o, th, tw * (b - a)), x.dtype)
+        mt = scratch(np, "w5_products", (36, o, th, tw * (b - a)), x.dtype)
         np.matmul(u, v.reshape(36, c, -1), out=mt.reshape(36, o, -1))
-        yt = np.empty((o, 2 * th, 2, tw * (b - a)), x.dtype)
+        yt = scratch(np, "w5_out", (o, 2 * th, 2, tw * (b - a)), x.dtype)
         wg5.output_transform(mt, yt)
         wg5.from_planes(yt, a, b - a, y)
 
@@ -83,9 +85,9 @@ def filter_grad_job(x, dy, top: int, left: int) -> Job:
 
     def term(a: int, b: int, out) -> None:
         v = _input_points(x, a, b, top, left, th, tw).reshape(36, c, -1)
-        dyp = np.empty((o, 2 * th, 2, tw * (b - a)), x.dtype)
+        dyp = scratch(np, "w5_out", (o, 2 * th, 2, tw * (b - a)), x.dtype)
         wg5.to_planes(dy, a, b - a, 0, 0, dyp)
-        mt = np.empty((36, o, th, tw * (b - a)), x.dtype)
+        mt = scratch(np, "w5_products", (36, o, th, tw * (b - a)), x.dtype)
         wg5.grad_transform(dyp, mt)
         np.matmul(mt.reshape(36, o, -1), v.transpose(0, 2, 1), out=out)
 

@@ -71,6 +71,7 @@ from oar.dygraph.nn import (
     PRelu,
 )
 from oar.dygraph.nn_loss import NCE, BCELoss, L1Loss, MSELoss, NLLLoss
+from oar.dygraph.nn_static_only import RowConv, SequenceConv
 from oar.dygraph.nn_vision import (
     BilinearTensorProduct,
     Conv3D,
@@ -82,6 +83,10 @@ from oar.dygraph.nn_vision import (
 )
 from oar.dygraph.tracer import Tracer
 from oar.dygraph.varbase import ParamBase, VarBase
+
+# as in Fluid 1.8.5, the static-only layers live in `fluid.dygraph.nn` only
+nn.RowConv, nn.SequenceConv = RowConv, SequenceConv
+del RowConv, SequenceConv
 
 # `import oar.fluid.dygraph.nn` and friends resolve to these modules
 for _name, _mod in {

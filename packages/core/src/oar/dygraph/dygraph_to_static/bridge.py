@@ -187,6 +187,8 @@ def _list(vs: Any) -> list:
 
 
 def _is_own_layer(layer: Any) -> bool:
+    if getattr(type(layer), "_static_only", False):  # appends its ops itself (RowConv...)
+        return False
     forward = type(layer).forward
     module = getattr(forward, "__module__", "") or ""
     return module.startswith("oar.") and not module.startswith("oar.dygraph.container")
