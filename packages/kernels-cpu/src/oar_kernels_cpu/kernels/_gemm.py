@@ -90,6 +90,16 @@ def matmuls(xp: Any, pairs: Sequence[tuple]) -> list:
     return out
 
 
+def one_blas_thread_below(macs: int, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` at one BLAS thread when its largest product has fewer than
+    :data:`THREADED_MACS` multiply-adds (OpenBLAS's spinning workers would only slow the next
+    calls), else at the BLAS count in force. For kernels that loop over many small products,
+    such as the recurrent ones' time steps."""
+    if macs < THREADED_MACS:
+        return with_one_blas_thread(fn, *args)
+    return fn(*args)
+
+
 def _macs(a: Any, b: Any) -> int:
     """The product's multiply-adds, or 0 for one that runs as it is (tiny, or device arrays)."""
     macs = a.size * (b.shape[-1] if b.ndim > 1 else 1)

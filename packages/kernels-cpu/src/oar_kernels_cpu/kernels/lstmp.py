@@ -9,7 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
-from oar_kernels_cpu.kernels._sequence import array_of, last_level, time_steps, with_lod
+from oar_kernels_cpu.kernels._sequence import (
+    array_of,
+    last_level,
+    step_products_at_one_blas_thread,
+    time_steps,
+    with_lod,
+)
 from oar_kernels_cpu.kernels.recurrent import (
     ACT,
     DACT,
@@ -21,6 +27,7 @@ from oar_kernels_cpu.kernels.recurrent import (
 
 
 @kernel("lstmp", FLOATS, lod=True, generic=False)
+@step_products_at_one_blas_thread
 def lstmp(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "lstmp", "Input")
     w, pw = array_of(inputs["Weight"]), array_of(inputs["ProjWeight"])
@@ -55,6 +62,7 @@ def lstmp(inputs, attrs):
 
 
 @kernel("lstmp_grad", FLOATS, lod=True, generic=False)
+@step_products_at_one_blas_thread
 def lstmp_grad(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "lstmp_grad", "Input")
     w, pw = array_of(inputs["Weight"]), array_of(inputs["ProjWeight"])

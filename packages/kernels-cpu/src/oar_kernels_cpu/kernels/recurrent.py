@@ -10,7 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from oar_kernels_cpu.kernels import FLOATS, kernel
-from oar_kernels_cpu.kernels._sequence import array_of, last_level, time_steps, with_lod
+from oar_kernels_cpu.kernels._sequence import (
+    array_of,
+    last_level,
+    step_products_at_one_blas_thread,
+    time_steps,
+    with_lod,
+)
 
 
 def _sigmoid(z):
@@ -90,6 +96,7 @@ def lstm_cell_grad(dh, dc, gates, c, c_prev, b, db, h_size: int, attrs, raw=None
 
 
 @kernel("lstm", FLOATS, lod=True, generic=False)
+@step_products_at_one_blas_thread
 def lstm(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "lstm", "Input")
     w = array_of(inputs["Weight"])
@@ -116,6 +123,7 @@ def lstm(inputs, attrs):
 
 
 @kernel("lstm_grad", FLOATS, lod=True, generic=False)
+@step_products_at_one_blas_thread
 def lstm_grad(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "lstm_grad", "Input")
     w = array_of(inputs["Weight"])
@@ -169,6 +177,7 @@ def _gru_weights(w: np.ndarray) -> tuple:
 
 
 @kernel("gru", FLOATS, lod=True, generic=False)
+@step_products_at_one_blas_thread
 def gru(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "gru", "Input")
     w = array_of(inputs["Weight"])
@@ -202,6 +211,7 @@ def gru(inputs, attrs):
 
 
 @kernel("gru_grad", FLOATS, lod=True, generic=False)
+@step_products_at_one_blas_thread
 def gru_grad(inputs, attrs):
     x, off, lod = last_level(inputs["Input"], "gru_grad", "Input")
     w = array_of(inputs["Weight"])
