@@ -125,11 +125,15 @@ def time_interleaved(
     target_s: float,
     warmup: int,
     clock: Callable[[], float] = time.perf_counter,
+    settle_s: float = 0.0,
 ) -> dict:
     """Median (and min) seconds per call for each step, timing contenders round-robin.
 
     Round-robin means each repeat times every contender once, so a burst of load
-    from other processes hits all of them instead of one.
+    from other processes hits all of them instead of one. ``settle_s`` seconds of sleep
+    before each repeat let the previous contender's thread pools stop spinning (OpenBLAS's
+    and OpenMP's workers spin for up to ~0.1-0.2 s after their last call), so a contender
+    is not timed against another one's idle threads.
     """
     for step in steps.values():
         for _ in range(warmup):
@@ -140,6 +144,8 @@ def time_interleaved(
     for _ in range(repeats):
         for name, step in steps.items():
             n = numbers[name]
+            if settle_s:
+                time.sleep(settle_s)
             gc.collect()
             gc.disable()
             try:

@@ -34,6 +34,9 @@ def _threads_from_argv(argv: list) -> str:
 # OpenBLAS and torch one thread per core); ``--threads 1,default`` runs this script once
 # per setting, each in a fresh process (thread pools are fixed at start-up).
 THREADS = _threads_from_argv(sys.argv)
+#: seconds of rest before each timed repeat when libraries run several threads: the previous
+#: contender's spinning pool workers (OpenBLAS's, torch's OpenMP) would otherwise take a core
+SETTLE_S = 0.25
 if THREADS != "default" and "," not in THREADS:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = THREADS
@@ -99,7 +102,12 @@ def run_one(bench: Benchmark, args) -> dict:
     repeats = args.repeats or (3 if args.quick else 7)
     target = args.target_s or (0.02 if args.quick else 0.1)
     timing = time_interleaved(
-        steps, repeats, target, warmup=2 if args.quick else 5, clock=CLOCKS[args.clock]
+        steps,
+        repeats,
+        target,
+        warmup=2 if args.quick else 5,
+        clock=CLOCKS[args.clock],
+        settle_s=0.0 if THREADS == "1" or args.quick else SETTLE_S,
     )
     memory = {}
     if args.memory and bench.memory:

@@ -24,9 +24,16 @@ def _run(route, seconds_of, calls):
 
 
 def test_each_way_is_measured_once_then_the_faster_one_runs():
-    ways = _run(Route(), {OPENBLAS: 2.0, POOL: 1.0}, 2 + PROBE_MIN)
-    assert ways[:2] == [OPENBLAS, POOL]
-    assert ways[2:] == [POOL] * PROBE_MIN
+    ways = _run(Route(), {OPENBLAS: 2.0, POOL: 1.0}, 3 + PROBE_MIN)
+    assert ways[:3] == [OPENBLAS, OPENBLAS, POOL]  # the first call warms up, uncounted
+    assert ways[3:] == [POOL] * PROBE_MIN
+
+
+def test_one_slow_call_does_not_switch_ways():
+    route = Route()
+    _run(route, {OPENBLAS: 1.0, POOL: 1.5}, 10)
+    route.record(OPENBLAS, 50.0, 10**6)  # preempted once
+    assert route.best == OPENBLAS and route.cost[OPENBLAS] < 1.5
 
 
 def test_the_slower_way_is_tried_again_less_often_while_it_keeps_losing():

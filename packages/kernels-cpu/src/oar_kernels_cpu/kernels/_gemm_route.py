@@ -26,6 +26,9 @@ if FIXED not in (OPENBLAS, POOL, "auto"):
     raise ValueError(f"OAR_BLAS_LARGE_PRODUCTS must be 'auto', 'openblas' or 'pool', got {FIXED!r}")
 #: weight of the newest time in a way's running average (the rest is its history)
 NEW_WEIGHT = 0.3
+#: a call counts as at most this many times the running average (one preempted call is not
+#: a busy machine; a busy machine still doubles the average in two calls)
+SPIKE_CAP = 2.0
 #: calls of the faster way between tries of the other, after a try the other won / lost
 PROBE_MIN, PROBE_MAX = 16, 512
 
@@ -33,13 +36,14 @@ PROBE_MIN, PROBE_MAX = 16, 512
 class Route:
     """The running choice for one product shape: :meth:`pick` a way, run it, :meth:`record`."""
 
-    __slots__ = ("cost", "best", "countdown", "interval")
+    __slots__ = ("cost", "best", "countdown", "interval", "warm")
 
     def __init__(self) -> None:
         self.cost: dict[str, float] = {}  # way -> running seconds per multiply-add
         self.best = OPENBLAS
         self.countdown = 0
         self.interval = PROBE_MIN
+        self.warm = False  # the first call (page faults, first use of the threads) not counted
 
     def pick(self) -> str:
         """The way to run the next call: the faster one, or the other when its try is due."""
@@ -54,10 +58,16 @@ class Route:
         """Fold one call's time into ``way``'s cost and re-rank the ways. A try of the slower
         way replaces its cost outright: its old average is stale by up to :data:`PROBE_MAX`
         calls, and the load may have gone since."""
+        if not self.warm:
+            self.warm = True
+            return
         cost = seconds / max(macs, 1)
         old = self.cost.get(way)
         probe = old is not None and len(self.cost) == 2 and way != self.best
-        self.cost[way] = cost if old is None or probe else old + NEW_WEIGHT * (cost - old)
+        if old is None or probe:
+            self.cost[way] = cost
+        else:  # one preempted call moves the average by at most SPIKE_CAP times its step
+            self.cost[way] = old + NEW_WEIGHT * (min(cost, SPIKE_CAP * old) - old)
         if len(self.cost) < 2:
             return
         best = min(self.cost, key=self.cost.__getitem__)
