@@ -14,7 +14,7 @@ import pytest
 from oar import fluid
 from oar.api import shape_stand_in
 from oar.fusion import ENV_DISABLE
-from oar.testing import scoped_registry
+from oar.testing import eager_sgd_steps, scoped_registry
 
 calls: dict = {"fwd": 0, "bwd": 0}
 WRONG = {"scale": 1.0}  # a fused grad kernel computing wrong values, for the meta-test
@@ -106,17 +106,10 @@ def _train(dtype="float32", act="sigmoid", steps=2, **kw):
     """Loss values and final parameters and gradients of a few SGD steps."""
     with fluid.dygraph.guard():
         model = _mlp(dtype, act, **kw)
-        opt = fluid.optimizer.SGD(0.5, parameter_list=model.parameters())
         x = fluid.dygraph.to_variable(_data(dtype, n_in=kw.get("n_in", 5)))
-        losses, grads = [], []
-        for _ in range(steps):
-            loss = fluid.layers.reduce_mean(fluid.layers.square(model(x)))
-            loss.backward()
-            grads = [p.gradient() for p in model.parameters()]
-            opt.minimize(loss)
-            model.clear_gradients()
-            losses.append(loss.numpy())
-        return losses, grads, [p.numpy() for p in model.parameters()]
+        return eager_sgd_steps(
+            model, lambda m: fluid.layers.reduce_mean(fluid.layers.square(m(x))), steps, 0.5
+        )
 
 
 def _unfused(monkeypatch, fn, *args, **kw):

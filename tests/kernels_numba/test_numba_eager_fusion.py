@@ -18,6 +18,7 @@ from oar import fluid
 from oar.cpu_threads import limit_cpu_math_threads
 from oar.dygraph import chain, tape_fusion
 from oar.fusion import ENV_DISABLE
+from oar.testing import eager_sgd_steps
 
 TOL = {"float32": dict(rtol=2e-5, atol=2e-6), "float64": dict(rtol=1e-11, atol=1e-13)}
 BATCH = 64  # 64 x 80 activations: above the compiled kernels' small-array threshold
@@ -40,34 +41,32 @@ def _data(dtype, sizes):
     return x, rng.integers(0, sizes[-1], (BATCH, 1)).astype(np.int64)
 
 
-def _eager(dtype, sizes, act, steps=2):
+def _linear(w, b, act):
     init = fluid.initializer.NumpyArrayInitializer
+    return fluid.dygraph.Linear(
+        w.shape[0],
+        w.shape[1],
+        act=act,
+        param_attr=fluid.ParamAttr(initializer=init(w)),
+        bias_attr=fluid.ParamAttr(initializer=init(b)),
+        dtype=str(w.dtype),
+    )
+
+
+def _eager(dtype, sizes, act, steps=2):
     weights = _weights(dtype, sizes)
     with fluid.dygraph.guard():
-        layers = [
-            fluid.dygraph.Linear(
-                w.shape[0],
-                w.shape[1],
-                act="softmax" if i == len(weights) - 1 else act,
-                param_attr=fluid.ParamAttr(initializer=init(w)),
-                bias_attr=fluid.ParamAttr(initializer=init(b)),
-                dtype=dtype,
-            )
-            for i, (w, b) in enumerate(weights)
-        ]
-        model = fluid.dygraph.Sequential(*layers)
-        opt = fluid.optimizer.SGD(0.1, parameter_list=model.parameters())
+        model = fluid.dygraph.Sequential(
+            *[
+                _linear(w, b, "softmax" if i == len(weights) - 1 else act)
+                for i, (w, b) in enumerate(weights)
+            ]
+        )
         xv, lv = _data(dtype, sizes)
         x, label = fluid.dygraph.to_variable(xv), fluid.dygraph.to_variable(lv)
-        losses, grads = [], []
-        for _ in range(steps):
-            loss = fluid.layers.mean(fluid.layers.cross_entropy(model(x), label))
-            loss.backward()
-            grads = [p.gradient() for p in model.parameters()]
-            opt.minimize(loss)
-            model.clear_gradients()
-            losses.append(loss.numpy())
-        return losses, grads, [p.numpy() for p in model.parameters()]
+        return eager_sgd_steps(
+            model, lambda m: fluid.layers.mean(fluid.layers.cross_entropy(m(x), label)), steps
+        )
 
 
 def _static(dtype, sizes, act, steps=2):
@@ -153,25 +152,11 @@ def test_eager_training_fused_equals_unfused_and_static(
 
 def test_user_reading_the_softmax_keeps_its_gradient(counted, monkeypatch):
     sizes = (30, 80, 10)
-    init = fluid.initializer.NumpyArrayInitializer
 
     def run():
         (w1, b1), (w2, b2) = _weights("float32", sizes)
         with fluid.dygraph.guard():
-            l1 = fluid.dygraph.Linear(
-                30,
-                80,
-                act="relu",
-                param_attr=fluid.ParamAttr(initializer=init(w1)),
-                bias_attr=fluid.ParamAttr(initializer=init(b1)),
-            )
-            l2 = fluid.dygraph.Linear(
-                80,
-                10,
-                act="softmax",
-                param_attr=fluid.ParamAttr(initializer=init(w2)),
-                bias_attr=fluid.ParamAttr(initializer=init(b2)),
-            )
+            l1, l2 = _linear(w1, b1, "relu"), _linear(w2, b2, "softmax")
             xv, lv = _data("float32", sizes)
             prob = l2(l1(fluid.dygraph.to_variable(xv)))
             ce = fluid.layers.cross_entropy(prob, fluid.dygraph.to_variable(lv))

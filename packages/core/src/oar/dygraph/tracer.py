@@ -263,7 +263,14 @@ class Tracer:
         self._outputs(info, type, inputs, outputs, attrs, res, needs_grad and not stop_gradient)
 
     def _outputs(
-        self, info: _OpInfo, type: str, inputs: dict, outputs: dict, attrs: dict, res: dict, grad: bool
+        self,
+        info: _OpInfo,
+        type: str,
+        inputs: dict,
+        outputs: dict,
+        attrs: dict,
+        res: dict,
+        grad: bool,
     ) -> None:
         """Give the output variables the kernel's results ``res`` and record the tape node
         when ``grad`` (an input wants a gradient) and gradients are being recorded."""
