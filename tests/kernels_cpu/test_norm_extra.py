@@ -51,58 +51,23 @@ def _in_ref(X, Scale, Bias, epsilon):
     }
 
 
+def _gn_case(shape, groups, layout, grad, name=""):
+    c = shape[-1 if layout == "NHWC" else 1]
+    ins = {
+        "X": rng.uniform(-1, 1, shape),
+        "Scale": rng.uniform(0.5, 1.5, c),
+        "Bias": rng.uniform(-1, 1, c),
+    }
+    attrs = {"epsilon": 1e-5, "groups": groups, "data_layout": layout}
+    return OpCase("group_norm", ins, attrs, ref=_gn_ref, grad=grad, grad_outputs=["Y"], name=name)
+
+
 CASES = [
-    OpCase(
-        "group_norm",
-        {
-            "X": rng.uniform(-1, 1, (2, 4, 2, 3)),
-            "Scale": rng.uniform(0.5, 1.5, 4),
-            "Bias": rng.uniform(-1, 1, 4),
-        },
-        {"epsilon": 1e-5, "groups": 2, "data_layout": "NCHW"},
-        ref=_gn_ref,
-        grad=["X", "Scale", "Bias"],
-        grad_outputs=["Y"],
-    ),
-    OpCase(
-        "group_norm",
-        {
-            "X": rng.uniform(-1, 1, (2, 3, 4)),
-            "Scale": rng.uniform(0.5, 1.5, 4),
-            "Bias": rng.uniform(-1, 1, 4),
-        },
-        {"epsilon": 1e-5, "groups": 4, "data_layout": "NHWC"},
-        ref=_gn_ref,
-        grad=["X", "Scale"],
-        grad_outputs=["Y"],
-        name="nhwc",
-    ),
-    OpCase(
-        "group_norm",
-        {
-            "X": rng.uniform(-1, 1, (2, 7, 2, 2)),
-            "Scale": rng.uniform(0.5, 1.5, 7),
-            "Bias": rng.uniform(-1, 1, 7),
-        },
-        {"epsilon": 1e-5, "groups": 3, "data_layout": "NCHW"},
-        ref=_gn_ref,
-        grad=["X", "Scale", "Bias"],
-        grad_outputs=["Y"],
-        name="uneven",
-    ),
-    OpCase(
-        "group_norm",
-        {
-            "X": rng.uniform(-1, 1, (2, 3, 5)),
-            "Scale": rng.uniform(0.5, 1.5, 5),
-            "Bias": rng.uniform(-1, 1, 5),
-        },
-        {"epsilon": 1e-5, "groups": 4, "data_layout": "NHWC"},
-        ref=_gn_ref,
-        grad=["X", "Scale"],
-        grad_outputs=["Y"],
-        name="empty_group_nhwc",
-    ),
+    _gn_case((2, 4, 2, 3), 2, "NCHW", ["X", "Scale", "Bias"]),
+    _gn_case((2, 3, 4), 4, "NHWC", ["X", "Scale"], "nhwc"),
+    # uneven groups (3 + 3 + 1 channels), and 2 + 2 + 1 channels and an empty group
+    _gn_case((2, 7, 2, 2), 3, "NCHW", ["X", "Scale", "Bias"], "uneven"),
+    _gn_case((2, 3, 5), 4, "NHWC", ["X", "Scale"], "empty_group_nhwc"),
     OpCase(
         "instance_norm",
         {
