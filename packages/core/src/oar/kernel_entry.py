@@ -75,18 +75,28 @@ class KernelEntry:
 
     @classmethod
     def for_chain(
-        cls, op_type: str, device: str, kernel: Callable, plugin: str, chain: list, inputs: dict
+        cls,
+        op_type: str,
+        device: str,
+        kernel: Callable,
+        plugin: str,
+        chain: list,
+        inputs: dict,
+        inplace: bool = False,
     ) -> KernelEntry:
         """The entry of a fused kernel (``oar.fusion``) replacing the ops of the kernels
         ``chain``, with input slots ``"<k>.<slot>"`` (``inputs``): a slot that op ``k``'s kernel
-        reads only for its shape (``no_need_buffer``) stays so."""
+        reads only for its shape (``no_need_buffer``) stays so. ``inplace``: the fused kernel
+        takes ``donated=``."""
         nnb = tuple(
             f"{k}.{slot}"
             for k, entry in enumerate(chain)
             for slot in entry.no_need_buffer
             if f"{k}.{slot}" in inputs
         )
-        return cls(op_type, device, None, kernel, plugin=plugin, no_need_buffer=nnb)
+        return cls(
+            op_type, device, None, kernel, plugin=plugin, no_need_buffer=nnb, inplace=inplace
+        )
 
     def call(self, inputs: dict, attrs: dict, wanted: frozenset) -> dict:
         """Run the kernel on plain values; ``wanted`` = the output slots the caller reads."""
