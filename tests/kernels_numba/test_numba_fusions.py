@@ -108,10 +108,10 @@ def _mlp():
     return main, start, loss
 
 
-def _train(main, start, loss):
+def _train(main, start, loss, shape=(64, 64)):
     exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
     exe.run(start, scope=scope)
-    feed = {"x": np.random.default_rng(1).standard_normal((64, 64)).astype("float32")}
+    feed = {"x": np.random.default_rng(1).standard_normal(shape).astype("float32")}
     return [exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0] for _ in range(4)]
 
 
@@ -139,21 +139,14 @@ def _cnn():
     return main, start, loss
 
 
-def _train_cnn(main, start, loss):
-    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
-    exe.run(start, scope=scope)
-    feed = {"x": np.random.default_rng(2).standard_normal((16, 2, 12, 12)).astype("float32")}
-    return [exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0] for _ in range(4)]
-
-
 def test_a_cnn_trains_the_same_with_the_conv_backward_fusion(monkeypatch):
     main, start, loss = _cnn()
     plan = Plan(main, ("x",), (loss.name,), registries().devices.get("cpu"))
     grads = [s for s in plan.steps if s.op.type == "fused[relu_bias_grad]"]
     assert len(grads) == 2 and all(s.call.entry.inplace for s in grads)
-    fused = _train_cnn(main, start, loss)
+    fused = _train(main, start, loss, (16, 2, 12, 12))
     monkeypatch.setenv(ENV_DISABLE, "1")
-    unfused = _train_cnn(main.clone(), start, loss)
+    unfused = _train(main.clone(), start, loss, (16, 2, 12, 12))
     np.testing.assert_allclose(np.ravel(fused), np.ravel(unfused), rtol=1e-5)
 
 
