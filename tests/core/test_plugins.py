@@ -565,3 +565,30 @@ def test_scoped_registry_undoes_registrations():
     assert (reg.ops.types(), len(reg.kernels.entries()), reg.formats.names()) == before
     assert "_scoped_only" not in reg.ops
     assert reg.kernels.lookup("relu", "cpu", "float32").priority == relu_priority
+
+
+def test_dir_of_facade_namespaces_lists_plugin_names():
+    """``dir(fluid.dygraph)`` shows ``DataParallel`` (oar-dist), ``dir(fluid.io)`` shows
+    ``PyReader`` (oar-data)...: every name a plugin contributes, and every listed name resolves."""
+    import importlib
+
+    import oar
+    from oar import fluid
+    from oar.plugins import registries
+
+    spaces = {"": fluid, "oar.": oar}
+    for prefix in ("dygraph", "io", "contrib", "core"):
+        spaces[prefix + "."] = getattr(fluid, prefix)
+    for key in registries().fluid_api:
+        prefix, _, last = key.rpartition(".")
+        space = spaces.get(prefix + "." if prefix else "")
+        if space is not None:
+            assert last in dir(space), (key, space.__name__)
+    for space in spaces.values():
+        listed = dir(space)
+        assert listed == sorted(set(listed))
+        for name in listed:
+            getattr(space, name)
+    assert {"DataParallel", "ParallelEnv", "Linear"} <= set(
+        dir(importlib.import_module("oar.fluid.dygraph"))
+    )

@@ -146,7 +146,7 @@ def test_epoch_schedules_match_fluid18():
         (lambda: D.MultiStepDecay(0.5, [4, 2]), "increase"),
         (lambda: D.LambdaDecay(0.5, 3), "function"),
         (lambda: D.L1Loss(reduction="avg"), "reduction"),
-        (lambda: D.GroupNorm(6, 4), "divide"),
+        (lambda: D.GroupNorm(6, 7), "must not exceed"),
         (lambda: D.Conv3D(3, 4, [3, 3]), "3 ints"),
     ],
 )

@@ -14,11 +14,20 @@ GOLDEN = np.load(Path(__file__).parent / "data" / "fluid18_norm_extra.npz")
 
 
 def _gn_ref(X, Scale, Bias, epsilon, groups, data_layout):
+    """Groups of ceil(C / groups) channels, one at a time; an empty group has statistics 0."""
     x = np.moveaxis(X, -1, 1) if data_layout == "NHWC" else X
-    n = x.shape[0]
-    xg = x.reshape(n, groups, -1)
-    mean, var = xg.mean(-1), xg.var(-1)
-    y = ((xg - mean[..., None]) / np.sqrt(var[..., None] + epsilon)).reshape(x.shape)
+    n, c = x.shape[:2]
+    size = -(-c // groups)
+    mean, var, y = np.zeros((n, groups)), np.zeros((n, groups)), np.zeros(x.shape)
+    for i in range(groups):
+        xs = x[:, i * size : (i + 1) * size]
+        if xs.size:
+            m, v = xs.reshape(n, -1).mean(-1), xs.reshape(n, -1).var(-1)
+            mean[:, i], var[:, i] = m, v
+            shape = (n,) + (1,) * (x.ndim - 1)
+            y[:, i * size : (i + 1) * size] = (xs - m.reshape(shape)) / np.sqrt(
+                v.reshape(shape) + epsilon
+            )
     shape = (1, -1) + (1,) * (x.ndim - 2)
     y = y * Scale.reshape(shape) + Bias.reshape(shape)
     return {
@@ -42,32 +51,23 @@ def _in_ref(X, Scale, Bias, epsilon):
     }
 
 
+def _gn_case(shape, groups, layout, grad, name=""):
+    c = shape[-1 if layout == "NHWC" else 1]
+    ins = {
+        "X": rng.uniform(-1, 1, shape),
+        "Scale": rng.uniform(0.5, 1.5, c),
+        "Bias": rng.uniform(-1, 1, c),
+    }
+    attrs = {"epsilon": 1e-5, "groups": groups, "data_layout": layout}
+    return OpCase("group_norm", ins, attrs, ref=_gn_ref, grad=grad, grad_outputs=["Y"], name=name)
+
+
 CASES = [
-    OpCase(
-        "group_norm",
-        {
-            "X": rng.uniform(-1, 1, (2, 4, 2, 3)),
-            "Scale": rng.uniform(0.5, 1.5, 4),
-            "Bias": rng.uniform(-1, 1, 4),
-        },
-        {"epsilon": 1e-5, "groups": 2, "data_layout": "NCHW"},
-        ref=_gn_ref,
-        grad=["X", "Scale", "Bias"],
-        grad_outputs=["Y"],
-    ),
-    OpCase(
-        "group_norm",
-        {
-            "X": rng.uniform(-1, 1, (2, 3, 4)),
-            "Scale": rng.uniform(0.5, 1.5, 4),
-            "Bias": rng.uniform(-1, 1, 4),
-        },
-        {"epsilon": 1e-5, "groups": 4, "data_layout": "NHWC"},
-        ref=_gn_ref,
-        grad=["X", "Scale"],
-        grad_outputs=["Y"],
-        name="nhwc",
-    ),
+    _gn_case((2, 4, 2, 3), 2, "NCHW", ["X", "Scale", "Bias"]),
+    _gn_case((2, 3, 4), 4, "NHWC", ["X", "Scale"], "nhwc"),
+    # uneven groups (3 + 3 + 1 channels), and 2 + 2 + 1 channels and an empty group
+    _gn_case((2, 7, 2, 2), 3, "NCHW", ["X", "Scale", "Bias"], "uneven"),
+    _gn_case((2, 3, 5), 4, "NHWC", ["X", "Scale"], "empty_group_nhwc"),
     OpCase(
         "instance_norm",
         {
@@ -106,9 +106,13 @@ def _run_static(tag, build):
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     exe.run(startup, scope=scope)
-    got = exe.run(main, feed={"x": g["x"]}, fetch_list=[y] + grads, scope=scope)
-    for k, v in zip(("y", "dx", "dscale", "dbias"), got):
-        np.testing.assert_allclose(v, g[k], rtol=2e-4, atol=2e-5, err_msg=f"{tag} {k}")
+    stats = [op.output("Mean")[0] for op in block.ops if op.type == "group_norm"]
+    stats += [op.output("Variance")[0] for op in block.ops if op.type == "group_norm"]
+    got = exe.run(main, feed={"x": g["x"]}, fetch_list=[y] + grads + stats, scope=scope)
+    for k, v in zip(("y", "dx", "dscale", "dbias", "mean", "variance"), got):
+        # Fluid 1.8.5 reports an empty group's statistics as NaN; oar reports 0
+        want = np.nan_to_num(g[k], nan=0.0)
+        np.testing.assert_allclose(v, want, rtol=2e-4, atol=2e-5, err_msg=f"{tag} {k}")
 
 
 @pytest.mark.parametrize(
@@ -122,6 +126,15 @@ def _run_static(tag, build):
             ),
         ),
         ("in", lambda v, pa, ba: fluid.layers.instance_norm(v, param_attr=pa, bias_attr=ba)),
+        ("gnu52", lambda v, pa, ba: fluid.layers.group_norm(v, 2, param_attr=pa, bias_attr=ba)),
+        ("gnu73", lambda v, pa, ba: fluid.layers.group_norm(v, 3, param_attr=pa, bias_attr=ba)),
+        ("gnu64", lambda v, pa, ba: fluid.layers.group_norm(v, 4, param_attr=pa, bias_attr=ba)),
+        (
+            "gnuhwc",
+            lambda v, pa, ba: fluid.layers.group_norm(
+                v, 3, param_attr=pa, bias_attr=ba, data_layout="NHWC"
+            ),
+        ),
     ],
 )
 def test_matches_fluid18(tag, build):
@@ -151,7 +164,7 @@ def test_against_torch():
 @pytest.mark.parametrize(
     "build, match",
     [
-        (lambda L, x: L.group_norm(x, 4), "groups"),
+        (lambda L, x: L.group_norm(x, 7), "must not exceed the number of channels"),
         (lambda L, x: L.group_norm(x, 0), "positive"),
         (lambda L, x: L.group_norm(x, 2, data_layout="NCDHW"), "data_layout"),
         (lambda L, x: L.instance_norm(fluid.data("flat", [3], "float32")), "2-D to 5-D"),
@@ -162,3 +175,24 @@ def test_bad_input_is_refused(build, match):
         x = fluid.data("x", [2, 6, 3, 3], "float32")
         with pytest.raises(OarError, match=match):
             build(fluid.layers, x)
+
+
+def test_dygraph_group_norm_takes_uneven_groups_like_the_static_layer():
+    g = {k[6:]: GOLDEN[k] for k in GOLDEN.files if k.startswith("gnu73_")}
+    init = fluid.initializer.NumpyArrayInitializer
+    with fluid.dygraph.guard():
+        gn = fluid.dygraph.GroupNorm(
+            7,
+            3,
+            param_attr=fluid.ParamAttr(initializer=init(g["scale"])),
+            bias_attr=fluid.ParamAttr(initializer=init(g["bias"])),
+        )
+        x = fluid.dygraph.to_variable(g["x"])
+        x.stop_gradient = False
+        y = gn(x)
+        fluid.layers.reduce_sum(y * fluid.dygraph.to_variable(g["w"])).backward()
+        np.testing.assert_allclose(y.numpy(), g["y"], rtol=2e-4, atol=2e-5)
+        np.testing.assert_allclose(x.gradient(), g["dx"], rtol=2e-4, atol=2e-5)
+        np.testing.assert_allclose(gn.weight.gradient(), g["dscale"], rtol=2e-4, atol=2e-5)
+        with pytest.raises(OarError, match="must not exceed"):
+            fluid.dygraph.GroupNorm(3, 4)

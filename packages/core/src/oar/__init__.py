@@ -10,7 +10,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from oar import hookspecs  # noqa: F401  (leaf module: safe for plugins to import early)
-from oar._facade import install_alias_finder, module_getattr
+from oar._facade import install_alias_finder, module_dir, module_getattr
 from oar.plugins import registries
 
 registries()
@@ -29,6 +29,7 @@ from oar.scope import Scope, global_scope, scope_guard  # noqa: E402
 _plugin_getattr = module_getattr("oar.")
 # `import paddle` gives paddle.fluid, paddle.compat... without importing them first
 _SUBMODULES = ("fluid", "compat", "distributed")
+__dir__ = module_dir("oar.", __name__, _SUBMODULES + ("summary",))
 
 
 def __getattr__(name: str):

@@ -200,6 +200,24 @@ def module_getattr(prefix: str):
     return __getattr__
 
 
+def module_dir(prefix: str, module: str, extra: Any = ()):
+    """A module ``__dir__`` listing the module's own names, ``extra`` (names its
+    ``__getattr__`` makes on demand) and what plugins contributed directly under ``prefix``
+    (``dir(fluid.dygraph)`` shows oar-dist's ``DataParallel``)."""
+
+    def __dir__() -> list:
+        from oar.plugins import registries
+
+        names = set(vars(sys.modules[module])) | set(extra)
+        for key in registries().fluid_api:
+            rest = key[len(prefix) :] if key.startswith(prefix) else None
+            if rest and "." not in rest:
+                names.add(rest)
+        return sorted(names)
+
+    return __dir__
+
+
 def forward_getattr(module: types.ModuleType, parent: types.ModuleType) -> None:
     """Names a Fluid module path had (``fluid.layers.tensor.argmax``) that oar keeps in the parent.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from oar._facade import module_getattr
+from oar._facade import module_dir, module_getattr
 from oar.dygraph import (
     base,
     container,
@@ -102,6 +102,7 @@ for _name, _mod in {
     sys.modules[f"oar.fluid.dygraph{_name}"] = _mod
 
 __getattr__ = module_getattr("dygraph.")
+__dir__ = module_dir("dygraph.", __name__)
 
 __all__ = [
     "guard",

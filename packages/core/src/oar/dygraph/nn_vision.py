@@ -144,7 +144,7 @@ def _norm_inputs(input: VarBase, scale: Any, bias: Any) -> dict:
 
 
 class GroupNorm(Layer):
-    """Normalise each sample over groups of ``channels / groups`` channels; then scale by
+    """Normalise each sample over groups of ``ceil(channels / groups)`` channels; then scale by
     ``weight`` and shift by ``bias``, each only when its attr is given (Fluid 1.8.5's default
     has neither)."""
 

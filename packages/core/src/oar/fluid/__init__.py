@@ -22,7 +22,7 @@ from oar import (
     regularizer,
 )
 from oar import framework as framework
-from oar._facade import forward_getattr, module_getattr
+from oar._facade import forward_getattr, module_dir, module_getattr
 from oar.backward import append_backward, gradients
 from oar.executor import (
     BuildStrategy,
@@ -102,6 +102,7 @@ for _name, _mod in {
     sys.modules[f"{__name__}.{_name}"] = _mod
 
 __getattr__ = module_getattr("")
+__dir__ = module_dir("", __name__)
 
 # core namespaces without a __getattr__ of their own: a missing Fluid name says why
 for _prefix, _mod in {

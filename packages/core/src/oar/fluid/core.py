@@ -52,6 +52,12 @@ def __getattr__(name: str):
     return module_getattr("core.")(name)
 
 
+def __dir__() -> list:
+    from oar._facade import module_dir
+
+    return module_dir("core.", __name__, ("VarBase",))()
+
+
 class _Globals:
     """``fluid.core.globals()``: the flags, read and written by name (``FLAGS_...``)."""
 

@@ -21,9 +21,10 @@ def group_norm_attrs(
     c = shape[-1 if data_layout == "NHWC" else 1]
     if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
         raise ArgumentError(layer, f"groups must be a positive int, given {groups!r}")
-    if c >= 0 and c % groups != 0:
+    if c >= 0 and groups > c:
         raise ArgumentError(
-            layer, f"groups ({groups}) must divide the number of channels ({c}) of input {shape}"
+            layer,
+            f"groups ({groups}) must not exceed the number of channels ({c}) of input {shape}",
         )
     return {"epsilon": float(epsilon), "groups": groups, "data_layout": data_layout}
 
@@ -62,7 +63,8 @@ def group_norm(
     data_layout="NCHW",
     name=None,
 ):
-    """Normalise each sample over groups of ``C / groups`` channels, then scale and shift."""
+    """Normalise each sample over groups of ``ceil(C / groups)`` channels (the last group is
+    smaller when ``groups`` does not divide C, as in Fluid 1.8.5), then scale and shift."""
     check_variable("group_norm", "input", input)
     shape = list(input.shape)
     attrs = group_norm_attrs("group_norm", shape, groups, epsilon, data_layout)

@@ -22,9 +22,9 @@ def _infer_group_norm(ins, attrs):
         raise ValueError(f"group_norm: X must have at least 2 dims, given {list(x.shape)}")
     c = x.shape[-1 if attrs["data_layout"] == "NHWC" else 1]
     g = attrs["groups"]
-    if g < 1 or (c >= 0 and c % g != 0):
+    if g < 1 or (c >= 0 and g > c):
         raise ValueError(
-            f"group_norm: groups={g} must be >= 1 and divide the {c} channels of X {list(x.shape)}"
+            f"group_norm: groups={g} must be between 1 and the {c} channels of X {list(x.shape)}"
         )
     _check_affine(ins, c, "group_norm")
     stat = meta([x.shape[0], g], x.dtype)

@@ -25,12 +25,39 @@ def _affine_shape(x):
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+def _parts(c, g):
+    """The runs of equal-size groups as (first channel, end channel, first group, groups).
+
+    As in Fluid 1.8.5, a group holds ceil(C / g) channels: when g does not divide C, the last
+    non-empty group is smaller and any groups after it are empty (statistics 0)."""
+    size = -(-c // g)
+    full = c // size
+    parts = [(0, full * size, 0, full)]
+    if full * size < c:
+        parts.append((full * size, c, full, 1))
+    return parts
+
+
+def _join(pieces, axis=1):
+    return pieces[0] if len(pieces) == 1 else xp.concatenate(pieces, axis=axis)
+
+
 def _forward(x, g, scale, bias, eps):
     """x channels-first (N, C, ...): normalised over (C/g, ...) per (sample, group)."""
-    n = x.shape[0]
-    xg = x.reshape(n, g, -1)
-    mean, var, rstd = _stats(xg, eps)
-    y = ((xg - mean[..., None]) * rstd[..., None]).reshape(x.shape)
+    n, c = x.shape[:2]
+    ys, stats = [], []
+    for c0, c1, _, k in _parts(c, g):
+        part = x[:, c0:c1]
+        xg = part.reshape(n, k, -1)
+        mean, var, rstd = _stats(xg, eps)
+        ys.append(((xg - mean[..., None]) * rstd[..., None]).reshape(part.shape))
+        stats.append((mean, var, rstd))
+    empty = g - sum(s[0].shape[1] for s in stats)
+    if empty:
+        zero = xp.zeros((n, empty), stats[0][0].dtype)
+        stats.append((zero, zero, zero))
+    mean, var, rstd = (_join([s[i] for s in stats]) for i in range(3))
+    y = _join(ys)
     if scale is not None:
         y = y * scale.reshape(_affine_shape(x))
     if bias is not None:
@@ -39,18 +66,25 @@ def _forward(x, g, scale, bias, eps):
 
 
 def _backward(x, g, scale, mean, rstd, dy, wanted_scale, wanted_bias):
-    n, c = x.shape[:2]
-    xg = x.reshape(n, g, -1)
-    xhat = (xg - mean[..., None]) * rstd[..., None]
+    n = x.shape[0]
     dxhat = dy if scale is None else dy * scale.reshape(_affine_shape(x))
-    dxg = dxhat.reshape(n, g, -1)
-    dx = rstd[..., None] * (
-        dxg - dxg.mean(axis=-1, keepdims=True) - xhat * (dxg * xhat).mean(axis=-1, keepdims=True)
-    )
-    out = {"X@GRAD": dx.reshape(x.shape).astype(x.dtype, copy=False)}
+    xhats, dxs = [], []
+    for c0, c1, g0, k in _parts(x.shape[1], g):
+        part = x[:, c0:c1]
+        m, r = mean[:, g0 : g0 + k, None], rstd[:, g0 : g0 + k, None]
+        xhat = (part.reshape(n, k, -1) - m) * r
+        dxg = dxhat[:, c0:c1].reshape(n, k, -1)
+        dx = r * (
+            dxg
+            - dxg.mean(axis=-1, keepdims=True)
+            - xhat * (dxg * xhat).mean(axis=-1, keepdims=True)
+        )
+        xhats.append(xhat.reshape(part.shape))
+        dxs.append(dx.reshape(part.shape))
+    out = {"X@GRAD": _join(dxs).astype(x.dtype, copy=False)}
     red = (0,) + tuple(range(2, x.ndim))
     if wanted_scale:
-        out["Scale@GRAD"] = (dy * xhat.reshape(x.shape)).sum(axis=red).astype(x.dtype, copy=False)
+        out["Scale@GRAD"] = (dy * _join(xhats)).sum(axis=red).astype(x.dtype, copy=False)
     if wanted_bias:
         out["Bias@GRAD"] = dy.sum(axis=red).astype(x.dtype, copy=False)
     return out

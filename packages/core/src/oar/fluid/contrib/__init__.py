@@ -4,7 +4,7 @@ partial layers) and statistics."""
 
 from typing import Any
 
-from oar._facade import module_getattr
+from oar._facade import module_dir, module_getattr
 from oar.fluid.contrib import (
     hdfs_utils,
     memory_usage_calc,
@@ -81,3 +81,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_CORE[name]), name)
     return _plugin_getattr(name)
+
+
+__dir__ = module_dir("contrib.", __name__, _CORE)
