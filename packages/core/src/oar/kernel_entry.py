@@ -75,19 +75,12 @@ class KernelEntry:
 
     @classmethod
     def for_chain(
-        cls,
-        op_type: str,
-        device: str,
-        kernel: Callable,
-        plugin: str,
-        chain: list,
-        inputs: dict,
-        inplace: bool = False,
+        cls, op_type: str, device: str, kernel: Callable, fusion: Any, chain: list, inputs: dict
     ) -> KernelEntry:
-        """The entry of a fused kernel (``oar.fusion``) replacing the ops of the kernels
-        ``chain``, with input slots ``"<k>.<slot>"`` (``inputs``): a slot that op ``k``'s kernel
-        reads only for its shape (``no_need_buffer``) stays so. ``inplace``: the fused kernel
-        takes ``donated=``."""
+        """The entry of ``fusion``'s kernel (an :class:`oar.fusion.Fusion`) replacing the ops
+        of the kernels ``chain``, with input slots ``"<k>.<slot>"`` (``inputs``): a slot that op
+        ``k``'s kernel reads only for its shape (``no_need_buffer``) stays so; an ``inplace``
+        fusion's kernel takes ``donated=``."""
         nnb = tuple(
             f"{k}.{slot}"
             for k, entry in enumerate(chain)
@@ -95,7 +88,13 @@ class KernelEntry:
             if f"{k}.{slot}" in inputs
         )
         return cls(
-            op_type, device, None, kernel, plugin=plugin, no_need_buffer=nnb, inplace=inplace
+            op_type,
+            device,
+            None,
+            kernel,
+            plugin=fusion.plugin,
+            no_need_buffer=nnb,
+            inplace=fusion.inplace,
         )
 
     def call(self, inputs: dict, attrs: dict, wanted: frozenset) -> dict:
