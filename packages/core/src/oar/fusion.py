@@ -39,6 +39,10 @@ so it may write its result into one of them instead of a fresh array.
 
 Blocks with sub-blocks (control flow) are never fused. ``OAR_DISABLE_FUSION=1`` turns
 fusion off.
+
+Dygraph mode asks the same fusions, with ``make(ops, None)`` (no block): a layer's bias
+add + activation chain (:mod:`oar.dygraph.chain`) and chains of grad ops on the tape
+(:mod:`oar.dygraph.tape_fusion`).
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ class FusionRegistry:
     def __init__(self) -> None:
         self._fusions: list[Fusion] = []
         self.current_plugin = "?"
+        self._chains: dict = {}  # (device, op types) -> the chain fusion taking them, or None
 
     def register_fusion(
         self,
@@ -126,6 +131,7 @@ class FusionRegistry:
         )
         self._fusions.append(fusion)
         self._fusions.sort(key=lambda f: -f.priority)
+        self._chains.clear()
         return fusion
 
     def for_all(self) -> list:
@@ -134,8 +140,24 @@ class FusionRegistry:
     def for_device(self, device: str) -> list:
         return [f for f in self._fusions if f.device == device]
 
+    def chain(self, device: str, types: tuple) -> Fusion | None:
+        """The highest-priority chain (not ``repeated``) fusion for exactly these op types on
+        ``device`` (cached: the eager tracer asks per traced chain)."""
+        key = (device, types)
+        try:
+            return self._chains[key]
+        except KeyError:
+            pass
+        found = next(
+            (f for f in self._fusions if f.device == device and not f.repeated and f.ops == types),
+            None,
+        )
+        self._chains[key] = found
+        return found
+
     def remove_owned_by(self, plugin: str) -> None:
         self._fusions = [f for f in self._fusions if f.plugin != plugin]
+        self._chains.clear()
 
     def names(self) -> list:
         return [f.name for f in self._fusions]
