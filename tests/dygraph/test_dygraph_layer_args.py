@@ -46,8 +46,10 @@ def test_the_probe_covers_every_dygraph_layer_class():
         if isinstance(getattr(fluid.dygraph, n), type)
         and issubclass(getattr(fluid.dygraph, n), fluid.dygraph.Layer)
     }
-    # DataParallel (oar-dist) wraps a layer: tested with the collective training
+    # DataParallel (oar-dist) wraps a layer: tested with the collective training;
+    # StaticModelRunner loads a saved model: tests/dygraph/test_static_runner.py
     containers = {"Layer", "LayerList", "ParameterList", "Sequential", "DataParallel"}
+    containers |= {"StaticModelRunner"}
     assert layers - containers <= built
 
 

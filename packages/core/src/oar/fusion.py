@@ -32,6 +32,11 @@ another writes): the optimizer updates of a model's parameters, one per paramete
 SelectedRows inputs (``selected_rows=True`` at registration) are fused only by a fusion
 registered with ``selected_rows=True``: its kernel gets such inputs as they come.
 
+A fusion registered with ``inplace=True`` is called as an ``inplace`` kernel is
+(:class:`oar.kernel_entry.KernelEntry`): with ``donated=frozenset(slots)`` naming input
+slots (``"<k>.<slot>"``) whose arrays die at this step and that nothing else references,
+so it may write its result into one of them instead of a fresh array.
+
 Blocks with sub-blocks (control flow) are never fused. ``OAR_DISABLE_FUSION=1`` turns
 fusion off.
 
@@ -68,6 +73,8 @@ class Fusion:
     keeps_intermediates: bool = False
     #: the kernel takes SelectedRows inputs as they come (the ops' kernels accept them)
     selected_rows: bool = False
+    #: the kernel takes ``donated=`` (input slots it may overwrite), as an inplace kernel does
+    inplace: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.repeated:
@@ -100,6 +107,7 @@ class FusionRegistry:
         repeated: bool = False,
         keeps_intermediates: bool = False,
         selected_rows: bool = False,
+        inplace: bool = False,
     ) -> Fusion:
         from oar.errors import RegistryError
 
@@ -119,6 +127,7 @@ class FusionRegistry:
             repeated=repeated,
             keeps_intermediates=keeps_intermediates,
             selected_rows=selected_rows,
+            inplace=inplace,
         )
         self._fusions.append(fusion)
         self._fusions.sort(key=lambda f: -f.priority)

@@ -6,7 +6,9 @@ optimizer ops run eagerly), ``base`` (guard, to_variable, no_grad), ``layers``
 (Layer), ``nn`` / ``container`` (layers with parameters),
 ``learning_rate_scheduler``, ``optimizer`` (dygraph minimize and state),
 ``math_ops`` / ``indexing`` (operators on eager variables), ``jit`` (TracedLayer,
-``declarative``), ``dygraph_to_static`` (ProgramTranslator: Python control flow to programs).
+``declarative``), ``dygraph_to_static`` (ProgramTranslator: Python control flow to programs),
+``static_runner`` (StaticModelRunner: a saved inference model as a trainable Layer; reachable
+as ``fluid.dygraph.StaticModelRunner`` but, as in Fluid 1.8.5, not in ``__all__``).
 ``save_dygraph`` / ``load_dygraph`` come from the oar-io plugin.
 """
 
@@ -23,6 +25,7 @@ from oar.dygraph import (
     layers,
     learning_rate_scheduler,
     nn,
+    static_runner,
 )
 from oar.dygraph.base import (
     BackwardStrategy,
@@ -81,6 +84,7 @@ from oar.dygraph.nn_vision import (
     SpectralNorm,
     TreeConv,
 )
+from oar.dygraph.static_runner import StaticModelRunner  # noqa: F401 - not in Fluid's __all__
 from oar.dygraph.tracer import Tracer
 from oar.dygraph.varbase import ParamBase, VarBase
 
@@ -98,6 +102,7 @@ for _name, _mod in {
     ".learning_rate_scheduler": learning_rate_scheduler,
     ".jit": jit,
     ".dygraph_to_static": dygraph_to_static,
+    ".static_runner": static_runner,
 }.items():
     sys.modules[f"oar.fluid.dygraph{_name}"] = _mod
 
