@@ -14,7 +14,6 @@ import os
 
 import numpy as np
 
-
 try:  # dygraph-to-static reads the module's source: the classes live at module level
     import paddle.fluid as fluid
 except ImportError:
@@ -23,7 +22,7 @@ except ImportError:
 
 class RowConvNet(fluid.dygraph.Layer):
     def __init__(self):
-        super(RowConvNet, self).__init__()
+        super().__init__()
         self.inner = fluid.dygraph.nn.RowConv("rc", 2, act="relu")
 
     @fluid.dygraph.declarative
@@ -33,7 +32,7 @@ class RowConvNet(fluid.dygraph.Layer):
 
 class SequenceConvNet(fluid.dygraph.Layer):
     def __init__(self):
-        super(SequenceConvNet, self).__init__()
+        super().__init__()
         self.inner = fluid.dygraph.nn.SequenceConv("sc", 3)
 
     @fluid.dygraph.declarative
