@@ -187,3 +187,52 @@ def test_a_shape_only_slot_of_a_chain_op_stays_shape_only_when_fused(monkeypatch
         xs = np.random.default_rng(2).standard_normal((32, 128)).astype("float32")
         exe.run(main, feed={"x": xs}, fetch_list=[loss], scope=scope)
         assert calls == [((0, 0), (32, 256))]  # a stand-in of the right shape
+
+
+def _make_grad_inplace(ops, block):
+    def relu_bias_grad(inputs, attrs, donated=frozenset()):
+        d = inputs["0.Out@GRAD"]
+        calls.append((donated, d.shape))
+        dx = np.multiply(d, inputs["0.Out"] > 0, out=d if "0.Out@GRAD" in donated else None)
+        return {"0.X@GRAD": shape_stand_in(dx), "1.X@GRAD": dx, "1.Y@GRAD": dx.sum(0)}
+
+    return relu_bias_grad
+
+
+def _relu_fc_step(main, start, loss):
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(start, scope=scope)
+    xs = np.random.default_rng(2).standard_normal((32, 128)).astype("float32")
+    return [exe.run(main, feed={"x": xs}, fetch_list=[loss], scope=scope)[0] for _ in range(2)]
+
+
+@pytest.mark.parametrize("inplace", [True, False])
+def test_an_inplace_fusion_may_overwrite_the_dying_input(inplace, monkeypatch):
+    """Registered ``inplace=True``, a fused kernel is offered the dying incoming gradient (the
+    plan checks at run time that nothing else holds it); registered without, it is called
+    without ``donated`` and must leave its inputs alone."""
+    with scoped_registry() as reg:
+        chain = ("relu_grad", "elementwise_add_grad")
+        reg.fusions.register_fusion(
+            "test_relu_bias_grad", chain, "cpu", _make_grad_inplace, 1000, inplace=inplace
+        )
+        calls.clear()
+        main, start = fluid.Program(), fluid.Program()
+        main.random_seed = start.random_seed = 3
+        with fluid.program_guard(main, start):
+            x = fluid.data("x", [None, 128], "float32")
+            h = fluid.layers.fc(x, 256, act="relu")  # [32, 256] float32: worth donating
+            h = fluid.layers.scale(h, 2.0)  # the gradient reaching relu: an array of its own
+            loss = fluid.layers.mean(h)
+            fluid.optimizer.SGD(0.1).minimize(loss, start)
+        plan = _plan(main, loss)
+        grad = next(s for s in plan.steps if s.op.type == "fused[test_relu_bias_grad]")
+        assert grad.call.entry.inplace is inplace
+        fused = _relu_fc_step(main, start, loss)
+        assert len(calls) == 2
+        for donated, _ in calls:  # the dying gradient and activation, or nothing
+            assert donated == ({"0.Out@GRAD", "0.Out"} if inplace else frozenset())
+        monkeypatch.setenv(ENV_DISABLE, "1")
+        unfused = _relu_fc_step(main.clone(), start, loss)
+        np.testing.assert_allclose(np.ravel(fused), np.ravel(unfused), rtol=1e-6)

@@ -118,6 +118,21 @@ def test_activation_written_into_a_donated_input(threads):
     np.testing.assert_array_equal(split["Out"], np.maximum(x, 0))
 
 
+def test_relu_grad_written_into_the_donated_gradient(threads, monkeypatch):
+    y, d = np.maximum(f32(6, 9), 0), f32(6, 9)
+    attrs = _attrs("relu")
+    donated = frozenset({"Out@GRAD"})
+    split, whole = threads(lambda: _run("relu_grad", {"Out": y, "Out@GRAD": d}, attrs, donated))
+    _same(split, whole)
+    np.testing.assert_array_equal(split["X@GRAD"], d * (y > 0))
+    for t in (1, 2):
+        monkeypatch.setattr(_parallel, "parallel_threads", lambda t=t: t)
+        given = d.copy()
+        out = _kernel("relu_grad")({"Out": y, "Out@GRAD": given}, attrs, donated)["X@GRAD"]
+        assert out is given  # no new array
+        np.testing.assert_array_equal(out, d * (y > 0))
+
+
 @pytest.mark.parametrize("how", ["sum", "mean", "max", "min"])
 @pytest.mark.parametrize("dim,keep", [([0], False), ([1, 2], True), ([0, 2], False), (None, False)])
 def test_reductions(threads, how, dim, keep):
@@ -152,6 +167,22 @@ def test_pool2d_and_grad(threads, name):
     _same(split, whole)
     g = {"X": x, "Out": split["Out"], "Out@GRAD": f32(*split["Out"].shape)}
     _same(*threads(lambda: _run("pool2d_grad", g, attrs)))
+
+
+@pytest.mark.parametrize("name", sorted(POOLS))
+@pytest.mark.parametrize("t", [1, 2])
+def test_pool2d_grad_is_an_array_of_its_own(monkeypatch, name, t):
+    """Not a reshaped view: the plan donates only arrays that own their memory, and relu_grad
+    after a pooling gradient writes into it rather than into a new array."""
+    monkeypatch.setattr(_parallel, "parallel_threads", lambda: t)
+    monkeypatch.setattr(_parallel, "SPLIT_MIN", 8)
+    monkeypatch.setattr(_parallel, "PIECE", 20)
+    x = f32(3, 4, 8, 8)
+    attrs = _attrs("pool2d", **POOLS[name])
+    y = _run("pool2d", {"X": x}, attrs)["Out"]
+    g = {"X": x, "Out": y, "Out@GRAD": f32(*y.shape)}
+    dx = _kernel("pool2d_grad")(g, attrs)["X@GRAD"]
+    assert dx.base is None and dx.flags.writeable and dx.shape == x.shape
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])

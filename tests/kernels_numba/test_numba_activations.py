@@ -67,6 +67,32 @@ def test_activation_and_grad(op, attrs, slot, size, dtype, numba_pair):
     _close(got, want, dtype, exact=op != "gelu")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("size", [(9, 7), (MID,), (BIG,)])
+def test_relu_and_grad_in_place_bit_for_bit(size, dtype, numba_pair):
+    """Donated, relu and relu_grad write into their input (the compiled loops' in-place
+    variants) with the numpy kernels' numbers, NaN included."""
+    relu, relu_np = numba_pair("relu", dtype)
+    grad, grad_np = numba_pair("relu_grad", dtype)
+    x = rng.standard_normal(size).astype(dtype)
+    x.reshape(-1)[:3] = [0.0, np.nan, -0.0]
+    want = relu_np({"X": x.copy()}, {})["Out"]
+    given = x.copy()
+    out = relu({"X": given}, {}, donated=frozenset({"X"}))["Out"]
+    assert out is given or x.size < MID
+    np.testing.assert_array_equal(out, want)
+    d = rng.standard_normal(size).astype(dtype)
+    d.reshape(-1)[3] = np.nan
+    ins = {"Out": want, "Out@GRAD": d}
+    expect = grad_np(dict(ins), {})["X@GRAD"]
+    given = d.copy()
+    got = grad({"Out": want, "Out@GRAD": given}, {}, donated=frozenset({"Out@GRAD"}))["X@GRAD"]
+    assert got is given or x.size < MID
+    np.testing.assert_array_equal(got, expect)
+    np.testing.assert_array_equal(grad(dict(ins), {})["X@GRAD"], expect)  # not donated
+    np.testing.assert_array_equal(ins["Out@GRAD"], d)
+
+
 def _labels(n, c, ignore=None):
     lab = rng.integers(0, c, (n, 1))
     if ignore is not None:

@@ -1,4 +1,5 @@
-"""oar-kernels-numba's backward fusion: an fc's relu_grad + elementwise_add_grad in one pass."""
+"""oar-kernels-numba's backward fusion: an fc's or a conv's relu_grad + elementwise_add_grad in
+one pass, written into the dying incoming gradient where the plan donates it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ if unavailable_reason() is not None:
     pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
 
 from oar import fluid
-from oar.api import registries
+from oar.api import registries, shape_stand_in
 from oar.executor.plan import Plan
 from oar.fusion import ENV_DISABLE
 from oar_kernels_numba.fusions import _make_relu_bias_grad
@@ -34,23 +35,59 @@ def _ops():
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize(
     "shape, axis",
-    [((300, 260), 1), ((128, 512), -1), ((4, 10), 1), ((4, 9, 12, 13), 1)],
-    ids=["fc", "fc-axis-1", "small-unfused", "conv-unfused"],
+    [
+        ((300, 260), 1),
+        ((128, 512), -1),
+        ((4, 10), 1),
+        ((4, 9, 12, 13), 1),
+        ((3, 5, 40, 41), 1),
+        ((2, 3, 4, 5), 1),
+        ((6, 7, 120), 2),
+    ],
+    ids=["fc", "fc-axis-1", "small-unfused", "conv", "conv-wide", "conv-small-unfused", "last"],
 )
-def test_relu_bias_grad_fusion(shape, axis, dtype):
+@pytest.mark.parametrize("donate", [(), ("0.Out@GRAD",), ("0.Out",), ("0.Out", "0.Out@GRAD")])
+def test_relu_bias_grad_fusion(shape, axis, dtype, donate):
     fused = _make_relu_bias_grad("cpu")(_ops(), None)
     y = np.maximum(rng.standard_normal(shape), 0).astype(dtype)
+    y.reshape(-1)[::7] = 0  # some exact zeros: no gradient there
     d = rng.standard_normal(shape).astype(dtype)
-    b = rng.standard_normal(shape[1]).astype(dtype)
+    ax = axis % len(shape)
+    b = rng.standard_normal(shape[ax]).astype(dtype)
     x = rng.standard_normal(shape).astype(dtype)
-    ins = {"0.Out": y, "0.Out@GRAD": d.copy(), "1.X": x, "1.Y": b}
-    out = fused(ins, {"0": {}, "1": {"axis": axis}})
+    ins = {"0.Out": y.copy(), "0.Out@GRAD": d.copy(), "1.X": x, "1.Y": shape_stand_in(b)}
+    given = dict(ins)
+    out = fused(ins, {"0": {}, "1": {"axis": axis}}, donated=frozenset(donate))
     dx = d * (y > 0)
     np.testing.assert_array_equal(out["1.X@GRAD"], dx)
-    other = tuple(i for i in range(len(shape)) if i != 1)
+    other = tuple(i for i in range(len(shape)) if i != ax)
     np.testing.assert_allclose(out["1.Y@GRAD"], dx.sum(axis=other), **TOL[dtype])
     assert out["1.Y@GRAD"].dtype == np.dtype(dtype) and out["0.X@GRAD"].shape == shape
-    np.testing.assert_array_equal(ins["0.Out@GRAD"], d)  # the incoming gradient is kept
+    if not donate:  # the incoming gradient and the activation are kept
+        np.testing.assert_array_equal(given["0.Out@GRAD"], d)
+        np.testing.assert_array_equal(given["0.Out"], y)
+    elif "0.Out@GRAD" in donate:  # written into the donated gradient, not a new array
+        assert out["1.X@GRAD"] is given["0.Out@GRAD"]
+        np.testing.assert_array_equal(given["0.Out"], y)
+    else:
+        assert np.shares_memory(out["1.X@GRAD"], given["0.Out"]) or out["1.X@GRAD"].size < 4096
+        np.testing.assert_array_equal(given["0.Out@GRAD"], d)
+
+
+def test_the_conv_bias_gradient_does_not_depend_on_the_thread_count(monkeypatch):
+    from oar_kernels_numba import _jit
+
+    fused = _make_relu_bias_grad("cpu")(_ops(), None)
+    shape = (8, 6, 30, 31)
+    y = np.maximum(rng.standard_normal(shape), 0).astype("float32")
+    d = rng.standard_normal(shape).astype("float32")
+    ins = {"0.Out": y, "0.Out@GRAD": d, "1.X": y, "1.Y": np.zeros(6, "float32")}
+    one = fused(dict(ins), {"0": {}, "1": {"axis": 1}})
+    monkeypatch.setattr(_jit, "PARALLEL_MIN", 1)  # the parallel twin at every size
+    monkeypatch.setattr(_jit, "cpu_math_library_num_threads", lambda: 2)
+    two = fused(dict(ins), {"0": {}, "1": {"axis": 1}})
+    np.testing.assert_array_equal(one["1.Y@GRAD"], two["1.Y@GRAD"])
+    np.testing.assert_array_equal(one["1.X@GRAD"], two["1.X@GRAD"])
 
 
 def test_a_chain_without_both_gradients_is_declined():
@@ -71,10 +108,10 @@ def _mlp():
     return main, start, loss
 
 
-def _train(main, start, loss):
+def _train(main, start, loss, shape=(64, 64)):
     exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
     exe.run(start, scope=scope)
-    feed = {"x": np.random.default_rng(1).standard_normal((64, 64)).astype("float32")}
+    feed = {"x": np.random.default_rng(1).standard_normal(shape).astype("float32")}
     return [exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0] for _ in range(4)]
 
 
@@ -86,6 +123,30 @@ def test_an_mlp_trains_the_same_with_the_backward_fusion(monkeypatch):
     fused = _train(main, start, loss)
     monkeypatch.setenv(ENV_DISABLE, "1")
     unfused = _train(main.clone(), start, loss)
+    np.testing.assert_allclose(np.ravel(fused), np.ravel(unfused), rtol=1e-5)
+
+
+def _cnn():
+    main, start = fluid.Program(), fluid.Program()
+    main.random_seed = start.random_seed = 5
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [None, 2, 12, 12], "float32")
+        h = fluid.layers.conv2d(x, 6, 3, padding=1, act="relu")
+        h = fluid.layers.pool2d(h, 2, pool_stride=2)
+        h = fluid.layers.conv2d(h, 8, 3, padding=1, act="relu")
+        loss = fluid.layers.mean(fluid.layers.fc(h, 1))
+        fluid.optimizer.Adam(0.01).minimize(loss)
+    return main, start, loss
+
+
+def test_a_cnn_trains_the_same_with_the_conv_backward_fusion(monkeypatch):
+    main, start, loss = _cnn()
+    plan = Plan(main, ("x",), (loss.name,), registries().devices.get("cpu"))
+    grads = [s for s in plan.steps if s.op.type == "fused[relu_bias_grad]"]
+    assert len(grads) == 2 and all(s.call.entry.inplace for s in grads)
+    fused = _train(main, start, loss, (16, 2, 12, 12))
+    monkeypatch.setenv(ENV_DISABLE, "1")
+    unfused = _train(main.clone(), start, loss, (16, 2, 12, 12))
     np.testing.assert_allclose(np.ravel(fused), np.ravel(unfused), rtol=1e-5)
 
 

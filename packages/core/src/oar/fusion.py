@@ -32,8 +32,17 @@ another writes): the optimizer updates of a model's parameters, one per paramete
 SelectedRows inputs (``selected_rows=True`` at registration) are fused only by a fusion
 registered with ``selected_rows=True``: its kernel gets such inputs as they come.
 
+A fusion registered with ``inplace=True`` is called as an ``inplace`` kernel is
+(:class:`oar.kernel_entry.KernelEntry`): with ``donated=frozenset(slots)`` naming input
+slots (``"<k>.<slot>"``) whose arrays die at this step and that nothing else references,
+so it may write its result into one of them instead of a fresh array.
+
 Blocks with sub-blocks (control flow) are never fused. ``OAR_DISABLE_FUSION=1`` turns
 fusion off.
+
+Dygraph mode asks the same fusions, with ``make(ops, None)`` (no block): a layer's bias
+add + activation chain (:mod:`oar.dygraph.chain`) and chains of grad ops on the tape
+(:mod:`oar.dygraph.tape_fusion`).
 """
 
 from __future__ import annotations
@@ -64,6 +73,8 @@ class Fusion:
     keeps_intermediates: bool = False
     #: the kernel takes SelectedRows inputs as they come (the ops' kernels accept them)
     selected_rows: bool = False
+    #: the kernel takes ``donated=`` (input slots it may overwrite), as an inplace kernel does
+    inplace: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.repeated:
@@ -83,6 +94,7 @@ class FusionRegistry:
     def __init__(self) -> None:
         self._fusions: list[Fusion] = []
         self.current_plugin = "?"
+        self._chains: dict = {}  # (device, op types) -> the chain fusion taking them, or None
 
     def register_fusion(
         self,
@@ -95,6 +107,7 @@ class FusionRegistry:
         repeated: bool = False,
         keeps_intermediates: bool = False,
         selected_rows: bool = False,
+        inplace: bool = False,
     ) -> Fusion:
         from oar.errors import RegistryError
 
@@ -114,9 +127,11 @@ class FusionRegistry:
             repeated=repeated,
             keeps_intermediates=keeps_intermediates,
             selected_rows=selected_rows,
+            inplace=inplace,
         )
         self._fusions.append(fusion)
         self._fusions.sort(key=lambda f: -f.priority)
+        self._chains.clear()
         return fusion
 
     def for_all(self) -> list:
@@ -125,8 +140,24 @@ class FusionRegistry:
     def for_device(self, device: str) -> list:
         return [f for f in self._fusions if f.device == device]
 
+    def chain(self, device: str, types: tuple) -> Fusion | None:
+        """The highest-priority chain (not ``repeated``) fusion for exactly these op types on
+        ``device`` (cached: the eager tracer asks per traced chain)."""
+        key = (device, types)
+        try:
+            return self._chains[key]
+        except KeyError:
+            pass
+        found = next(
+            (f for f in self._fusions if f.device == device and not f.repeated and f.ops == types),
+            None,
+        )
+        self._chains[key] = found
+        return found
+
     def remove_owned_by(self, plugin: str) -> None:
         self._fusions = [f for f in self._fusions if f.plugin != plugin]
+        self._chains.clear()
 
     def names(self) -> list:
         return [f.name for f in self._fusions]

@@ -68,9 +68,9 @@ def oar_register_fusions(registry: FusionRegistry) -> None:
     ``registry.register_fusion(name, op_types, device, make, priority=0)``: when a static
     plan is compiled, adjacent ops of those types whose intermediates nothing else reads
     may run as one call of ``make(ops, block)``'s kernel (None declines). Keyword options
-    ``repeated`` (a run of independent ops of one type), ``keeps_intermediates`` and
-    ``selected_rows``: see :mod:`oar.fusion` for them and the fused kernel's slots and
-    results.
+    ``repeated`` (a run of independent ops of one type), ``keeps_intermediates``,
+    ``selected_rows`` and ``inplace``: see :mod:`oar.fusion` for them and the fused kernel's
+    slots and results.
     """
 
 

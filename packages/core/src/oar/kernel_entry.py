@@ -75,18 +75,27 @@ class KernelEntry:
 
     @classmethod
     def for_chain(
-        cls, op_type: str, device: str, kernel: Callable, plugin: str, chain: list, inputs: dict
+        cls, op_type: str, device: str, kernel: Callable, fusion: Any, chain: list, inputs: dict
     ) -> KernelEntry:
-        """The entry of a fused kernel (``oar.fusion``) replacing the ops of the kernels
-        ``chain``, with input slots ``"<k>.<slot>"`` (``inputs``): a slot that op ``k``'s kernel
-        reads only for its shape (``no_need_buffer``) stays so."""
+        """The entry of ``fusion``'s kernel (an :class:`oar.fusion.Fusion`) replacing the ops
+        of the kernels ``chain``, with input slots ``"<k>.<slot>"`` (``inputs``): a slot that op
+        ``k``'s kernel reads only for its shape (``no_need_buffer``) stays so; an ``inplace``
+        fusion's kernel takes ``donated=``."""
         nnb = tuple(
             f"{k}.{slot}"
             for k, entry in enumerate(chain)
             for slot in entry.no_need_buffer
             if f"{k}.{slot}" in inputs
         )
-        return cls(op_type, device, None, kernel, plugin=plugin, no_need_buffer=nnb)
+        return cls(
+            op_type,
+            device,
+            None,
+            kernel,
+            plugin=fusion.plugin,
+            no_need_buffer=nnb,
+            inplace=fusion.inplace,
+        )
 
     def call(self, inputs: dict, attrs: dict, wanted: frozenset) -> dict:
         """Run the kernel on plain values; ``wanted`` = the output slots the caller reads."""

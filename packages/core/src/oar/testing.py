@@ -376,3 +376,22 @@ def assert_layer_refuses(layer: str, build: Callable, match: str, user_file: str
         assert os.path.basename(user_file) in text, f"the user's line is not in: {text}"
         return
     raise AssertionError(f"{layer}: the bad input was accepted")
+
+
+def eager_sgd_steps(model: Any, loss_of: Callable, steps: int, lr: float = 0.1) -> tuple:
+    """Train the dygraph ``model`` ``steps`` SGD steps on ``loss_of(model)``: the losses, the
+    last step's parameter gradients and the final parameters (numpy arrays), for comparing
+    two ways of running the same training (fused and unfused, two thread counts)."""
+    from oar import fluid
+
+    opt = fluid.optimizer.SGD(lr, parameter_list=model.parameters())
+    losses: list = []
+    grads: list = []
+    for _ in range(steps):
+        loss = loss_of(model)
+        loss.backward()
+        grads = [p.gradient() for p in model.parameters()]
+        opt.minimize(loss)
+        model.clear_gradients()
+        losses.append(loss.numpy())
+    return losses, grads, [p.numpy() for p in model.parameters()]

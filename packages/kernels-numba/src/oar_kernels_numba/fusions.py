@@ -9,10 +9,13 @@ bit for bit their result). The intermediate sum is returned as a shape stand-in,
 which is all ``elementwise_add_grad`` reads of it. Shapes the loop does not cover go
 through the two ops' registered kernels.
 
-Backward, an fc's ``relu_grad`` and ``elementwise_add_grad`` become one pass writing
-``dx = dout * (y > 0)`` and summing it over the rows into the bias gradient (the rows
-in order, as numpy's axis-0 sum: within float tolerance of the unfused result, which
-may sum in pieces on several threads).
+Backward, an fc's or a conv's ``relu_grad`` and ``elementwise_add_grad`` become one call
+writing ``dx = dout * (y > 0)`` and summing it into the bias gradient: an fc's rows in
+order, as numpy's axis-0 sum; a conv's (N, C, H, W) gradient in one compiled pass, then
+summed by one numpy call whatever the thread count (within float tolerance of the unfused
+result, which may sum in pieces on several threads). The fusion is registered ``inplace``: where
+the plan donates the dying ``dout`` (or ``y``), ``dx`` is written into it instead of a
+fresh array, as the numpy ``relu_grad`` does.
 """
 
 from __future__ import annotations
@@ -83,19 +86,45 @@ def _make_bias_relu(device: str):
     return make
 
 
-def _unfused_grad(inputs, attrs, device, wanted):
+def _unfused_grad(inputs, attrs, device, wanted, donated=frozenset()):
     d = inputs["0.Out@GRAD"]
     kernels = registries().kernels
     relu = kernels.lookup("relu_grad", device, d.dtype.name)
     add = kernels.lookup("elementwise_add_grad", device, d.dtype.name)
     ins = {"Out": inputs["0.Out"], "Out@GRAD": d}
     if relu.inplace:
-        t = relu.kernel(ins, attrs["0"], donated=frozenset())["X@GRAD"]
+        mine = frozenset(s[2:] for s in donated if s in _RELU_DONATABLE)
+        t = relu.kernel(ins, attrs["0"], donated=mine)["X@GRAD"]
     else:
         t = relu.kernel(ins, attrs["0"])["X@GRAD"]
     ins = {"X": inputs["1.X"], "Y": inputs["1.Y"], "Out@GRAD": t}
     res = add.kernel(ins, attrs["1"], wanted) if add.wants_outputs else add.kernel(ins, attrs["1"])
     return {"0.X@GRAD": shape_stand_in(t), **{f"1.{k}": v for k, v in res.items()}}
+
+
+_RELU_DONATABLE = frozenset({"0.Out", "0.Out@GRAD"})
+
+
+def _bias_layout(d, y, b, axis):
+    """``(outer, C, inner)`` of a bias gradient the compiled loops cover: ``d`` and ``y`` alike,
+    C-contiguous and large enough, ``b`` one value per index of ``d``'s ``axis``; else None."""
+    if (
+        type(d) is not np.ndarray
+        or type(y) is not np.ndarray
+        or type(b) is not np.ndarray
+        or d.size < SMALL
+        or d.dtype not in FLOAT_DTYPES
+        or y.dtype != d.dtype
+        or b.dtype != d.dtype
+        or y.shape != d.shape
+        or b.ndim != 1
+        or not (d.flags.c_contiguous and y.flags.c_contiguous)
+    ):
+        return None
+    axis = d.ndim - 1 if axis == -1 else axis
+    if not 0 <= axis < d.ndim or d.shape[axis] != b.shape[0]:
+        return None
+    return math.prod(d.shape[:axis]), b.shape[0], math.prod(d.shape[axis + 1 :])
 
 
 def _make_relu_bias_grad(device: str):
@@ -106,28 +135,30 @@ def _make_relu_bias_grad(device: str):
         if any(not add.outputs.get(slot) for slot in wanted) or load_numba() is None:
             return None  # the fused kernel writes both gradients
         from oar_kernels_numba._fused_loops import relu_grad_bias_rows
+        from oar_kernels_numba.activation import relu_grad_to
 
-        def relu_bias_grad(inputs, attrs):
+        def relu_bias_grad(inputs, attrs, donated=frozenset()):
             y, d, b = inputs["0.Out"], inputs["0.Out@GRAD"], inputs["1.Y"]
-            axis = attrs["1"].get("axis", -1)
-            if (
-                type(d) is not np.ndarray
-                or d.ndim != 2
-                or d.size < SMALL
-                or d.dtype not in FLOAT_DTYPES
-                or type(y) is not np.ndarray
-                or y.shape != d.shape
-                or y.dtype != d.dtype
-                or getattr(b, "shape", None) != (d.shape[1],)
-                or b.dtype != d.dtype
-                or axis not in (-1, 1)
-                or inputs["1.X"].shape != d.shape
-                or not (d.flags.c_contiguous and y.flags.c_contiguous)
-            ):
-                return _unfused_grad(inputs, attrs, device, wanted)
-            dx = np.empty_like(d)
-            db = np.empty(d.shape[1], d.dtype)
-            relu_grad_bias_rows(y, d, dx, db)
+            layout = _bias_layout(d, y, b, attrs["1"].get("axis", -1))
+            if layout is None or inputs["1.X"].shape != d.shape:
+                return _unfused_grad(inputs, attrs, device, wanted, donated)
+            # the gradient overwrites a dying input where the plan donates one
+            if "0.Out@GRAD" in donated:
+                dx = d
+            elif "0.Out" in donated:
+                dx = y
+            else:
+                dx = np.empty_like(d)
+            db = np.empty(b.shape[0], d.dtype)
+            outer, c, inner = layout
+            if inner == 1:  # an fc's (batch, C)
+                shape2 = (outer, c)
+                relu_grad_bias_rows(y.reshape(shape2), d.reshape(shape2), dx.reshape(shape2), db)
+            else:  # a conv's (N, C, H, W) with the bias along C: the relu pass vectorises,
+                # and numpy's sum over the rest beats a sum in the same loop (0.38 against
+                # 0.8 ms for MNIST's first layer, whose order-bound adds do not vectorise)
+                relu_grad_to(y, d, dx)
+                np.sum(dx.reshape(outer, c, inner), axis=(0, 2), out=db)
             return {"0.X@GRAD": shape_stand_in(dx), "1.X@GRAD": dx, "1.Y@GRAD": db}
 
         return relu_bias_grad
@@ -156,5 +187,6 @@ def register(registry, device: str, priority: int) -> None:
         device,
         _make_relu_bias_grad(device),
         priority,
+        inplace=True,
     )
     loss_fusions.register(registry, device, priority)

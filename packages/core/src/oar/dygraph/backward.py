@@ -18,6 +18,12 @@ from oar.lod_tensor import SelectedRows
 from oar.registry import EMPTY_VAR, GRAD_SUFFIX, GradContext
 
 
+def tape_fuser(tracer: Any) -> Any:
+    from oar.dygraph.tape_fusion import tape_fuser as get
+
+    return get(tracer)
+
+
 def _collect(loss: Any) -> list:
     seen: dict = {}
     stack = [loss._node]
@@ -88,10 +94,18 @@ def sweep(tracer: Any, roots: list, retain_graph: bool = False) -> dict:
             entry[1] = _add(entry[1], seed)
         for n in _collect(var):
             nodes[id(n)] = n
-    for node in sorted(nodes.values(), key=lambda n: -n.seq):
-        _node_backward(tracer, node, grads)
+    order = sorted(nodes.values(), key=lambda n: -n.seq)
+    fuser = tape_fuser(tracer)
+    i = 0
+    while i < len(order):
+        m = fuser.run(order, i, grads) if fuser is not None else 0
+        if not m:
+            _node_backward(tracer, order[i], grads)
+            m = 1
         if not retain_graph:
-            _release(node)
+            for node in order[i : i + m]:
+                _release(node)
+        i += m
     return grads
 
 
@@ -117,19 +131,10 @@ def _node_backward(tracer: Any, node: Any, grads: dict) -> None:
 
 
 def _op_node_backward(tracer: Any, node: Any, grads: dict) -> None:
-    out_values, out_grads, out_sig = _outputs(node, grads)
-    if out_sig is None:
+    prepared = prepare(tracer, node, grads)
+    if prepared is None:
         return
-    in_vars, in_sig = _inputs(node)
-    if in_sig is None:
-        return
-    plans = tracer.__dict__.setdefault("_grad_plans", {})
-    key = (node.type, id(node.attrs), out_sig, in_sig)
-    plan = plans.get(key)
-    if plan is None or plan.attrs is not node.attrs:
-        if len(plans) >= _MAX_PLANS:
-            plans.clear()
-        plan = plans[key] = _GradPlan(tracer, node, out_sig, in_sig)
+    plan, out_values, out_grads, in_vars = prepared
     env: dict = {}
     for n, value, gn, g in zip(plan.out_names, out_values, plan.out_gnames, out_grads):
         env[n] = value
@@ -142,12 +147,40 @@ def _op_node_backward(tracer: Any, node: Any, grads: dict) -> None:
     for i, gn in plan.wants:
         g = env.get(gn)
         if g is not None:
-            v = in_vars[i]
-            entry = grads.get(id(v))
-            if entry is None:
-                grads[id(v)] = [v, g]
-            else:
-                entry[1] = _add(entry[1], g)
+            add_grad(grads, in_vars[i], g)
+
+
+def add_grad(grads: dict, v: Any, g: Any) -> None:
+    """Add the gradient piece ``g`` of variable ``v`` to the sweep's ``grads``."""
+    entry = grads.get(id(v))
+    if entry is None:
+        grads[id(v)] = [v, g]
+    else:
+        entry[1] = _add(entry[1], g)
+
+
+def prepare(tracer: Any, node: Any, grads: dict) -> tuple | None:
+    """``(plan, output values, output gradients, input variables)`` of an op node, or None
+    when no gradient flows through it."""
+    out_values, out_grads, out_sig = _outputs(node, grads)
+    if out_sig is None:
+        return None
+    in_vars, in_sig = inputs_of(node)
+    if in_sig is None:
+        return None
+    return plan_for(tracer, node, out_sig, in_sig), out_values, out_grads, in_vars
+
+
+def plan_for(tracer: Any, node: Any, out_sig: tuple, in_sig: tuple) -> Any:
+    """The cached :class:`_GradPlan` of ``node`` for this slot layout."""
+    plans = tracer.__dict__.setdefault("_grad_plans", {})
+    key = (node.type, id(node.attrs), out_sig, in_sig)
+    plan = plans.get(key)
+    if plan is None or plan.attrs is not node.attrs:
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plan = plans[key] = _GradPlan(tracer, node, out_sig, in_sig)
+    return plan
 
 
 def _outputs(node: Any, grads: dict) -> tuple:
@@ -181,7 +214,7 @@ def _outputs(node: Any, grads: dict) -> tuple:
     return values, out_grads, tuple(sig) if any_grad else None
 
 
-def _inputs(node: Any) -> tuple:
+def inputs_of(node: Any) -> tuple:
     """The node's input variables and their signature (per slot, which stop gradients);
     the signature is None when none wants a gradient."""
     in_vars: list = []

@@ -98,6 +98,18 @@ def _check_input(layer: str, x: Any) -> None:
 
 
 def _bias_act(x: VarBase, bias: Any, axis: int, act: str | None) -> VarBase:
+    tracer = _dygraph_tracer()
+    chain = getattr(tracer, "trace_chain", None)
+    if bias is not None and act is not None and chain is not None:
+        # one chain: a plugin's fused kernel may run both ops (oar.dygraph.chain)
+        mid, out = VarBase(None), VarBase(None)
+        chain(
+            [
+                ("elementwise_add", {"X": [x], "Y": [bias]}, {"Out": [mid]}, {"axis": axis}),
+                (act, {"X": [mid]}, {"Out": [out]}, {}),
+            ]
+        )
+        return out
     if bias is not None:
         out = VarBase(None)
         _dygraph_tracer().trace_op(

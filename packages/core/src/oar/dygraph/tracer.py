@@ -260,7 +260,21 @@ class Tracer:
                 raise _failure(info, values, exc) from exc
         else:
             res = self._call(info, values, attrs, outputs)
-        record = needs_grad and self._has_grad and info.maker is not None and not stop_gradient
+        self._outputs(info, type, inputs, outputs, attrs, res, needs_grad and not stop_gradient)
+
+    def _outputs(
+        self,
+        info: _OpInfo,
+        type: str,
+        inputs: dict,
+        outputs: dict,
+        attrs: dict,
+        res: dict,
+        grad: bool,
+    ) -> None:
+        """Give the output variables the kernel's results ``res`` and record the tape node
+        when ``grad`` (an input wants a gradient) and gradients are being recorded."""
+        record = grad and self._has_grad and info.maker is not None
         for slot, dup in info.out_slots:
             vs = outputs.get(slot)
             if not vs:
@@ -287,6 +301,13 @@ class Tracer:
                         v._node = node
         if self._recorder is not None:
             self._recorder.append((type, inputs, outputs, attrs))
+
+    def trace_chain(self, ops: list) -> None:
+        """Trace ``[(type, inputs, outputs, attrs)]``, each op reading the previous one's
+        output, as one fused kernel when a plugin offers one (:mod:`oar.dygraph.chain`)."""
+        from oar.dygraph.chain import trace_chain
+
+        trace_chain(self, ops)
 
     def trace_simple(self, type: str, ins: dict, attrs: dict) -> VarBase:
         """The operator fast path: ``ins`` maps each input slot to a one-variable list, one ``Out``

@@ -240,7 +240,7 @@ class Plan:
         """The step of a fused chain (``fop``: an :class:`oar.fusion.FusedOp`)."""
         chain = [s.call.entry for s in steps]
         entry = KernelEntry.for_chain(
-            fop.type, self.device.name, kernel, fop.fusion.plugin, chain, fop.inputs
+            fop.type, self.device.name, kernel, fop.fusion, chain, fop.inputs
         )
         singles = tuple((slot, names[0]) for slot, names in fop.inputs.items())
         outs = tuple((slot, names[0], False) for slot, names in fop.outputs.items())

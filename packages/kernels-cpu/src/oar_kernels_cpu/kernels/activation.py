@@ -96,7 +96,8 @@ def _grad_x(op_type, fn, dtypes=FLOATS):
 def relu_grad(inputs, attrs, donated=frozenset()):
     y, d = inputs["Out"], inputs["Out@GRAD"]
     out = d if "Out@GRAD" in donated else None
-    if d.size < _parallel.SPLIT_MIN:
+    if d.size < _parallel.SPLIT_MIN or (out is not None and _parallel.parallel_threads() < 2):
+        # one pass straight into the donated dy (no full-size temporary to copy from)
         return {"X@GRAD": xp.multiply(d, y > 0, out=out)}
     return {"X@GRAD": _split.apply(xp, _relu_grad, d, y, out=out)}
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from oar.api import pool_geometry
 
-from oar_kernels_cpu.kernels import FLOATS, _split, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _parallel, _split, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import pad_nchw, windows
 
 xp = array_module(__name__)
@@ -151,6 +151,9 @@ def _per_plane(fn, out_hw, *arrays):
     n, c = arrays[0].shape[:2]
     if not _split.large(arrays[0]) or not all(a.flags.c_contiguous for a in arrays):
         return fn(*arrays)
+    if n > 1:  # pieces of whole images: the result is an array of its own, not a reshaped view
+        # (a gradient the next op may overwrite in place: relu_grad's donated input)
+        return _split.by_rows(xp, fn, *arrays, out_shape=(n, c) + tuple(out_hw))
     planes = [a.reshape((n * c, 1) + a.shape[2:]) for a in arrays]
     out = _split.by_rows(xp, fn, *planes, out_shape=(n * c, 1) + tuple(out_hw))
     return out.reshape((n, c) + tuple(out_hw))
@@ -169,7 +172,7 @@ def pool2d(inputs, attrs):
     return {"Out": _back(y, attrs)}
 
 
-def _max_grad_tiled(x, y, dy, k):
+def _max_grad_tiled(x, y, dy, k, dx):
     """Non-overlapping windows that tile ``x`` exactly: per window tap, one compare on a strided
     view and one multiply written straight into that tap's strided slice of ``dx``.
 
@@ -179,7 +182,7 @@ def _max_grad_tiled(x, y, dy, k):
     """
     n, c, oh, ow = y.shape
     x6 = x.reshape(n, c, oh, k[0], ow, k[1])
-    dx = xp.empty(x6.shape, x.dtype)
+    dx6 = dx.reshape(x6.shape)
     hit = xp.empty(y.shape, bool)
     taken = None
     for i, j in _taps(k):
@@ -187,10 +190,26 @@ def _max_grad_tiled(x, y, dy, k):
         if taken is None:
             taken = hit.copy()
         else:
-            hit &= ~taken
+            xp.greater(hit, taken, out=hit)  # a hit not taken yet
             taken |= hit
-        xp.multiply(hit, dy, out=dx[:, :, :, i, :, j])
-    return dx.reshape(x.shape)
+        xp.multiply(hit, dy, out=dx6[:, :, :, i, :, j])
+
+
+def _max_grad_tiles(x, y, dy, k):
+    """:func:`_max_grad_tiled` of a contiguous NCHW batch into one new array (which a later op
+    may overwrite in place), in pieces of whole images on the pool when it is large: each piece
+    writes its own images, so no piece's result is copied."""
+    dx = xp.empty(x.shape, x.dtype)
+    n = x.shape[0]
+    cuts = [(0, n)]
+    if _split.large(x) and _parallel.parallel_threads() > 1:
+        cuts = _parallel.pieces(n, x[0].size if n else 1)
+
+    def run(lo: int, hi: int) -> None:
+        _max_grad_tiled(x[lo:hi], y[lo:hi], dy[lo:hi], k, dx[lo:hi])
+
+    _parallel.for_pieces(run, cuts)
+    return dx
 
 
 def _max_grad_regular(x, y, dy, geo):
@@ -257,7 +276,7 @@ def pool2d_grad(inputs, attrs):
         y = _nchw(inputs["Out"], attrs)
         k, s = geo[0], geo[1]
         if tuple(k) == tuple(s) and not any(pads) and hw == (y.shape[2] * k[0], y.shape[3] * k[1]):
-            dx = _per_plane(lambda x, y, dy: _max_grad_tiled(x, y, dy, k), hw, x, y, dy)
+            dx = _max_grad_tiles(x, y, dy, k)
         else:
             dx = _per_plane(lambda x, y, dy: crop(_max_grad_regular(x, y, dy, geo)), hw, x, y, dy)
     else:
