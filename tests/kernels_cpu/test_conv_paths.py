@@ -97,6 +97,42 @@ def test_scratch_reuses_and_resizes():
     _scratch.release()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv2d_grad_scratch_does_not_grow_and_is_released(monkeypatch, threads):
+    """The MNIST CNN's first layer in small (one input channel, 5x5, padding 2), in batch
+    chunks: repeated gradient calls keep no more scratch per thread than the first call at one
+    thread, give the same numbers at 1 and 2 threads, and ``release_scratch`` drops every
+    thread's buffers."""
+    monkeypatch.setattr(conv_mod, "CHUNK_BYTES", 8 * 25 * 144 * 4)  # chunks of 8 images
+    x = rng.standard_normal((32, 1, 12, 12)).astype("float32")
+    w = rng.standard_normal((4, 1, 5, 5)).astype("float32")
+    dy = rng.standard_normal((32, 4, 12, 12)).astype("float32")
+    attrs = _attrs(1, 2)
+
+    def grads():
+        ins = {"Input": x, "Filter": w, "Output@GRAD": dy}
+        return conv_mod._conv_grad(ins, attrs, {"Input@GRAD", "Filter@GRAD"})
+
+    _scratch.release()
+    monkeypatch.setattr(_parallel, "parallel_threads", lambda: 1)
+    want = grads()
+    one = _scratch.scratch_bytes()
+    assert one > 0
+    monkeypatch.setattr(_parallel, "parallel_threads", lambda: threads)
+    kept = []
+    for _ in range(6):
+        got = grads()
+        # per thread (the pool may run chunks on any of its threads)
+        kept.append(max(p.nbytes() for p in list(core_scratch._pools)))
+        for slot in want:
+            np.testing.assert_array_equal(got[slot], want[slot], err_msg=slot)
+    assert max(kept) <= one, kept
+    if threads == 1:
+        assert kept == [one] * 6 and _scratch.scratch_bytes() == one
+    _scratch.release()
+    assert _scratch.scratch_bytes() == 0
+
+
 @pytest.mark.parametrize("path", ["one_image_chunks", "one_image_chunks_image_major"])
 @pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: f"{s[0]}x{s[1]}s{s[2]}p{s[3]}")
 def test_conv_results_do_not_depend_on_threads(monkeypatch, path, shape):

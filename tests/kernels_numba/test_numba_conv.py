@@ -71,6 +71,33 @@ def test_batch_chunks_and_a_ragged_last_chunk(numba_pair, winograd_calls, monkey
     _run(numba_pair, x, w, _attrs())
 
 
+def test_chunk_temporaries_are_scratch_buffers_reused_from_call_to_call(
+    numba_pair, winograd_calls, monkeypatch
+):
+    from oar import scratch as scratch_mod
+    from oar.api import release_scratch, scratch_bytes
+
+    x = rng.standard_normal((5, 8, 6, 6)).astype("float32")
+    w = rng.standard_normal((8, 8, 3, 3)).astype("float32")
+    monkeypatch.setattr(conv_mod, "CHUNK_BYTES", 2 * 16 * 9 * 16 * 4)
+    monkeypatch.setattr(conv_mod, "MIN_ROWS", 1)
+    release_scratch()
+    mine = numba_pair("conv2d_grad", "float32")[0]
+    dy = rng.standard_normal((5, 8, 6, 6)).astype("float32")
+    ins = {"Input": x, "Filter": w, "Output@GRAD": dy}
+    first = mine(dict(ins), _attrs(), BOTH)
+    kept = scratch_bytes()
+    assert winograd_calls == {"conv": 1, "filter_grad": 1} and kept > 0
+    for _ in range(3):
+        again = mine(dict(ins), _attrs(), BOTH)
+        for k in first:
+            np.testing.assert_array_equal(again[k], first[k])
+    # per thread (the pool may run chunks on any of its threads): no more than the first call
+    assert max(p.nbytes() for p in list(scratch_mod._pools)) <= kept
+    release_scratch()
+    assert scratch_bytes() == 0
+
+
 def test_large_paddings_leave_the_input_gradient_to_numpy(numba_pair, winograd_calls):
     # padding 3: the input gradient is not a padded convolution of dy; numpy computes it
     x = rng.standard_normal((2, 8, 4, 4))

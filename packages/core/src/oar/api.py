@@ -120,6 +120,7 @@ _EXPORTS: dict[str, str] = {
     "parallel_threads": "oar.cpu_pool",
     "scratch": "oar.scratch",
     "release_scratch": "oar.scratch",
+    "scratch_bytes": "oar.scratch",
     "with_one_blas_thread": "oar.cpu_threads",
     "with_blas_threads": "oar.cpu_threads",
     "cpu_deterministic": "oar.cpu_threads",
@@ -215,6 +216,7 @@ __all__ = [
     "resolve_paddings",
     "resolve_shape",
     "scratch",
+    "scratch_bytes",
     "set_cpu_math_library_num_threads",
     "shape_stand_in",
     "slice_bounds",
@@ -326,6 +328,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         VarMeta,
     )
     from oar.scope import Scope, global_scope
-    from oar.scratch import release_scratch, scratch
+    from oar.scratch import release_scratch, scratch, scratch_bytes
     from oar.user_array import user_array
     from oar.viz.progress_bar import maybe_progress

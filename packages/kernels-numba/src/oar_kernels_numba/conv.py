@@ -16,7 +16,8 @@ tile transforms, which the compiled loops of ``_winograd.py`` run close to memor
 Float32 results differ from the numpy kernel's in the last bits (float tolerance: the
 transforms add and subtract up to nine terms in the input's precision; the filter
 transforms run in float64). Batch chunks are summed in a fixed order, so the filter
-gradient does not depend on the thread count. Other convolutions (strides, dilations,
+gradient does not depend on the thread count. A chunk's temporaries (planes, tiles, products)
+are per-thread scratch buffers (``oar.api.scratch``), reused from call to call. Other convolutions (strides, dilations,
 groups, NHWC, other filter sizes, few channels, small inputs) go to the kernel this
 overrides.
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from oar.api import resolve_paddings, with_one_blas_thread
+from oar.api import resolve_paddings, scratch, with_one_blas_thread
 
 from oar_kernels_numba import _winograd as wg
 from oar_kernels_numba import winograd5
@@ -94,11 +95,13 @@ def _chunks(n: int, tiles: int, channels: int, itemsize: int):
     return [(a, min(a + m, n)) for a in range(0, n, m)]
 
 
-def points(rows: int, cols: int, dtype):
+def points(rows: int, cols: int, dtype, role: str | None = None):
     """``(full, planes)``: a C-contiguous ``(16, rows + 1, cols)`` array for the compiled loops
     and its ``(16, rows, cols)`` view for the GEMMs (the extra row keeps the planes from being a
-    power of two apart: see ``_winograd.py``)."""
-    full = np.empty((16, rows + 1, cols), dtype)
+    power of two apart: see ``_winograd.py``). With a ``role``, a scratch buffer (a chunk's
+    temporary, this thread's only)."""
+    shape = (16, rows + 1, cols)
+    full = np.empty(shape, dtype) if role is None else scratch(np, role, shape, dtype)
     return full, full[:, :rows]
 
 
@@ -126,9 +129,9 @@ def winograd_conv_job(x, u, top: int, left: int, out_hw) -> Job:
 
     def chunk(a: int, b: int) -> None:
         v_full, v = _input_points(x, a, b, top, left, th, tw)
-        m_full, mt = points((b - a) * th * tw, o, x.dtype)
+        m_full, mt = points((b - a) * th * tw, o, x.dtype, "prod")
         np.matmul(v, u, out=mt)
-        yt = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
+        yt = scratch(np, "dy", (b - a, 2 * th, 2 * tw, o), x.dtype)
         wg.output_transform(m_full, th, tw, yt)
         wg.to_nchw(yt, a, y)
 
@@ -143,9 +146,9 @@ def winograd_conv(x, u, top: int, left: int, out_hw):
 
 def _input_points(x, a: int, b: int, top: int, left: int, th: int, tw: int):
     """The transformed input tiles of images ``a:b`` (see :func:`points`)."""
-    xp = np.empty((b - a, 2 * th + 2, 2 * tw + 2, x.shape[1]), x.dtype)
+    xp = scratch(np, "planes", (b - a, 2 * th + 2, 2 * tw + 2, x.shape[1]), x.dtype)
     wg.to_nhwc(x, a, top, left, xp)
-    v_full, v = points((b - a) * th * tw, x.shape[1], x.dtype)
+    v_full, v = points((b - a) * th * tw, x.shape[1], x.dtype, "cols")
     wg.input_transform(xp, th, tw, v_full)
     return v_full, v
 
@@ -159,9 +162,9 @@ def winograd_filter_grad_job(x, dy, top: int, left: int) -> Job:
 
     def term(a: int, b: int, out) -> None:
         _, v = _input_points(x, a, b, top, left, th, tw)
-        dyp = np.empty((b - a, 2 * th, 2 * tw, o), x.dtype)
+        dyp = scratch(np, "dy", (b - a, 2 * th, 2 * tw, o), x.dtype)
         wg.to_nhwc(dy, a, 0, 0, dyp)
-        m_full, mt = points((b - a) * th * tw, o, x.dtype)
+        m_full, mt = points((b - a) * th * tw, o, x.dtype, "prod")
         wg.grad_transform(dyp, th, tw, m_full)
         np.matmul(mt.transpose(0, 2, 1), v, out=out)
 

@@ -13,7 +13,8 @@ over the images of a chunk):
 
 Batch chunks run on the kernel thread pool (``oar.api.parallel_for``), those of both
 gradients in one pass (``_jobs.py``); a chunk's temporaries are per-thread scratch buffers
-(``oar.api.scratch``), reused from step to step.
+(``oar.api.scratch``, under the role names the other conv kernels use), reused from step to
+step.
 """
 
 from __future__ import annotations
@@ -49,9 +50,9 @@ def _tiles(out_hw):
 def _input_points(x, a: int, b: int, top: int, left: int, th: int, tw: int):
     """The transformed input tiles ``(36, C, TH, TW*m)`` of images ``a:b``."""
     c, m = x.shape[1], b - a
-    xp = scratch(np, "w5_planes", (c, 2 * th + 4, 2, (tw + 2) * m), x.dtype)
+    xp = scratch(np, "planes", (c, 2 * th + 4, 2, (tw + 2) * m), x.dtype)
     wg5.to_planes(x, a, m, top, left, xp)
-    v = scratch(np, "w5_points", (36, c, th, tw * m), x.dtype)
+    v = scratch(np, "cols", (36, c, th, tw * m), x.dtype)
     wg5.input_transform(xp, m, v)
     return v
 
@@ -66,9 +67,9 @@ def conv_job(x, u, top: int, left: int, out_hw) -> Job:
 
     def chunk(a: int, b: int) -> None:
         v = _input_points(x, a, b, top, left, th, tw)
-        mt = scratch(np, "w5_products", (36, o, th, tw * (b - a)), x.dtype)
+        mt = scratch(np, "prod", (36, o, th, tw * (b - a)), x.dtype)
         np.matmul(u, v.reshape(36, c, -1), out=mt.reshape(36, o, -1))
-        yt = scratch(np, "w5_out", (o, 2 * th, 2, tw * (b - a)), x.dtype)
+        yt = scratch(np, "dy", (o, 2 * th, 2, tw * (b - a)), x.dtype)
         wg5.output_transform(mt, yt)
         wg5.from_planes(yt, a, b - a, y)
 
@@ -85,9 +86,9 @@ def filter_grad_job(x, dy, top: int, left: int) -> Job:
 
     def term(a: int, b: int, out) -> None:
         v = _input_points(x, a, b, top, left, th, tw).reshape(36, c, -1)
-        dyp = scratch(np, "w5_out", (o, 2 * th, 2, tw * (b - a)), x.dtype)
+        dyp = scratch(np, "dy", (o, 2 * th, 2, tw * (b - a)), x.dtype)
         wg5.to_planes(dy, a, b - a, 0, 0, dyp)
-        mt = scratch(np, "w5_products", (36, o, th, tw * (b - a)), x.dtype)
+        mt = scratch(np, "prod", (36, o, th, tw * (b - a)), x.dtype)
         wg5.grad_transform(dyp, mt)
         np.matmul(mt.reshape(36, o, -1), v.transpose(0, 2, 1), out=out)
 
