@@ -1,8 +1,10 @@
-"""Kernels of the linalg family: bmm, dot, cross, dist, kron, trace, addmm, diag_embed."""
+"""Kernels of the linalg family: bmm, dot, cross, dist, kron, trace, addmm, diag_embed.
+
+The matrix products go through :mod:`._gemm` (oar's thread settings, ``FLAGS_cpu_deterministic``)."""
 
 from __future__ import annotations
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._util import reduce_to
 
 xp = array_module(__name__)
@@ -12,16 +14,14 @@ _CROSS_DEFAULT_DIM = -100  # oar.ops.linalg.CROSS_DEFAULT_DIM
 
 @kernel("bmm", FLOATS)
 def bmm(inputs, attrs):
-    return {"Out": xp.matmul(inputs["X"], inputs["Y"])}
+    return {"Out": _gemm.matmul(xp, inputs["X"], inputs["Y"])}
 
 
 @kernel("bmm_grad", FLOATS)
 def bmm_grad(inputs, attrs):
     x, y, d = inputs["X"], inputs["Y"], inputs["Out@GRAD"]
-    return {
-        "X@GRAD": xp.matmul(d, xp.swapaxes(y, -1, -2)),
-        "Y@GRAD": xp.matmul(xp.swapaxes(x, -1, -2), d),
-    }
+    dx, dy = _gemm.matmuls(xp, [(d, xp.swapaxes(y, -1, -2)), (xp.swapaxes(x, -1, -2), d)])
+    return {"X@GRAD": dx, "Y@GRAD": dy}
 
 
 @kernel("dot", NUM)
@@ -147,7 +147,7 @@ def trace_grad(inputs, attrs):
 
 @kernel("addmm", FLOATS)
 def addmm(inputs, attrs):
-    prod = xp.matmul(inputs["X"], inputs["Y"])
+    prod = _gemm.matmul(xp, inputs["X"], inputs["Y"])
     out = attrs["Beta"] * inputs["Input"] + attrs["Alpha"] * prod
     return {"Out": out.astype(prod.dtype, copy=False)}
 
@@ -156,10 +156,11 @@ def addmm(inputs, attrs):
 def addmm_grad(inputs, attrs):
     inp, x, y, d = inputs["Input"], inputs["X"], inputs["Y"], inputs["Out@GRAD"]
     a, b = attrs["Alpha"], attrs["Beta"]
+    dx, dy = _gemm.matmuls(xp, [(d, y.T), (x.T, d)])
     return {
         "Input@GRAD": reduce_to(b * d, inp.shape).astype(inp.dtype, copy=False),
-        "X@GRAD": (a * xp.matmul(d, y.T)).astype(x.dtype, copy=False),
-        "Y@GRAD": (a * xp.matmul(x.T, d)).astype(y.dtype, copy=False),
+        "X@GRAD": (a * dx).astype(x.dtype, copy=False),
+        "Y@GRAD": (a * dy).astype(y.dtype, copy=False),
     }
 
 

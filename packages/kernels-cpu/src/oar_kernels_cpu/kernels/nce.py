@@ -1,10 +1,13 @@
-"""nce: sample negatives, sigmoid scores of the sampled rows of W, NCE cost and gradients."""
+"""nce: sample negatives, sigmoid scores of the sampled rows of W, NCE cost and gradients.
+
+The per-sample products (a row of X against its sampled rows of W) run as one batched product
+through :mod:`._gemm` (oar's thread settings, ``FLAGS_cpu_deterministic``)."""
 
 from __future__ import annotations
 
 import math
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._util import rng_for, scatter_add
 
 xp = array_module(__name__)
@@ -39,7 +42,7 @@ def _sample(inputs, attrs, n):
 
 def _scores(inputs, labels):
     x, w = inputs["Input"], inputs["Weight"]
-    logits = xp.einsum("nd,nkd->nk", x, w[labels])
+    logits = _gemm.matmul(xp, w[labels], x[:, :, None])[:, :, 0]
     if inputs.get("Bias") is not None:
         logits = logits + inputs["Bias"].reshape(-1)[labels]
     return 1.0 / (1.0 + xp.exp(-logits))
@@ -86,7 +89,7 @@ def nce_grad(inputs, attrs, wanted):
     dlogit = (dlogit * scale).astype(x.dtype)
     res = {}
     if "Input@GRAD" in wanted:
-        res["Input@GRAD"] = xp.einsum("nk,nkd->nd", dlogit, w[labels])
+        res["Input@GRAD"] = _gemm.matmul(xp, dlogit[:, None, :], w[labels])[:, 0, :]
     if "Weight@GRAD" in wanted:
         gw = xp.zeros_like(w)
         scatter_add(

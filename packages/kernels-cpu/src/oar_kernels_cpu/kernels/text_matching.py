@@ -11,7 +11,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from oar.errors import ShapeError
 
-from oar_kernels_cpu.kernels import FLOATS, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, kernel
 from oar_kernels_cpu.kernels._sequence import array_of, last_level, with_lod
 
 
@@ -34,7 +34,7 @@ def match_matrix_tensor(inputs, attrs):
     x, xoff, y, yoff, _ = _pairs(inputs, "match_matrix_tensor")
     w = array_of(inputs["W"])
     h, t = w.shape[0], w.shape[1]
-    tmp = x @ w.reshape(h, t * h)
+    tmp = _gemm.matmul(np, x, w.reshape(h, t * h))
     outs = []
     for xa, xb, ya, yb in zip(xoff[:-1], xoff[1:], yoff[:-1], yoff[1:]):
         xs = tmp[xa:xb].reshape(xb - xa, t, h)
@@ -50,7 +50,7 @@ def match_matrix_tensor_grad(inputs, attrs):
     w = array_of(inputs["W"])
     h, t = w.shape[0], w.shape[1]
     w2 = w.reshape(h, t * h)
-    tmp = x @ w2
+    tmp = _gemm.matmul(np, x, w2)
     dout = array_of(inputs["Out@GRAD"]).ravel()
     dtmp, dy = np.zeros_like(tmp), np.zeros_like(y)
     at = 0
@@ -62,10 +62,11 @@ def match_matrix_tensor_grad(inputs, attrs):
         dtmp[xa:xb] = np.einsum("tij,jh->ith", d, y[ya:yb]).reshape(lx, t * h)
         dy[ya:yb] = np.einsum("tij,ith->jh", d, xs)
     ylod = inputs["Y"]._lod
+    dx, dw = _gemm.matmuls(np, [(dtmp, w2.T), (x.T, dtmp)])
     return {
-        "X@GRAD": with_lod(dtmp @ w2.T, xlod),
+        "X@GRAD": with_lod(dx, xlod),
         "Y@GRAD": with_lod(dy, [list(level) for level in ylod]),
-        "W@GRAD": (x.T @ dtmp).reshape(w.shape),
+        "W@GRAD": dw.reshape(w.shape),
     }
 
 
@@ -126,7 +127,7 @@ def var_conv_2d(inputs, attrs):
             continue
         col = _im2col(x[a : a + cin * r * c].reshape(cin, r, c), kh, kw, sh, sw)
         col_parts.append(col.ravel())
-        outs.append((w @ col).ravel())
+        outs.append(_gemm.matmul(np, w, col).ravel())
     out = np.concatenate(outs).reshape(-1, 1)
     col = np.concatenate(col_parts).reshape(-1, 1)
     return {
@@ -150,8 +151,10 @@ def var_conv_2d_grad(inputs, attrs):
         orr, oc = (r - 1) // sh + 1, (c - 1) // sw + 1
         d = dout[at : at + w.shape[0] * orr * oc].reshape(w.shape[0], orr * oc)
         at += d.size
-        dw += d @ _im2col(x[a : a + cin * r * c].reshape(cin, r, c), kh, kw, sh, sw).T
-        dcol = (w.T @ d).reshape(cin, kh, kw, orr, oc)
+        col = _im2col(x[a : a + cin * r * c].reshape(cin, r, c), kh, kw, sh, sw)
+        dw_part, dcol = _gemm.matmuls(np, [(d, col.T), (w.T, d)])
+        dw += dw_part
+        dcol = dcol.reshape(cin, kh, kw, orr, oc)
         dpad = np.zeros((cin, r + kh, c + kw), x.dtype)
         for i in range(kh):
             for j in range(kw):

@@ -1,10 +1,16 @@
-"""tree_conv: per-sample window coefficients (host code over the edge lists), then einsums."""
+"""tree_conv: per-sample window coefficients (host code over the edge lists), then matrix
+products through :mod:`._gemm` (oar's thread settings, ``FLAGS_cpu_deterministic``).
+
+Shapes: coefficients C [B, N (root), N, 3], nodes X [B, N, F], filter W [F, 3, O, K];
+Out[b, r, o, k] = sum over j, t, f of C[b, r, j, t] X[b, j, f] W[f, t, o, k], computed as
+T = C' X per sample (C' = C as [B, N * 3, N]) and Out = T W' (W' = W as [3 * F, O * K]).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 
 xp = array_module(__name__)
 
@@ -48,18 +54,36 @@ def _coef(inputs, attrs):
     return _coefficients(edges, x.shape[1], attrs["max_depth"], np.dtype(x.dtype))
 
 
+def _products(inputs, attrs):
+    """(C' [B, N * 3, N], T = C' X as [B * N, 3 * F], W' [3 * F, O * K])."""
+    c, x, w = _coef(inputs, attrs), inputs["NodesVector"], inputs["Filter"]
+    b, n = c.shape[:2]
+    ct = xp.ascontiguousarray(c.transpose(0, 1, 3, 2)).reshape(b, n * 3, n)
+    t = _gemm.matmul(xp, ct, x).reshape(b * n, 3 * x.shape[2])
+    w2 = xp.ascontiguousarray(w.transpose(1, 0, 2, 3)).reshape(3 * w.shape[0], -1)
+    return ct, t, w2
+
+
 @kernel("tree_conv", FLOATS, generic=False)
 def tree_conv(inputs, attrs):
-    c = _coef(inputs, attrs)
-    return {"Out": xp.einsum("brjk,bjf,fkoc->broc", c, inputs["NodesVector"], inputs["Filter"])}
+    _, t, w2 = _products(inputs, attrs)
+    b, n = inputs["NodesVector"].shape[:2]
+    out = _gemm.matmul(xp, t, w2).reshape((b, n) + inputs["Filter"].shape[2:])
+    return {"Out": out}
 
 
 @kernel("tree_conv_grad", FLOATS, wants_outputs=True, generic=False)
 def tree_conv_grad(inputs, attrs, wanted):
-    c, x, w, d = _coef(inputs, attrs), inputs["NodesVector"], inputs["Filter"], inputs["Out@GRAD"]
+    ct, t, w2 = _products(inputs, attrs)
+    x, w = inputs["NodesVector"], inputs["Filter"]
+    b, n = x.shape[:2]
+    d = inputs["Out@GRAD"].reshape(b * n, -1)
+    dt, dw = _gemm.matmuls(xp, [(d, w2.T), (t.T, d)])
     res = {}
     if "NodesVector@GRAD" in wanted:
-        res["NodesVector@GRAD"] = xp.einsum("brjk,broc,fkoc->bjf", c, d, w)
+        dt = dt.reshape(b, n * 3, x.shape[2])
+        res["NodesVector@GRAD"] = _gemm.matmul(xp, ct.transpose(0, 2, 1), dt)
     if "Filter@GRAD" in wanted:
-        res["Filter@GRAD"] = xp.einsum("brjk,bjf,broc->fkoc", c, x, d)
+        dw = dw.reshape((3, w.shape[0]) + w.shape[2:]).transpose(1, 0, 2, 3)
+        res["Filter@GRAD"] = xp.ascontiguousarray(dw)
     return res

@@ -1,0 +1,141 @@
+"""The products of bmm, addmm, tree_conv, nce, match_matrix_tensor and var_conv_2d (and their
+gradients) go through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings apply,
+and under ``FLAGS_cpu_deterministic`` the results at 2 threads equal the one-thread results bit
+for bit. The inner dimensions pass 512, where OpenBLAS's own threads sum in another order: a
+product called at OpenBLAS's default thread count differs in its last bits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oar import cpu_threads, fluid
+from oar.api import LoDTensor, registries
+from oar.cpu_threads import limit_cpu_math_threads
+from oar_kernels_cpu.kernels import _gemm
+
+rng = np.random.default_rng(17)
+
+
+def _f32(*shape):
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+def _lod(array, lengths):
+    return LoDTensor(array, [[0, *np.cumsum(lengths).tolist()]])
+
+
+def _bmm():
+    return {"X": _f32(2, 64, 640), "Y": _f32(2, 640, 96), "Out@GRAD": _f32(2, 64, 96)}, {}
+
+
+def _addmm():
+    ins = {"Input": _f32(64, 96), "X": _f32(64, 640), "Y": _f32(640, 96), "Out@GRAD": _f32(64, 96)}
+    return ins, {"Alpha": 1.5, "Beta": 0.5}
+
+
+def _tree_conv():
+    edges = np.array([[[1, 2], [1, 3], [2, 4], [2, 5], [3, 6], [0, 0]]] * 2, "int32")
+    ins = {"NodesVector": _f32(2, 24, 200), "EdgeSet": edges, "Filter": _f32(200, 3, 8, 8)}
+    ins["Out@GRAD"] = _f32(2, 24, 8, 8)
+    return ins, {"max_depth": 3}
+
+
+def _nce():
+    ins = {"Input": _f32(16, 600), "Label": rng.integers(0, 40, (16, 1)), "Weight": _f32(40, 600)}
+    attrs = {"num_total_classes": 40, "num_neg_samples": 5, "sampler": 0, "seed": 3}
+    attrs.update(is_sparse=False, custom_neg_classes=[])
+    return ins, attrs
+
+
+def _match_matrix_tensor():
+    xl, yl = [5, 7], [6, 4]
+    ins = {"X": _lod(_f32(12, 600), xl), "Y": _lod(_f32(10, 600), yl), "W": _f32(600, 2, 600)}
+    ins["Out@GRAD"] = _f32(2 * (5 * 6 + 7 * 4), 1)
+    return ins, {"dim_t": 2}
+
+
+def _var_conv_2d():
+    rows, cols, cin = [6, 5], [7, 6], 64
+    x = _lod(_f32(sum(cin * r * c for r, c in zip(rows, cols)), 1), [cin * 42, cin * 30])
+    ins = {"X": x, "ROW": _lod(np.zeros((11, 1), "float32"), rows)}
+    ins.update(COLUMN=_lod(np.zeros((13, 1), "float32"), cols), W=_f32(16, cin * 9))
+    ins["Out@GRAD"] = _f32(16 * (42 + 30), 1)
+    attrs = {"InputChannel": cin, "OutputChannel": 16, "KernelH": 3, "KernelW": 3}
+    attrs.update(StrideH=1, StrideW=1)
+    return ins, attrs
+
+
+CASES = {
+    "bmm": _bmm,
+    "addmm": _addmm,
+    "tree_conv": _tree_conv,
+    "nce": _nce,
+    "match_matrix_tensor": _match_matrix_tensor,
+    "var_conv_2d": _var_conv_2d,
+}
+
+
+def _arrays(res):
+    return {k: np.asarray(getattr(v, "_array", v)) for k, v in res.items()}
+
+
+def _run(op, ins, attrs):
+    kernels = registries().kernels
+    fwd = kernels.lookup(op, "cpu", "float32")
+    out = fwd.call(ins, attrs, frozenset(("Out", "Cost", "SampleLogits", "SampleLabels", "Tmp")))
+    res = {"fwd_" + k: v for k, v in _arrays(out).items()}
+    if op == "nce":  # its gradient reads what the forward sampled
+        ins = dict(ins, SampleLabels=out["SampleLabels"], SampleLogits=out["SampleLogits"])
+        ins["Cost@GRAD"] = np.ones_like(out["Cost"])
+    grad = kernels.lookup(op + "_grad", "cpu", "float32")
+    wanted = frozenset(f"{slot}@GRAD" for slot in ins if "@" not in slot)
+    res.update(_arrays(grad.call(ins, attrs, wanted)))
+    return res
+
+
+@pytest.fixture
+def deterministic():
+    fluid.set_flags({"FLAGS_cpu_deterministic": True})
+    yield
+    fluid.set_flags({"FLAGS_cpu_deterministic": False})
+
+
+@pytest.fixture
+def products(monkeypatch):
+    """The number of products of each ``_gemm.matmuls`` call."""
+    seen: list = []
+    real = _gemm.matmuls
+
+    def recorded(xp, pairs):
+        seen.append(len(pairs))
+        return real(xp, pairs)
+
+    monkeypatch.setattr(_gemm, "matmuls", recorded)
+    return seen
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_forward_and_gradient_products_go_through_gemm(products, op):
+    ins, attrs = CASES[op]()
+    kernels = registries().kernels
+    kernels.lookup(op, "cpu", "float32").call(ins, attrs, frozenset())
+    assert products, f"{op}: no product went through _gemm"
+    del products[:]
+    if op != "nce":  # nce's gradient needs the sampled labels: covered below
+        wanted = frozenset(f"{slot}@GRAD" for slot in ins if "@" not in slot)
+        kernels.lookup(op + "_grad", "cpu", "float32").call(ins, attrs, wanted)
+        assert products, f"{op}_grad: no product went through _gemm"
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_two_threads_equal_one_thread_bit_for_bit(two_threads, deterministic, op):
+    if cpu_threads.blas_num_threads() != 2:
+        pytest.skip("numpy's OpenBLAS was not found")
+    ins, attrs = CASES[op]()
+    two = _run(op, ins, attrs)
+    assert cpu_threads.blas_num_threads() == 2  # the setting in force is kept
+    with limit_cpu_math_threads(1):
+        one = _run(op, ins, attrs)
+    assert two.keys() == one.keys() and any(k.endswith("@GRAD") for k in two)
+    for key in two:
+        np.testing.assert_array_equal(two[key], one[key], err_msg=f"{op} {key}")
