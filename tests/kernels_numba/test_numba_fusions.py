@@ -18,7 +18,7 @@ from oar import fluid
 from oar.api import registries, shape_stand_in
 from oar.executor.plan import Plan
 from oar.fusion import ENV_DISABLE
-from oar_kernels_numba.fusions import _make_relu_bias_grad
+from oar_kernels_numba.fusions import _make_bias_relu, _make_relu_bias_grad
 from oar_kernels_numba.loss_fusions import _unfused_loss_grad, make_loss_grad
 
 rng = np.random.default_rng(23)
@@ -72,6 +72,35 @@ def test_relu_bias_grad_fusion(shape, axis, dtype, donate):
     else:
         assert np.shares_memory(out["1.X@GRAD"], given["0.Out"]) or out["1.X@GRAD"].size < 4096
         np.testing.assert_array_equal(given["0.Out@GRAD"], d)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "shape, axis",
+    [((300, 260), 1), ((4, 9, 12, 13), 1), ((2, 3, 4, 5), 1)],
+    ids=["fc", "conv", "small"],
+)
+@pytest.mark.parametrize("donate", [False, True])
+def test_bias_relu_fusion_bit_for_bit(shape, axis, dtype, donate):
+    fused = _make_bias_relu("cpu")([SimpleNamespace(attrs={}), SimpleNamespace(attrs={})], None)
+    x = rng.standard_normal(shape).astype(dtype)
+    x.reshape(-1)[:2] = [np.nan, -0.0]
+    b = rng.standard_normal(shape[axis]).astype(dtype)
+    bshape = [1] * len(shape)
+    bshape[axis] = -1
+    want = np.maximum(x + b.reshape(bshape), 0)
+    given = x.copy()
+    out = fused(
+        {"0.X": given, "0.Y": b},
+        {"0": {"axis": axis}, "1": {}},
+        donated=frozenset({"0.X"} if donate else ()),
+    )
+    np.testing.assert_array_equal(out["1.Out"], want)
+    assert out["0.Out"].shape == shape
+    if donate and x.size >= 4096:
+        assert out["1.Out"] is given  # written into the dying product
+    elif not donate:
+        np.testing.assert_array_equal(given, x)
 
 
 def test_the_conv_bias_gradient_does_not_depend_on_the_thread_count(monkeypatch):

@@ -31,6 +31,10 @@ if "oar_kernels_numba" in sys.modules:
     from oar_kernels_numba import _fused_loops, optimizer
 
     if registries().kernels.lookup("adam", "cpu", "float32").plugin == "kernels_numba":
-        loops = (_fused_loops.bias_relu_rows, optimizer._adam)  # relu_grad is fused, serially
-        went_parallel = [bool(f.parallel.signatures) for f in loops]
+        # relu_grad is fused, serially; bias + relu runs in place where the product dies
+        loops = (
+            (_fused_loops.bias_relu_rows, _fused_loops.bias_relu_rows_into),
+            (optimizer._adam,),
+        )
+        went_parallel = [any(bool(f.parallel.signatures) for f in fs) for fs in loops]
 print(json.dumps([out, float(w.astype("float64").sum()), went_parallel]))

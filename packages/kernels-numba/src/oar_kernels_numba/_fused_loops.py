@@ -28,6 +28,26 @@ def bias_relu_rows(x, b, out):
             out[o, c] = t if (t > 0 or t != t) else 0
 
 
+# In place (``out`` is ``x``), each loop has a variant of its own: the vectorised code's
+# overlap check fails on an aliased ``out`` and the loop would run element by element.
+@loop
+def bias_relu_into(x, b):
+    for o in prange(x.shape[0]):
+        for c in range(x.shape[1]):
+            bc = b[c]
+            for i in range(x.shape[2]):
+                t = x[o, c, i] + bc
+                x[o, c, i] = t if (t > 0 or t != t) else 0
+
+
+@loop
+def bias_relu_rows_into(x, b):
+    for o in prange(x.shape[0]):
+        for c in range(x.shape[1]):
+            t = x[o, c] + b[c]
+            x[o, c] = t if (t > 0 or t != t) else 0
+
+
 @jit
 def relu_grad_bias_rows(y, d, dx, db):
     # y, d, dx: (rows, C); db: (C,). dx = d * (y > 0) (relu_grad), db = dx summed over the

@@ -6,7 +6,9 @@ An fc or conv with ``act="relu"`` appends ``elementwise_add`` (the bias, broadca
 along ``axis``) and ``relu``; fused, the sum is never written to memory: one pass
 computes ``max(x + b, 0)`` (the same float operations as the two numpy kernels, so
 bit for bit their result). The intermediate sum is returned as a shape stand-in,
-which is all ``elementwise_add_grad`` reads of it. Shapes the loop does not cover go
+which is all ``elementwise_add_grad`` reads of it. The fusion is registered ``inplace``:
+where the plan donates the dying product (the conv's or mul's output), the activation is
+written over it. Shapes the loop does not cover go
 through the two ops' registered kernels.
 
 Backward, an fc's or a conv's ``relu_grad`` and ``elementwise_add_grad`` become one call
@@ -50,10 +52,9 @@ def _make_bias_relu(device: str):
     def make(ops, block):
         if ops[0].attrs.get("act") or load_numba() is None:
             return None
-        from oar_kernels_numba._fused_loops import bias_relu as _bias_relu
-        from oar_kernels_numba._fused_loops import bias_relu_rows as _bias_relu_rows
+        from oar_kernels_numba import _fused_loops as fl
 
-        def bias_relu(inputs, attrs):
+        def bias_relu(inputs, attrs, donated=frozenset()):
             x, b = inputs["0.X"], inputs["0.Y"]
             axis = attrs["0"].get("axis", -1)
             axis = x.ndim - b.ndim if axis == -1 else axis
@@ -72,14 +73,16 @@ def _make_bias_relu(device: str):
                 return _unfused(inputs, attrs, device)
             outer = math.prod(x.shape[:axis])  # np.prod costs ~4 µs a call
             inner = math.prod(x.shape[axis + 1 :])
+            # an fc's (batch, C): the 2-D loops vectorise over C
+            shape = (outer, b.shape[0]) if inner == 1 else (outer, b.shape[0], inner)
+            if "0.X" in donated:  # the dying pre-bias product becomes the activation
+                into = fl.bias_relu_rows_into if inner == 1 else fl.bias_relu_into
+                into(x.size, x.reshape(shape), b)
+                return {"0.Out": shape_stand_in(x), "1.Out": x}
             out = np.empty_like(x)
-            if inner == 1:  # an fc's (batch, C): the 2-D loop vectorises over C
-                shape2 = (outer, b.shape[0])
-                _bias_relu_rows(x.size, x.reshape(shape2), b, out.reshape(shape2))
-            else:
-                shape3 = (outer, b.shape[0], inner)
-                _bias_relu(x.size, x.reshape(shape3), b, out.reshape(shape3))
-            return {"0.Out": shape_stand_in(x), "1.Out": out}
+            loop = fl.bias_relu_rows if inner == 1 else fl.bias_relu
+            loop(x.size, x.reshape(shape), b, out.reshape(shape))
+            return {"0.Out": shape_stand_in(out), "1.Out": out}
 
         return bias_relu
 
@@ -179,7 +182,12 @@ def register(registry, device: str, priority: int) -> None:
         selected_rows=True,
     )
     registry.register_fusion(
-        "bias_add_relu", ("elementwise_add", "relu"), device, _make_bias_relu(device), priority
+        "bias_add_relu",
+        ("elementwise_add", "relu"),
+        device,
+        _make_bias_relu(device),
+        priority,
+        inplace=True,
     )
     registry.register_fusion(
         "relu_bias_grad",

@@ -95,14 +95,16 @@ def conv_nchw(x, w_mat, k, s, d, pads, out_hw):
     n = x.shape[0]
     g, og, kg = w_mat.shape
     oh, ow = out_hw
-    out = xp.empty((n, g, og, oh, ow), dtype=np.result_type(x.dtype, w_mat.dtype))
+    # an array of its own (not a reshaped view): the next op may write into it in place
+    res = xp.empty((n, g * og, oh, ow), dtype=np.result_type(x.dtype, w_mat.dtype))
+    out = res.reshape(n, g, og, oh, ow)
     if tuple(k) == (1, 1) and tuple(s) == (1, 1) and not any(pads) and oh * ow >= GEMM_1X1_PIXELS:
         xp.matmul(w_mat, x.reshape(n, g, kg, oh * ow), out=out.reshape(n, g, og, oh * ow))
     elif oh * ow >= IMAGE_MAJOR_PIXELS or kg < og:
         _conv_image_major(x, w_mat, k, s, d, pads, out)
     else:
         _conv_channel_major(x, w_mat, k, s, d, pads, out)
-    return out.reshape(n, g * og, oh, ow)
+    return res
 
 
 def _each_chunk(n: int, per_image_bytes: int, fn) -> None:
