@@ -1,5 +1,5 @@
-"""The products of bmm, addmm, tree_conv, nce, match_matrix_tensor and var_conv_2d (and their
-gradients) go through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings apply,
+"""The products of bmm, addmm, tree_conv, nce, match_matrix_tensor, var_conv_2d, gru_unit,
+bilinear_interp, trilinear_interp and pad2d (and their gradients) go through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings apply,
 and under ``FLAGS_cpu_deterministic`` the results at 2 threads equal the one-thread results bit
 for bit. The inner dimensions pass 512, where OpenBLAS's own threads sum in another order: a
 product called at OpenBLAS's default thread count differs in its last bits."""
@@ -65,7 +65,37 @@ def _var_conv_2d():
     return ins, attrs
 
 
+def _gru_unit():
+    n, d = 16, 600
+    ins = {"Input": _f32(n, 3 * d), "HiddenPrev": _f32(n, d), "Weight": _f32(d, 3 * d) / 30}
+    ins.update(Bias=_f32(1, 3 * d), **{"Hidden@GRAD": _f32(n, d)})
+    return ins, {"activation": 2, "gate_activation": 1, "origin_mode": False}
+
+
+def _interp(method, shape, out):
+    ins = {"X": _f32(*shape), "Out@GRAD": _f32(*shape[:2], *out)}
+    attrs = {"out_d": -1, "out_h": -1, "out_w": -1, "scale": 0.0, "interp_method": method}
+    attrs.update(dict(zip(("out_d", "out_h", "out_w")[-len(out) :], out)))
+    attrs.update(align_corners=False, align_mode=0)
+    attrs["data_layout"] = "NCHW" if len(shape) == 4 else "NCDHW"
+    return ins, attrs
+
+
+def _pad2d():
+    ins = {"X": _f32(1, 2, 600, 5), "Out@GRAD": _f32(1, 2, 604, 7)}
+    return ins, {
+        "paddings": [2, 2, 1, 1],
+        "mode": "reflect",
+        "pad_value": 0.0,
+        "data_format": "NCHW",
+    }
+
+
 CASES = {
+    "gru_unit": _gru_unit,
+    "bilinear_interp": lambda: _interp("bilinear", (2, 3, 600, 6), (200, 4)),
+    "trilinear_interp": lambda: _interp("trilinear", (1, 2, 2, 3, 600), (3, 2, 300)),
+    "pad2d": _pad2d,
     "bmm": _bmm,
     "addmm": _addmm,
     "tree_conv": _tree_conv,
@@ -79,17 +109,24 @@ def _arrays(res):
     return {k: np.asarray(getattr(v, "_array", v)) for k, v in res.items()}
 
 
-def _run(op, ins, attrs):
-    kernels = registries().kernels
-    fwd = kernels.lookup(op, "cpu", "float32")
-    out = fwd.call(ins, attrs, frozenset(("Out", "Cost", "SampleLogits", "SampleLabels", "Tmp")))
-    res = {"fwd_" + k: v for k, v in _arrays(out).items()}
-    if op == "nce":  # its gradient reads what the forward sampled
-        ins = dict(ins, SampleLabels=out["SampleLabels"], SampleLogits=out["SampleLogits"])
-        ins["Cost@GRAD"] = np.ones_like(out["Cost"])
-    grad = kernels.lookup(op + "_grad", "cpu", "float32")
+def _forward(op, ins, attrs):
+    slots = ("Out", "Cost", "SampleLogits", "SampleLabels", "Tmp", "Gate", "ResetHiddenPrev")
+    fwd = registries().kernels.lookup(op, "cpu", "float32")
+    return fwd.call(ins, attrs, frozenset(slots + ("Hidden",)))
+
+
+def _backward(op, ins, attrs, out):
     wanted = frozenset(f"{slot}@GRAD" for slot in ins if "@" not in slot)
-    res.update(_arrays(grad.call(ins, attrs, wanted)))
+    ins = dict(ins, **out)  # gradients read forward outputs (nce's samples, gru_unit's gates)
+    if op == "nce":
+        ins["Cost@GRAD"] = np.ones_like(out["Cost"])
+    return registries().kernels.lookup(op + "_grad", "cpu", "float32").call(ins, attrs, wanted)
+
+
+def _run(op, ins, attrs):
+    out = _forward(op, ins, attrs)
+    res = {"fwd_" + k: v for k, v in _arrays(out).items()}
+    res.update(_arrays(_backward(op, ins, attrs, out)))
     return res
 
 
@@ -117,14 +154,11 @@ def products(monkeypatch):
 @pytest.mark.parametrize("op", sorted(CASES))
 def test_forward_and_gradient_products_go_through_gemm(products, op):
     ins, attrs = CASES[op]()
-    kernels = registries().kernels
-    kernels.lookup(op, "cpu", "float32").call(ins, attrs, frozenset())
-    assert products, f"{op}: no product went through _gemm"
+    out = _forward(op, ins, attrs)
+    assert products or op == "pad2d", f"{op}: no product went through _gemm"  # pad2d: a gather
     del products[:]
-    if op != "nce":  # nce's gradient needs the sampled labels: covered below
-        wanted = frozenset(f"{slot}@GRAD" for slot in ins if "@" not in slot)
-        kernels.lookup(op + "_grad", "cpu", "float32").call(ins, attrs, wanted)
-        assert products, f"{op}_grad: no product went through _gemm"
+    _backward(op, ins, attrs, out)
+    assert products, f"{op}_grad: no product went through _gemm"
 
 
 @pytest.mark.parametrize("op", sorted(CASES))

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
+
+# the conv tests import their shared set-up by name (numba_conv_helpers.py, next to this file)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 #: the parallel threshold these tests run with: oar-kernels-numba's default (2M elements,
 #: where parallel loops start to pay on a 2-core machine) would make every "above the

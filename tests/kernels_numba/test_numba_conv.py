@@ -6,30 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba_conv_helpers import BOTH, matches_numpy, require_numba
+from numba_conv_helpers import conv_attrs as _attrs
 
-pytest.importorskip("oar_kernels_numba")
-from oar_kernels_numba.compat import unavailable_reason
+require_numba()
 
-if unavailable_reason() is not None:
-    pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
-
-from oar.testing import OpCase, check_case
-from oar_kernels_numba import conv as conv_mod
+from oar.testing import OpCase, check_case  # noqa: E402
+from oar_kernels_numba import conv as conv_mod  # noqa: E402
 
 rng = np.random.default_rng(41)
 TOL = {"float32": dict(rtol=2e-5, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-11)}
-BOTH = frozenset({"Input@GRAD", "Filter@GRAD"})
-
-
-def _attrs(pads=(1, 1), stride=1, dilation=1, groups=1, algorithm="EXPLICIT", fmt="NCHW"):
-    return {
-        "strides": [stride, stride],
-        "paddings": list(pads),
-        "padding_algorithm": algorithm,
-        "dilations": [dilation, dilation],
-        "groups": groups,
-        "data_format": fmt,
-    }
 
 
 @pytest.fixture
@@ -41,20 +27,10 @@ def winograd_calls(monkeypatch, count_calls):
 
 
 def _run(numba_pair, x, w, attrs, wanted=BOTH):
-    dtype = x.dtype.name
-    mine, numpy_k = numba_pair("conv2d", dtype)
-    gmine, gnumpy = numba_pair("conv2d_grad", dtype)
-    ins = {"Input": x, "Filter": w}
-    got, want = mine(dict(ins), attrs)["Output"], numpy_k(dict(ins), attrs)["Output"]
-    assert got.shape == want.shape and got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, **TOL[dtype], err_msg="Output")
-    gins = dict(ins, **{"Output@GRAD": rng.standard_normal(want.shape).astype(dtype)})
-    got_g = gmine(dict(gins), attrs, wanted)
-    want_g = gnumpy(dict(gins), attrs, wanted)
-    assert got_g.keys() == want_g.keys() == set(wanted)
-    for k in want_g:
-        assert got_g[k].shape == want_g[k].shape and got_g[k].dtype == want_g[k].dtype, k
-        np.testing.assert_allclose(got_g[k], want_g[k], **TOL[dtype], err_msg=k)
+    def close(got, want, what):
+        np.testing.assert_allclose(got, want, **TOL[x.dtype.name], err_msg=what)
+
+    matches_numpy(numba_pair, x, w, attrs, close, rng, wanted)
 
 
 WINOGRAD = [  # (x shape, out channels, paddings, padding algorithm)

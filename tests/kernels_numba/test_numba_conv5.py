@@ -6,34 +6,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba_conv_helpers import BOTH, conv_attrs, matches_numpy, require_numba
 
-pytest.importorskip("oar_kernels_numba")
-from oar_kernels_numba.compat import unavailable_reason
+require_numba()
 
-if unavailable_reason() is not None:
-    pytest.skip(f"numba unavailable: {unavailable_reason()}", allow_module_level=True)
-
-from oar.testing import OpCase, check_case
-from oar_kernels_numba import _winograd5 as wg5
-from oar_kernels_numba import conv as conv_mod
-from oar_kernels_numba import winograd5
+from oar.testing import OpCase, check_case  # noqa: E402
+from oar_kernels_numba import _winograd5 as wg5  # noqa: E402
+from oar_kernels_numba import conv as conv_mod  # noqa: E402
+from oar_kernels_numba import winograd5  # noqa: E402
 
 rng = np.random.default_rng(55)
 #: largest difference from the numpy kernel, relative to the largest value: Winograd's
 #: transforms round differently from im2col's dot products (about 3e-6 in float32)
 TOL = {"float32": 2e-5, "float64": 1e-12}
-BOTH = frozenset({"Input@GRAD", "Filter@GRAD"})
 
 
-def _attrs(pads=(2, 2), stride=1, dilation=1, groups=1, algorithm="EXPLICIT"):
-    return {
-        "strides": [stride, stride],
-        "paddings": list(pads),
-        "padding_algorithm": algorithm,
-        "dilations": [dilation, dilation],
-        "groups": groups,
-        "data_format": "NCHW",
-    }
+def _attrs(pads=(2, 2), **kw):
+    return conv_attrs(pads, **kw)
 
 
 @pytest.fixture
@@ -43,25 +32,12 @@ def calls(monkeypatch, count_calls):
     return count_calls(winograd5, conv="conv_job", filter_grad="filter_grad_job")
 
 
-def _close(got, want, dtype, what):
-    assert got.shape == want.shape and got.dtype == want.dtype, what
-    err = np.abs(got - want).max() if want.size else 0.0
-    assert err <= TOL[dtype] * max(np.abs(want).max(), 1.0), f"{what}: {err}"
-
-
 def _run(numba_pair, x, w, attrs, wanted=BOTH):
-    dtype = x.dtype.name
-    mine, numpy_k = numba_pair("conv2d", dtype)
-    gmine, gnumpy = numba_pair("conv2d_grad", dtype)
-    ins = {"Input": x, "Filter": w}
-    want = numpy_k(dict(ins), attrs)["Output"]
-    _close(mine(dict(ins), attrs)["Output"], want, dtype, "Output")
-    gins = dict(ins, **{"Output@GRAD": rng.standard_normal(want.shape).astype(dtype)})
-    got_g = gmine(dict(gins), attrs, wanted)
-    want_g = gnumpy(dict(gins), attrs, wanted)
-    assert got_g.keys() == want_g.keys() == set(wanted)
-    for k in want_g:
-        _close(got_g[k], want_g[k], dtype, k)
+    def close(got, want, what):
+        err = np.abs(got - want).max() if want.size else 0.0
+        assert err <= TOL[x.dtype.name] * max(np.abs(want).max(), 1.0), f"{what}: {err}"
+
+    matches_numpy(numba_pair, x, w, attrs, close, rng, wanted)
 
 
 CASES = [  # (x shape, out channels, paddings, padding algorithm)

@@ -135,6 +135,9 @@ def _op_node_backward(tracer: Any, node: Any, grads: dict) -> None:
     if prepared is None:
         return
     plan, out_values, out_grads, in_vars = prepared
+    if plan.direct is not None:
+        _run_direct(tracer, plan, out_values, out_grads, in_vars, grads)
+        return
     env: dict = {}
     for n, value, gn, g in zip(plan.out_names, out_values, plan.out_gnames, out_grads):
         env[n] = value
@@ -146,6 +149,29 @@ def _op_node_backward(tracer: Any, node: Any, grads: dict) -> None:
         _run_step(tracer, step, env)
     for i, gn in plan.wants:
         g = env.get(gn)
+        if g is not None:
+            add_grad(grads, in_vars[i], g)
+
+
+def _run_direct(
+    tracer: Any, plan: Any, out_values: list, out_grads: list, in_vars: list, grads: dict
+) -> None:
+    """A one-op plan run from its recipe (``_direct``): what the general path does through
+    the name environment, without it."""
+    recipe_ins, recipe_outs = plan.direct
+    values: dict = {}
+    for slot, kind, j in recipe_ins:
+        if kind == 0:
+            values[slot] = out_values[j]
+        elif kind == 1:
+            g = out_grads[j]
+            values[slot] = g if g is not None else np.zeros_like(out_values[j])
+        else:
+            values[slot] = in_vars[j]._value
+    info, _ins, attrs, wanted, _outs = plan.steps[0]
+    res = tracer._call(info, values, attrs, wanted)
+    for i, slot in recipe_outs:
+        g = res.get(slot)
         if g is not None:
             add_grad(grads, in_vars[i], g)
 
@@ -238,7 +264,7 @@ class _GradPlan:
     Nodes of the same op type, attrs object and slot layout (which outputs have gradients,
     which inputs stop them) reuse it, so a training step's backward skips the makers."""
 
-    __slots__ = ("attrs", "out_names", "out_gnames", "in_names", "wants", "steps")
+    __slots__ = ("attrs", "out_names", "out_gnames", "in_names", "wants", "steps", "direct")
 
     def __init__(self, tracer: Any, node: Any, out_sig: list, in_sig: list) -> None:
         self.attrs = node.attrs  # held: ``id(attrs)`` in the key stays this object's
@@ -274,6 +300,35 @@ class _GradPlan:
             in_grads[slot] = gnames
         ctx = GradContext(node.type, in_names, out_names, node.attrs, in_grads, out_grads)
         self.steps = [_grad_step(tracer, desc) for desc in node_maker(tracer, node)(ctx)]
+        self.direct = _direct(self) if len(self.steps) == 1 else None
+
+
+def _direct(plan: _GradPlan) -> tuple | None:
+    """A one-op plan's recipe without the name environment: per kernel input slot where its
+    value comes from (0: an output's value, 1: an output's gradient, 2: an input's value, with
+    the index), and per wanted input gradient the result slot it is in; None when the op
+    reads or writes a name the node does not provide (a temporary) or has duplicable slots."""
+    _info, ins, _attrs, _wanted, outs = plan.steps[0]
+    sources: dict = {}
+    for j, n in enumerate(plan.out_names):
+        sources[n] = (0, j)
+    for j, gn in enumerate(plan.out_gnames):
+        if gn is not None:
+            sources[gn] = (1, j)
+    for j, n in enumerate(plan.in_names):
+        sources[n] = (2, j)
+    recipe_ins = []
+    for slot, dup, names in ins:
+        if dup or len(names) != 1 or names[0] not in sources:
+            return None
+        recipe_ins.append((slot, *sources[names[0]]))
+    produced = {}
+    for slot, dup, names in outs:
+        if dup or len(names) != 1:
+            return None
+        produced[names[0]] = slot
+    recipe_outs = [(i, produced[gn]) for i, gn in plan.wants if gn in produced]
+    return tuple(recipe_ins), tuple(recipe_outs)
 
 
 def _grad_step(tracer: Any, desc: Any) -> tuple:

@@ -31,101 +31,113 @@ _MAX_KINDS = 256
 def trace_chain(tracer: Any, ops: list) -> None:
     """Trace ``ops`` = ``[(type, inputs, outputs, attrs)]``, each op reading the previous
     one's single output, as :meth:`Tracer.trace_op` would one by one."""
-    fused = None
     if tracer._recorder is None:
         fusion = tracer._reg.fusions.chain(tracer.device, tuple([op[0] for op in ops]))
-        if fusion is not None and not disabled() and _plain(ops):
-            fused = _fused(tracer, fusion, ops)
-    if fused is None:
-        for type_, ins, outs, attrs in ops:
-            tracer.trace_op(type_, ins, outs, attrs)
-        return
-    kernel, infos, attrs_list, name = fused
+        if fusion is not None and not disabled():
+            kind = _kind(tracer, fusion, ops)
+            if kind is not None and _run(tracer, kind, ops):
+                return
+    for type_, ins, outs, attrs in ops:
+        tracer.trace_op(type_, ins, outs, attrs)
+
+
+class _Kind:
+    """One kind of chain, resolved once: the fused kernel, the ops' infos and complete attrs,
+    where each kernel input comes from and which result each op's output takes."""
+
+    __slots__ = ("kernel", "name", "infos", "attrs", "fattrs", "getters", "links", "outs")
+
+    def __init__(self, kernel, name, infos, attrs, getters, links, outs) -> None:
+        self.kernel = kernel
+        self.name = name
+        self.infos = infos
+        self.attrs = attrs
+        self.fattrs = {str(k): a for k, a in enumerate(attrs)}
+        self.getters = getters  # [(fused slot, op index, input slot)]
+        self.links = links  # [(op index, input slot, previous op's output slot)]
+        self.outs = outs  # [(output slot, fused slot)] per op
+
+
+def _run(tracer: Any, kind: _Kind, ops: list) -> bool:
+    """Run the chain as ``kind``'s kernel and record its ops; False (nothing done) when an
+    input is not a plain array or the ops are not linked as ``kind`` says."""
+    for k, slot, prev in kind.links:
+        if ops[k][1][slot][0] is not ops[k - 1][2][prev][0]:
+            return False
     inputs = {}
-    for k, (_t, ins, _o, _a) in enumerate(ops):
-        for slot, vs in ins.items():
-            if k == 0 or slot not in infos[k][1]:
-                inputs[f"{k}.{slot}"] = vs[0]._value
+    for fslot, k, slot in kind.getters:
+        x = ops[k][1][slot][0]._value
+        if x.__class__ is not np.ndarray:
+            return False
+        inputs[fslot] = x
     try:
-        res = kernel(inputs, {str(k): a for k, a in enumerate(attrs_list)})
+        res = kind.kernel(inputs, kind.fattrs)
     except OarError:
         raise
     except Exception as exc:
         raise OpRuntimeError(
-            f"fused op '{name}' failed in dygraph mode: {type(exc).__name__}: {exc}"
+            f"fused op '{kind.name}' failed in dygraph mode: {type(exc).__name__}: {exc}"
         ) from exc
     for k, (type_, ins, outs, _a) in enumerate(ops):
-        info = infos[k][0]
-        grad = any(not v.stop_gradient for vs in ins.values() for v in vs)
-        mine = {slot: res[f"{k}.{slot}"] for slot in outs if f"{k}.{slot}" in res}
-        tracer._outputs(info, type_, ins, outs, attrs_list[k], mine, grad)
-
-
-def _plain(ops: list) -> bool:
-    """Every input one variable holding a plain array; each op reads the previous one's
-    single output."""
-    for k, (_t, ins, outs, _a) in enumerate(ops):
-        if len(outs) != 1:
-            return False
+        slot, fslot = kind.outs[k]
+        grad = False
         for vs in ins.values():
-            if len(vs) != 1:
-                return False
-            if k == 0 or vs[0] is not next(iter(ops[k - 1][2].values()))[0]:
-                if vs[0]._value.__class__ is not np.ndarray:
-                    return False
+            if not vs[0].stop_gradient:
+                grad = True
+                break
+        tracer._outputs(kind.infos[k], type_, ins, outs, kind.attrs[k], {slot: res[fslot]}, grad)
     return True
 
 
-def _fused(tracer: Any, fusion: Any, ops: list) -> tuple | None:
-    """``(kernel, [(op info, linked input slots)], complete attrs, fusion name)`` for this
-    chain, or None when no registered fusion takes it."""
-    infos = []
-    attrs_list = []
-    for k, (type_, ins, _o, attrs) in enumerate(ops):
-        info = tracer._infos.get(type_) or tracer._info(type_)
-        linked = ()
-        if k:
-            prev = next(iter(ops[k - 1][2].values()))[0]
-            linked = tuple(s for s, vs in ins.items() if vs[0] is prev)
-        infos.append((info, linked))
-        attrs_list.append(info.complete(attrs))
+def _kind(tracer: Any, fusion: Any, ops: list) -> _Kind | None:
+    """The resolved kind of this chain (cached per fusion, slots, attrs and dtype), or None
+    when the fusion does not take it."""
     first = ops[0][1]
-    dtype = next(iter(first.values()))[0]._value.dtype
-    key = (
-        fusion.name,
-        tuple(id(a) for a in attrs_list),
-        tuple(tuple(sorted(ins)) for _t, ins, _o, _a in ops),
-        tuple(linked for _i, linked in infos),
-        dtype,
-    )
-    kinds = tracer.__dict__.setdefault("_chain_kinds", {})
-    kind = kinds.get(key, False)
+    x = next(iter(first.values()))[0]._value if first else None
+    if x.__class__ is not np.ndarray:
+        return None
+    try:
+        key = (fusion.name, x.dtype, *[(tuple(i), tuple(o), *a.items()) for _t, i, o, a in ops])
+        kinds = tracer.__dict__.setdefault("_chain_kinds", {})
+        kind = kinds.get(key, False)
+    except TypeError:  # unhashable attrs
+        return None
     if kind is False:
         if len(kinds) >= _MAX_KINDS:
             kinds.clear()
-        kind = kinds[key] = _resolve(tracer, fusion, ops, infos, attrs_list, dtype)
-    if kind is None:
-        return None
-    kernel, name, _held = kind
-    return kernel, infos, attrs_list, name
+        kind = kinds[key] = _resolve(tracer, fusion, ops, x.dtype)
+    return kind
 
 
-def _resolve(
-    tracer: Any, fusion: Any, ops: list, infos: list, attrs_list: list, dtype: Any
-) -> tuple | None:
-    stand_ins = []
-    for k, (type_, ins, outs, _a) in enumerate(ops):
-        names = {slot: [f"{k}.{slot}"] for slot in ins}
-        for slot in infos[k][1]:
-            names[slot] = [f"{k - 1}.{next(iter(ops[k - 1][2]))}"]
-        out_names = {slot: [f"{k}.{slot}"] for slot in outs}
-        stand_ins.append(Operator(None, type_, names, out_names, dict(attrs_list[k])))
+def _resolve(tracer: Any, fusion: Any, ops: list, dtype: Any) -> _Kind | None:
+    infos, attrs, stand_ins, getters, links, outs = [], [], [], [], [], []
+    for k, (type_, ins, outs_k, raw) in enumerate(ops):
+        if len(outs_k) != 1 or any(len(vs) != 1 for vs in ins.values()):
+            return None
+        info = tracer._infos.get(type_) or tracer._info(type_)
+        infos.append(info)
+        attrs.append(info.complete(raw))
+        names = {}
+        for slot, vs in ins.items():
+            prev = ops[k - 1][2] if k else {}
+            linked = [p for p, pvs in prev.items() if pvs[0] is vs[0]]
+            if linked:
+                links.append((k, slot, linked[0]))
+                names[slot] = [f"{k - 1}.{linked[0]}"]
+            else:
+                getters.append((f"{k}.{slot}", k, slot))
+                names[slot] = [f"{k}.{slot}"]
+        if k and not any(lk == k for lk, _s, _p in links):
+            return None  # not a chain: op k does not read op k-1's output
+        (out_slot,) = outs_k
+        outs.append((out_slot, f"{k}.{out_slot}"))
+        stand_ins.append(Operator(None, type_, names, {out_slot: [f"{k}.{out_slot}"]}, attrs[k]))
     kernel = fusion.make(stand_ins, None)
     if kernel is None:
         return None
     if not fusion.keeps_intermediates and _grads_read_intermediates(tracer, stand_ins, dtype):
         return None
-    return kernel, fusion.name, attrs_list  # attrs held: their ids stay in the key
+    return _Kind(kernel, fusion.name, infos, attrs, getters, links, outs)
 
 
 def _grads_read_intermediates(tracer: Any, ops: list, dtype: Any) -> bool:

@@ -100,7 +100,8 @@ class EagerBlock:
         attrs: dict | None = None,
         **_: Any,
     ) -> None:
-        self._tracer.run_op(type, _norm(inputs), _norm(outputs), dict(attrs or {}))
+        # untraced (as ``run_op``): optimizer updates and initialisers record no tape node
+        self._tracer.trace_op(type, _norm(inputs), _norm(outputs), dict(attrs or {}), True)
 
     _prepend_op = append_op
 
@@ -108,6 +109,9 @@ class EagerBlock:
 def _norm(slots: dict | None) -> dict:
     out: dict = {}
     for slot, vs in (slots or {}).items():
+        if vs.__class__ is list and len(vs) == 1 and vs[0].__class__ is not _InitTarget:
+            out[slot] = vs  # an optimizer's slot: one variable (the common case, no copy)
+            continue
         if not isinstance(vs, (list, tuple)):
             vs = [vs]
         out[slot] = [v.target if isinstance(v, _InitTarget) else v for v in vs]

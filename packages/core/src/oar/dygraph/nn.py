@@ -160,28 +160,38 @@ class Linear(Layer):
 
     def forward(self, input: VarBase) -> VarBase:
         _check_input("Linear", input)
-        if input.shape[-1] != self.weight.shape[0]:
-            raise ArgumentError(
-                "Linear",
-                f"input '{input.name}' has shape {input.shape}, but this layer expects "
-                f"last dim {self.weight.shape[0]} (input_dim)",
-            )
-        if str(input.dtype) != str(self.weight.dtype):
-            raise ArgumentTypeError(
-                "Linear",
-                f"input '{input.name}' must be {self.weight.dtype} (the layer's dtype), "
-                f"given {input.dtype}",
-            )
+        weight = self.weight
+        x, w = input._value, getattr(weight, "_value", None)  # a Parameter under program_guard
+        if x.__class__ is not np.ndarray or w.__class__ is not np.ndarray:
+            self._check(input, weight)  # the general checks (values of other kinds)
+        elif x.shape[-1] != w.shape[0] or x.dtype != w.dtype:
+            self._check(input, weight)
         out = VarBase(None)
+        rank = len(input.shape)
         # ``mul`` keeps the leading dims (as Fluid's matmul here does) and its kernels are the
         # static ``fc``'s, the fastest GEMM path
         _dygraph_tracer().trace_op(
             "mul",
-            {"X": [input], "Y": [self.weight]},
+            {"X": [input], "Y": [weight]},
             {"Out": [out]},
-            {"x_num_col_dims": len(input.shape) - 1, "y_num_col_dims": 1},
+            {"x_num_col_dims": rank - 1, "y_num_col_dims": 1},
         )
-        return _bias_act(out, self.bias, len(input.shape) - 1, self._act)
+        return _bias_act(out, self.bias, rank - 1, self._act)
+
+    @staticmethod
+    def _check(input: VarBase, weight: VarBase) -> None:
+        if input.shape[-1] != weight.shape[0]:
+            raise ArgumentError(
+                "Linear",
+                f"input '{input.name}' has shape {input.shape}, but this layer expects "
+                f"last dim {weight.shape[0]} (input_dim)",
+            )
+        if str(input.dtype) != str(weight.dtype):
+            raise ArgumentTypeError(
+                "Linear",
+                f"input '{input.name}' must be {weight.dtype} (the layer's dtype), "
+                f"given {input.dtype}",
+            )
 
 
 class _ConvLayer(Layer):

@@ -34,9 +34,16 @@ from oar.framework.operator import Operator
 from oar.fusion import FusedOp, disabled
 from oar.registry import EMPTY_VAR
 
-_HOLDER = [object()]
-#: what ``sys.getrefcount`` reports for a variable held only by one list (a node's input slot)
-_TAPE_ONLY = sys.getrefcount(_HOLDER[0])
+
+def _tape_only() -> int:
+    holder = [object()]
+    w = holder[0]
+    return sys.getrefcount(w)
+
+
+#: what ``sys.getrefcount(w)`` reports in ``_run_chain`` for a variable ``w`` held only by one
+#: list (a node's input slot) besides that local
+_TAPE_ONLY = _tape_only()
 _MAX_CHAINS = 256
 _VALUE, _OUT_VALUE, _HEAD_GRAD = 0, 1, 2
 
@@ -60,14 +67,15 @@ class _Chain:
     """A matched chain, resolved once: the fused kernel, its attrs, where each of its inputs
     comes from, and which variables its outputs are the gradients of."""
 
-    __slots__ = ("name", "kernel", "attrs", "getters", "outs", "held")
+    __slots__ = ("name", "kernel", "attrs", "getters", "outs", "links", "held")
 
-    def __init__(self, name, kernel, attrs, getters, outs, held) -> None:
+    def __init__(self, name, kernel, attrs, getters, outs, links, held) -> None:
         self.name = name
         self.kernel = kernel
         self.attrs = attrs
         self.getters = getters  # [(fused slot, kind, node index, slot, index)]
         self.outs = outs  # [(fused slot, node index, input slot, index)]
+        self.links = links  # per node but the last: (input slot, index, next node's output slot)
         self.held = held  # the nodes' attrs objects: their ids in the cache key stay theirs
 
 
@@ -117,31 +125,29 @@ class TapeFuser:
         head_sig = _head_sig(chain[0], grads)
         if head_sig is None:
             return False
-        links = _links(chain, grads)
-        if links is None:
-            return False
-        in_sigs = []
+        sigs = []
         for node in chain:
-            in_sig = inputs_of(node)[1]
-            if in_sig is None:
+            if node.__class__ is not _Node or node.inputs is None:
                 return False
-            in_sigs.append(in_sig)
-        key = (
-            fusion.name,
-            head_sig,
-            links,
-            tuple((n.type, id(n.attrs)) for n in chain),
-            tuple(in_sigs),
-        )
+            sigs.append((node.type, id(node.attrs), _stops(node)))
+        key = (fusion.name, head_sig, *sigs)
         entry = self.chains.get(key, False)
         if entry is False:
             if len(self.chains) >= _MAX_CHAINS:
                 self.chains.clear()
-            entry = self.chains[key] = self._build(fusion, chain, head_sig, links, in_sigs)
+            links = _links(chain, grads)
+            entry = None
+            if links is not None:
+                in_sigs = [inputs_of(node)[1] for node in chain]
+                entry = self._build(fusion, chain, head_sig, links, in_sigs)
+            self.chains[key] = entry
         if entry is None:
             return False
-        for j, (slot, idx) in enumerate(links):
-            if sys.getrefcount(chain[j].inputs[slot][idx]) > _TAPE_ONLY:
+        for j, (slot, idx, out_slot) in enumerate(entry.links):
+            w = chain[j + 1].outputs[out_slot][0]()
+            if w is None or chain[j].inputs[slot][idx] is not w or id(w) in grads:
+                return False  # linked otherwise, or its gradient has another source
+            if sys.getrefcount(w) > _TAPE_ONLY:
                 return False  # someone else holds the intermediate: its gradient may be read
         self._call(entry, chain, grads)
         return True
@@ -224,7 +230,11 @@ class TapeFuser:
                 return None  # read from outside the chain's variables: not ours to fuse
             getters.append((fslot, *src))
         outs = [(fslot, *grad_of[ns[0]]) for fslot, ns in fop.outputs.items() if ns[0] in grad_of]
-        return _Chain(fusion.name, kernel, attrs_by_k, getters, outs, [n.attrs for n in chain])
+        links = [
+            (slot, idx, next(iter(chain[j + 1].outputs))) for j, (slot, idx) in enumerate(links)
+        ]
+        held = [n.attrs for n in chain]
+        return _Chain(fusion.name, kernel, attrs_by_k, getters, outs, links, held)
 
 
 def _head_sig(node: Any, grads: dict) -> tuple | None:
@@ -239,6 +249,10 @@ def _head_sig(node: Any, grads: dict) -> tuple | None:
     if entry is None or entry[1] is None:
         return None
     return ((slot, (0,)),)
+
+
+def _stops(node: Any) -> tuple:
+    return tuple([(slot, *[v.stop_gradient for v in vs]) for slot, vs in node.inputs.items()])
 
 
 def _links(chain: list, grads: dict) -> tuple | None:

@@ -49,13 +49,15 @@ _ref = weakref.ref
 _new_node = object.__new__
 
 
-def _single_out_node(type_: str, inputs: dict, out: VarBase, attrs: dict, seq: int) -> _Node:
-    """The operator fast path's node (one ``Out``), built without the generic comprehensions."""
+def _single_out_node(
+    type_: str, inputs: dict, out: VarBase, attrs: dict, seq: int, slot: str = "Out"
+) -> _Node:
+    """The node of an op with one output variable, built without the generic comprehensions."""
     node = _new_node(_Node)
     node.type = type_
     node.inputs = inputs
-    node.outputs = {"Out": [_ref(out)]}
-    node.out_values = {"Out": [out._value]}
+    node.outputs = {slot: [_ref(out)]}
+    node.out_values = {slot: [out._value]}
     node.attrs = attrs
     node.seq = seq
     return node
@@ -294,13 +296,22 @@ class Tracer:
                 if not v.persistable:
                     v.stop_gradient = not record
         if record:
-            node = _Node(type, inputs, outputs, attrs, next(self._seq))
-            for vs in outputs.values():
-                for v in vs:
-                    if not v.persistable:
-                        v._node = node
+            self._new_node(type, inputs, outputs, attrs)
         if self._recorder is not None:
             self._recorder.append((type, inputs, outputs, attrs))
+
+    def _new_node(self, type: str, inputs: dict, outputs: dict, attrs: dict) -> None:
+        """Record the tape node of an op on its (non-persistable) output variables."""
+        if len(outputs) == 1:
+            ((slot, vs),) = outputs.items()
+            if len(vs) == 1 and not vs[0].persistable:  # the common case, without comprehensions
+                vs[0]._node = _single_out_node(type, inputs, vs[0], attrs, next(self._seq), slot)
+                return
+        node = _Node(type, inputs, outputs, attrs, next(self._seq))
+        for vs in outputs.values():
+            for v in vs:
+                if not v.persistable:
+                    v._node = node
 
     def trace_chain(self, ops: list) -> None:
         """Trace ``[(type, inputs, outputs, attrs)]``, each op reading the previous one's

@@ -1,8 +1,9 @@
-"""numpy kernels for gru_unit and its gradient (two GEMMs each way, no loops over rows)."""
+"""numpy kernels for gru_unit and its gradient (two GEMMs each way, no loops over rows), through
+:mod:`._gemm` (oar's thread settings, ``FLAGS_cpu_deterministic``)."""
 
 from __future__ import annotations
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 
 xp = array_module(__name__)
 
@@ -33,10 +34,10 @@ def gru_unit(inputs, attrs):
     d = hp.shape[1]
     g = x + b.reshape(1, -1) if b is not None else x
     wg, ws = _split_weight(w, d)
-    ur = _ACT[attrs["gate_activation"]](g[:, : 2 * d] + hp @ wg)
+    ur = _ACT[attrs["gate_activation"]](g[:, : 2 * d] + _gemm.matmul(xp, hp, wg))
     u, r = ur[:, :d], ur[:, d:]
     rhp = r * hp
-    c = _ACT[attrs["activation"]](g[:, 2 * d :] + rhp @ ws)
+    c = _ACT[attrs["activation"]](g[:, 2 * d :] + _gemm.matmul(xp, rhp, ws))
     h = u * hp + (1 - u) * c if attrs["origin_mode"] else (1 - u) * hp + u * c
     gate = xp.concatenate([ur, c], axis=1).astype(x.dtype, copy=False)
     return {
@@ -63,19 +64,21 @@ def gru_unit_grad(inputs, attrs, wanted):
     else:
         du, dc, dhp = dh * (c - hp), dh * u, dh * (1 - u)
     dc = dc * _DACT[attrs["activation"]](c)
-    drhp = dc @ ws.T
+    drhp = _gemm.matmul(xp, dc, ws.T)
     dr = drhp * hp
     dhp = dhp + drhp * r
     dur = xp.concatenate([du, dr], axis=1) * _DACT[attrs["gate_activation"]](gate[:, : 2 * d])
-    dhp = dhp + dur @ wg.T
+    want_w = "Weight@GRAD" in wanted
+    prods = _gemm.matmuls(xp, [(dur, wg.T)] + ([(hp.T, dur), (rhp.T, dc)] if want_w else []))
+    dhp = dhp + prods[0]
     dg = xp.concatenate([dur, dc], axis=1)
     out = {}
     if "Input@GRAD" in wanted:
         out["Input@GRAD"] = dg.astype(hp.dtype, copy=False)
     if "HiddenPrev@GRAD" in wanted:
         out["HiddenPrev@GRAD"] = dhp.astype(hp.dtype, copy=False)
-    if "Weight@GRAD" in wanted:
-        dw = xp.concatenate([(hp.T @ dur).reshape(-1), (rhp.T @ dc).reshape(-1)])
+    if want_w:
+        dw = xp.concatenate([prods[1].reshape(-1), prods[2].reshape(-1)])
         out["Weight@GRAD"] = dw.reshape(w.shape).astype(w.dtype, copy=False)
     if "Bias@GRAD" in wanted:
         out["Bias@GRAD"] = dg.sum(axis=0, keepdims=True).astype(hp.dtype, copy=False)

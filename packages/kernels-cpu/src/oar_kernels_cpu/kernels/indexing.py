@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from oar.api import slice_bounds, strided_bounds
 
-from oar_kernels_cpu.kernels import array_module, kernel
+from oar_kernels_cpu.kernels import _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._util import scatter_add
 
 xp = array_module(__name__)
@@ -217,5 +217,5 @@ def pad2d_grad(inputs, attrs):
     mw = xp.zeros((len(iw), x.shape[w]), dtype=d.dtype)
     mw[xp.arange(len(iw)), iw] = 1
     dn = d if h == 2 else xp.moveaxis(d, 3, 1)  # NHWC -> NCHW view
-    dx = xp.swapaxes(mh, 0, 1) @ dn @ mw
+    dx = _gemm.matmul(xp, _gemm.matmul(xp, xp.swapaxes(mh, 0, 1), dn), mw)
     return {"X@GRAD": dx if h == 2 else xp.moveaxis(dx, 1, 3)}

@@ -2,14 +2,15 @@
 
 Both resizes are separable linear maps: ``Out = A_h @ X @ A_w^T`` per image,
 with small interpolation matrices built from Fluid's index rules; the
-gradient is ``A_h^T @ dOut @ A_w``. Nearest forward is a gather.
+gradient is ``A_h^T @ dOut @ A_w`` (products through :mod:`._gemm`). Nearest forward is a
+gather.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._interp import linear_weights, out_size, ratio
 
 xp = array_module(__name__)
@@ -54,14 +55,14 @@ def _forward(inputs, attrs):
         iw = _nearest_index(x.shape[3], ow, attrs["align_corners"])
         return {"Out": _back(xp.ascontiguousarray(x[:, :, ih][:, :, :, iw]), attrs)}
     ah, aw = _matrices(x.shape[2:], (oh, ow), attrs, x.dtype)
-    return {"Out": _back(xp.matmul(xp.matmul(ah, x), aw.T), attrs)}
+    return {"Out": _back(_gemm.matmul(xp, _gemm.matmul(xp, ah, x), aw.T), attrs)}
 
 
 def _grad(inputs, attrs):
     x = _nchw(inputs["X"], attrs)
     dy = _nchw(inputs["Out@GRAD"], attrs)
     ah, aw = _matrices(x.shape[2:], dy.shape[2:], attrs, x.dtype)
-    return {"X@GRAD": _back(xp.matmul(xp.matmul(ah.T, dy), aw), attrs)}
+    return {"X@GRAD": _back(_gemm.matmul(xp, _gemm.matmul(xp, ah.T, dy), aw), attrs)}
 
 
 for _name in ("bilinear_interp", "nearest_interp"):

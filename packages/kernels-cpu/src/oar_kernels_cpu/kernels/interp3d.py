@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._interp import linear_weights, out_size
 
 xp = array_module(__name__)
@@ -17,11 +17,14 @@ def _back(y, attrs):
 
 
 def _apply(x, mats):
-    """Contract the three spatial axes of (N, C, D, H, W) with (out_i, in_i) matrices."""
-    t = xp.tensordot(x, mats[2], axes=([4], [1]))  # (N, C, D, H, OW)
-    t = xp.tensordot(t, mats[1], axes=([3], [1]))  # (N, C, D, OW, OH)
-    t = xp.tensordot(t, mats[0], axes=([2], [1]))  # (N, C, OW, OH, OD)
-    return xp.ascontiguousarray(t.transpose(0, 1, 4, 3, 2))
+    """Contract the three spatial axes of (N, C, D, H, W) with (out_i, in_i) matrices, one
+    product per axis (through :mod:`._gemm`)."""
+    n, c, d, h, w = x.shape
+    od, oh, ow = (m.shape[0] for m in mats)
+    t = _gemm.matmul(xp, x.reshape(-1, w), mats[2].T)  # (N*C*D*H, OW)
+    t = _gemm.matmul(xp, mats[1], t.reshape(n * c * d, h, ow))  # (N*C*D, OH, OW)
+    t = _gemm.matmul(xp, mats[0], t.reshape(n * c, d, oh * ow))  # (N*C, OD, OH*OW)
+    return t.reshape(n, c, od, oh, ow)
 
 
 def _mats(dhw, out, attrs, dtype):
