@@ -53,6 +53,7 @@ def test_release_drops_the_buffers_of_every_thread():
 
 def test_a_buffer_is_kept_by_its_recent_use(monkeypatch):
     monkeypatch.setattr(mod, "REVIEW_CALLS", 4)  # a review every 4th call on this thread
+    release_scratch()
     scratch(np, "cols", (1000,), np.float32)  # a large model's chunk, once
     scratch(np, "acc", (100,), np.float32)  # a role nothing asks for again
     scratch(np, "cols", (300,), np.float32)
@@ -73,3 +74,32 @@ def test_a_buffer_is_kept_by_its_recent_use(monkeypatch):
 def test_a_large_request_is_not_kept():
     big = scratch(np, "cols", (mod.MAX_BYTES // 4 + 1,), np.float32)
     assert big.shape == (mod.MAX_BYTES // 4 + 1,) and scratch_bytes() == 0
+
+
+def test_reviews_come_further_apart_when_they_drop_what_a_cycle_needs(monkeypatch):
+    """A large buffer needed once per cycle of work longer than the review interval (a deep
+    model's first layers) is not dropped and allocated again every cycle: the interval of
+    that thread's reviews doubles until it spans the cycle."""
+    monkeypatch.setattr(mod, "REVIEW_CALLS", 4)
+    release_scratch()
+    allocations = []
+    real_empty = np.empty
+
+    class Counting:  # numpy, with its allocations counted
+        dtype = staticmethod(np.dtype)
+
+        @staticmethod
+        def empty(shape, dtype):
+            allocations.append(shape)
+            return real_empty(shape, dtype)
+
+    xp = Counting()
+    for cycle in range(8):
+        scratch(xp, "cols", (1000,), np.float32)  # the first layer
+        for _ in range(11):
+            scratch(xp, "cols", (100,), np.float32)  # the others
+        if cycle == 5:
+            settled = len(allocations)
+    assert len(allocations) == settled  # no allocation in the last two cycles
+    assert mod._local.pool.interval >= 12
+    assert scratch_bytes() == 4000

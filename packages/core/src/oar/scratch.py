@@ -17,7 +17,10 @@ uses each role once, and a thread runs one chunk at a time.
 What is kept is bounded by recent use: every :data:`REVIEW_CALLS` calls on a thread, a
 buffer no call asked for since the last review is dropped, and one more than twice the
 largest recent request is dropped to be allocated again at the size now needed. So a
-thread that ran a large model once does not keep its buffers for a small one.
+thread that ran a large model once does not keep its buffers for a small one. A dropped
+buffer asked for again at a larger size than the review saw means the window was shorter
+than the work's cycle (a ResNet step makes some 2500 calls, its first layers' buffers the
+largest): that thread's reviews then come twice as far apart, up to :data:`MAX_REVIEW_CALLS`.
 :func:`release_scratch` drops the buffers of every thread (the kernel pool's too);
 :func:`scratch_bytes` is what all threads keep.
 """
@@ -33,6 +36,8 @@ MAX_BYTES = 16 << 20
 #: scratch calls on a thread between two reviews of its buffers (a MNIST CNN train step
 #: makes about 70)
 REVIEW_CALLS = 512
+#: the longest review interval a thread's window may grow to
+MAX_REVIEW_CALLS = 1 << 16
 
 #: the role names kernels share (a chunk of work uses each at most once): the input side
 #: (im2col columns, Winograd input tiles), the input rearranged (padded planes), GEMM
@@ -44,20 +49,35 @@ ROLES = ("cols", "planes", "prod", "dy", "acc", "dw")
 class _Pool:
     """One thread's buffers and what was asked of each since the last review."""
 
-    __slots__ = ("__weakref__", "buffers", "calls", "used")
+    __slots__ = ("__weakref__", "buffers", "calls", "dropped", "interval", "used")
 
     def __init__(self) -> None:
         self.buffers: dict = {}
         self.used: dict = {}  # key -> the largest request (elements) since the last review
+        # key -> its largest request in the window of the review that dropped its buffer
+        self.dropped: dict = {}
         self.calls = 0
+        self.interval = REVIEW_CALLS
 
     def review(self) -> None:
         used = self.used
-        self.buffers = {
-            k: b for k, b in self.buffers.items() if 0 < used.get(k, 0) and b.size <= 2 * used[k]
-        }
-        self.used = {}
+        kept, dropped = {}, {}
+        for k, b in self.buffers.items():
+            u = used.get(k, 0)
+            if 0 < u and b.size <= 2 * u:
+                kept[k] = b
+            else:
+                dropped[k] = u
+        self.buffers, self.used = kept, {}
+        self.dropped.update(dropped)
         self.calls = 0
+
+    def regrown(self, key, size: int) -> None:
+        """``key``'s buffer is allocated for ``size`` elements (none kept, or too small)."""
+        seen = self.dropped.get(key)
+        if seen is not None and size > seen:  # a review dropped what is needed again
+            del self.dropped[key]
+            self.interval = min(2 * self.interval, MAX_REVIEW_CALLS)
 
     def nbytes(self) -> int:
         return sum(b.nbytes for b in list(self.buffers.values()))
@@ -87,25 +107,29 @@ def scratch(xp: Any, role: str, shape: tuple, dtype) -> Any:
     key = (id(xp), role, dt.str)
     buf = pool.buffers.get(key)
     if buf is None or buf.size < size:
+        if pool.dropped:
+            pool.regrown(key, size)
         buf = pool.buffers[key] = xp.empty(max(size, 1), dt)
     used = pool.used
     if used.get(key, 0) < size:
         used[key] = size
     pool.calls += 1
-    if pool.calls >= REVIEW_CALLS:
+    if pool.calls >= pool.interval:
         pool.review()  # the array handed out below keeps its buffer alive meanwhile
     return buf[:size].reshape(shape)
 
 
 def release_scratch() -> None:
-    """Drop the scratch buffers of every thread (arrays handed out stay valid: each keeps its
-    memory until it is gone)."""
+    """Drop the scratch buffers of every thread, and start their reviews afresh (arrays handed
+    out stay valid: each keeps its memory until it is gone)."""
     with _pools_lock:
         pools = list(_pools)
     for pool in pools:
         pool.buffers = {}
         pool.used = {}
+        pool.dropped = {}
         pool.calls = 0
+        pool.interval = REVIEW_CALLS
 
 
 def scratch_bytes() -> int:
