@@ -249,7 +249,13 @@ class Tracer:
                     first = x
                 if not v.stop_gradient:
                     needs_grad = True
-        if plain and first is not None and info.kernel_dtype is None:
+        kd = info.kernel_dtype
+        if kd is not None and plain and not kd.startswith("attr:"):
+            first = values.get(kd)  # the slot that selects the kernel (optimizers' Param)
+            if first.__class__ is not np.ndarray:
+                first = None
+            kd = None
+        if plain and first is not None and kd is None:
             entry = info.kernels.get(first.dtype) or self._kernel(info, first.dtype)
             try:
                 if entry.direct:
