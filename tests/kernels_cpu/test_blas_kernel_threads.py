@@ -1,5 +1,6 @@
 """The products of bmm, addmm, tree_conv, nce, match_matrix_tensor, var_conv_2d, gru_unit,
-bilinear_interp, trilinear_interp and pad2d (and their gradients) go through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings apply,
+bilinear_interp, trilinear_interp, pad2d, conv3d and conv3d_transpose (and their gradients) go
+through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings apply,
 and under ``FLAGS_cpu_deterministic`` the results at 2 threads equal the one-thread results bit
 for bit. The inner dimensions pass 512, where OpenBLAS's own threads sum in another order: a
 product called at OpenBLAS's default thread count differs in its last bits."""
@@ -91,7 +92,22 @@ def _pad2d():
     }
 
 
+def _conv3d(op, groups):
+    # inner dimensions: C/g*K = 648 (forward), L = 384 (filter gradient)
+    x, w = (_f32(2, 24, 6, 8, 8), _f32(16, 24 // groups, 3, 3, 3))
+    if op == "conv3d_transpose":
+        x, w = _f32(2, 16, 6, 8, 8), _f32(16, 24 // groups, 3, 3, 3)
+    y = (2, 16 if op == "conv3d" else 24, 6, 8, 8)
+    ins = {"Input": x, "Filter": w, "Output@GRAD": _f32(*y)}
+    attrs = {"strides": [1, 1, 1], "paddings": [1, 1, 1], "dilations": [1, 1, 1]}
+    attrs.update(groups=groups, padding_algorithm="EXPLICIT", data_format="NCDHW")
+    return ins, dict(attrs, output_size=[]) if op == "conv3d_transpose" else attrs
+
+
 CASES = {
+    "conv3d": lambda: _conv3d("conv3d", 1),
+    "conv3d_grouped": lambda: _conv3d("conv3d", 2),
+    "conv3d_transpose": lambda: _conv3d("conv3d_transpose", 1),
     "gru_unit": _gru_unit,
     "bilinear_interp": lambda: _interp("bilinear", (2, 3, 600, 6), (200, 4)),
     "trilinear_interp": lambda: _interp("trilinear", (1, 2, 2, 3, 600), (3, 2, 300)),
@@ -110,8 +126,17 @@ def _arrays(res):
 
 
 def _forward(op, ins, attrs):
-    slots = ("Out", "Cost", "SampleLogits", "SampleLabels", "Tmp", "Gate", "ResetHiddenPrev")
-    fwd = registries().kernels.lookup(op, "cpu", "float32")
+    slots = (
+        "Out",
+        "Output",
+        "Cost",
+        "SampleLogits",
+        "SampleLabels",
+        "Tmp",
+        "Gate",
+        "ResetHiddenPrev",
+    )
+    fwd = registries().kernels.lookup(_op(op), "cpu", "float32")
     return fwd.call(ins, attrs, frozenset(slots + ("Hidden",)))
 
 
@@ -120,7 +145,12 @@ def _backward(op, ins, attrs, out):
     ins = dict(ins, **out)  # gradients read forward outputs (nce's samples, gru_unit's gates)
     if op == "nce":
         ins["Cost@GRAD"] = np.ones_like(out["Cost"])
-    return registries().kernels.lookup(op + "_grad", "cpu", "float32").call(ins, attrs, wanted)
+    return registries().kernels.lookup(_op(op) + "_grad", "cpu", "float32").call(ins, attrs, wanted)
+
+
+def _op(case):
+    """The op a case runs (``conv3d_grouped``: conv3d)."""
+    return case.removesuffix("_grouped")
 
 
 def _run(op, ins, attrs):

@@ -1,10 +1,15 @@
-"""conv3d and conv3d_transpose: vol2col + one batched GEMM per direction."""
+"""conv3d and conv3d_transpose: vol2col + one batched GEMM per direction.
+
+The products go through ``_gemm`` like mul's: oar's thread settings apply to them, and under
+``FLAGS_cpu_deterministic`` their results do not depend on the thread count. The filter is
+broadcast over the batch (a view, nothing copied) so that ``_gemm`` sees the whole product's
+size and can cut it into per-image pieces."""
 
 from __future__ import annotations
 
 from oar.api import conv3d_geometry, conv3d_transpose_geometry
 
-from oar_kernels_cpu.kernels import FLOATS, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._vol2col import col2vol, crop_nd, vol2col
 
 xp = array_module(__name__)
@@ -22,11 +27,17 @@ def _padded(size, pads):
     return tuple(v + pads[2 * i] + pads[2 * i + 1] for i, v in enumerate(size))
 
 
+def _per_image(w, n):
+    """The filter matrices ``w`` (g, ., .) as a read-only (n, g, ., .) view."""
+    return xp.broadcast_to(w, (n,) + w.shape)
+
+
 def _forward(x, w, g, k, s, d, pads, out):
     """conv3d of channels-first ``x`` by ``w`` (O, C/g, *K): (N, O, *out)."""
     n = x.shape[0]
     cols = vol2col(xp, x, k, s, d, pads, out)
-    y = xp.matmul(w.reshape(g, w.shape[0] // g, -1), cols.reshape(n, g, -1, cols.shape[-1]))
+    wg = _per_image(w.reshape(g, w.shape[0] // g, -1), n)
+    y = _gemm.matmul(xp, wg, cols.reshape(n, g, -1, cols.shape[-1]))
     return y.reshape((n, w.shape[0]) + tuple(out)), cols
 
 
@@ -34,7 +45,7 @@ def _adjoint(dy, w, g, in_shape, k, s, d, pads):
     """The input gradient of :func:`_forward` (a transposed convolution of ``dy``)."""
     n, oc = dy.shape[:2]
     wt = xp.swapaxes(w.reshape(g, oc // g, -1), -1, -2)  # (g, C/g*K, O/g)
-    dcols = xp.matmul(wt, dy.reshape(n, g, oc // g, -1))  # (n, g, C/g*K, L)
+    dcols = _gemm.matmul(xp, _per_image(wt, n), dy.reshape(n, g, oc // g, -1))  # (n, g, C/g*K, L)
     dcols = dcols.reshape((n, in_shape[1]) + tuple(k) + tuple(dy.shape[2:]))
     full = col2vol(xp, dcols, _padded(in_shape[2:], pads), s, d)
     return xp.ascontiguousarray(crop_nd(full, pads))
@@ -45,7 +56,7 @@ def _filter_grad(cols, dy, g, w_shape):
     n, oc = dy.shape[:2]
     dyr = dy.reshape(n, g, oc // g, -1)
     colr = cols.reshape(n, g, -1, cols.shape[-1])
-    return xp.matmul(dyr, xp.swapaxes(colr, -1, -2)).sum(axis=0).reshape(w_shape)
+    return _gemm.matmul(xp, dyr, xp.swapaxes(colr, -1, -2)).sum(axis=0).reshape(w_shape)
 
 
 @kernel("conv3d", FLOATS)
