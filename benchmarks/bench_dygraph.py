@@ -2,7 +2,10 @@
 
 - ``dygraph_mlp``: MLP 784-512-512-10, relu/relu/softmax + cross_entropy, SGD, batch 128, written
   with ``fluid.dygraph.Linear`` (same weights and data as ``bench_mlp``); against PyTorch eager,
-  oar's static executor and the numpy floor. Target: oar (dygraph) <= 1.3 x torch.
+  oar's static executor and the numpy floor. Target: oar (dygraph) <= 1.0 x torch eager at the
+  default threads (run with ``--threads default``; with the numba plugin, the Linear layers'
+  bias + relu and the backward's relu + bias and loss gradients run fused, as in the static
+  plan).
 - ``dygraph_mnist_cnn``: seed 004's MNIST model (Conv2D 5x5 -> max Pool2D -> Conv2D -> Pool2D ->
   Linear softmax), Adam, batch 100, against PyTorch eager and oar static.
 - ``dygraph_per_op``: 200 ``x = x + y`` on [4] tensors in a Python loop (no autograd), against
@@ -343,7 +346,7 @@ BENCHMARKS = [
             "numpy": mlp_numpy_step,
             "torch": mlp_torch_step,
         },
-        targets={"oar/torch": 1.3},
+        targets={"oar/torch": 1.0},
         rtol=1e-4,
         atol=1e-5,
     ),

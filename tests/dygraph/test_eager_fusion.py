@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from oar import fluid
 from oar.api import shape_stand_in
+from oar.dygraph import chain
 from oar.fusion import ENV_DISABLE
 from oar.testing import eager_sgd_steps, scoped_registry
 
@@ -56,6 +57,7 @@ def _make_bwd(ops, block):
 @pytest.fixture(autouse=True)
 def fusions(monkeypatch):
     monkeypatch.delenv(ENV_DISABLE, raising=False)
+    monkeypatch.setattr(chain, "SMALL_CHAIN", 0)  # this file's arrays are small: fuse anyway
     with scoped_registry() as reg:
         reg.fusions.current_plugin = "test-eager-fusion"
         add = "elementwise_add"
@@ -292,3 +294,14 @@ def test_spent_gradients_are_freed_but_kept_ones_stay_readable():
         t = np.tanh(xv @ wv)
         np.testing.assert_allclose(kept.gradient(), 2 * t * (1 - t * t), rtol=1e-5)
         np.testing.assert_allclose(w.gradient(), xv.T @ (2 * t * (1 - t * t)), rtol=1e-5)
+
+
+def test_small_two_op_chains_run_op_by_op(monkeypatch):
+    """Below ``SMALL_CHAIN`` elements a bias + activation chain (and its gradient) is traced
+    op by op: the numpy calls cost less than a fused kernel's dispatch."""
+    monkeypatch.setattr(chain, "SMALL_CHAIN", 6 * 7 + 1)  # one more than the hidden layer's
+    small = _train()
+    assert calls == {"fwd": 0, "bwd": 0}
+    monkeypatch.setattr(chain, "SMALL_CHAIN", 6 * 7)
+    _assert_same(_train(), small)
+    assert calls == {"fwd": 2, "bwd": 2}

@@ -26,6 +26,11 @@ from oar.fusion import disabled
 from oar.registry import EMPTY_VAR, GRAD_SUFFIX, GradContext
 
 _MAX_KINDS = 256
+#: elements below which a chain of two ops is traced op by op (forward here, backward in
+#: :mod:`oar.dygraph.tape_fusion`): on small arrays the two numpy calls cost less than a
+#: fused kernel's dispatch and checks, and there is no memory pass to save. Longer chains
+#: (a loss and its gradient) always fuse: each op they cover is a tape node less.
+SMALL_CHAIN = 4096
 
 
 def trace_chain(tracer: Any, ops: list) -> None:
@@ -94,7 +99,7 @@ def _kind(tracer: Any, fusion: Any, ops: list) -> _Kind | None:
     when the fusion does not take it."""
     first = ops[0][1]
     x = next(iter(first.values()))[0]._value if first else None
-    if x.__class__ is not np.ndarray:
+    if x.__class__ is not np.ndarray or (len(ops) == 2 and x.size < SMALL_CHAIN):
         return None
     try:
         key = (fusion.name, x.dtype, *[(tuple(i), tuple(o), *a.items()) for _t, i, o, a in ops])

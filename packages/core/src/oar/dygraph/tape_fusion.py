@@ -27,6 +27,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import numpy as np
+
+from oar.dygraph import chain as _chain
 from oar.dygraph.backward import add_grad, inputs_of, plan_for
 from oar.dygraph.tracer import _Node
 from oar.errors import OarError, OpRuntimeError
@@ -125,6 +128,8 @@ class TapeFuser:
         head_sig = _head_sig(chain[0], grads)
         if head_sig is None:
             return False
+        if len(chain) == 2 and _head_grad_size(chain[0], grads) < _chain.SMALL_CHAIN:
+            return False  # small: the two grad ops cost less unfused
         sigs = []
         for node in chain:
             if node.__class__ is not _Node or node.inputs is None:
@@ -249,6 +254,11 @@ def _head_sig(node: Any, grads: dict) -> tuple | None:
     if entry is None or entry[1] is None:
         return None
     return ((slot, (0,)),)
+
+
+def _head_grad_size(node: Any, grads: dict) -> int:
+    g = grads[id(next(iter(node.outputs.values()))[0]())][1]
+    return g.size if g.__class__ is np.ndarray else 0
 
 
 def _stops(node: Any) -> tuple:
