@@ -255,3 +255,40 @@ def test_intermediate_read_twice_on_the_loss_path_is_not_fused(monkeypatch):
     fused = run()
     assert calls["bwd"] == 0  # t's gradient has two sources
     _compare(fused, _unfused(monkeypatch, run))
+
+
+def test_spent_gradients_are_freed_but_kept_ones_stay_readable():
+    """The sweep frees an intermediate's gradient once its producer has run, unless the
+    variable is still held (then ``gradient()`` reads it, as in Fluid)."""
+    import gc
+    import weakref
+
+    from oar.dygraph import backward
+
+    freed: list = []
+    drop = backward._drop_spent
+
+    def spy(outs, grads):
+        before = {k: weakref.ref(e[1]) for k, e in grads.items() if isinstance(e[1], np.ndarray)}
+        drop(outs, grads)
+        freed.extend(r for k, r in before.items() if k not in grads)
+
+    rng = np.random.default_rng(5)
+    xv = rng.standard_normal((3, 4)).astype("float32")
+    wv = rng.standard_normal((4, 2)).astype("float32")
+    with fluid.dygraph.guard():
+        x = fluid.dygraph.to_variable(xv)
+        w = fluid.dygraph.to_variable(wv)
+        w.stop_gradient = False
+        kept = fluid.layers.matmul(x, w)
+        backward._drop_spent = spy
+        try:
+            loss = fluid.layers.reduce_sum(fluid.layers.square(fluid.layers.tanh(kept)))
+            loss.backward()
+        finally:
+            backward._drop_spent = drop
+        gc.collect()
+        assert freed and all(r() is None for r in freed)  # tanh's output grad: gone
+        t = np.tanh(xv @ wv)
+        np.testing.assert_allclose(kept.gradient(), 2 * t * (1 - t * t), rtol=1e-5)
+        np.testing.assert_allclose(w.gradient(), xv.T @ (2 * t * (1 - t * t)), rtol=1e-5)

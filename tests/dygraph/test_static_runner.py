@@ -93,6 +93,14 @@ def test_several_inputs_and_outputs_with_file_names(tmp_path):
             fluid.dygraph.StaticModelRunner(str(tmp_path / "nope"))
 
 
+def test_a_variable_without_a_value_is_named(tmp_path):
+    _save(tmp_path)
+    (tmp_path / "fc_1.w_0").unlink()  # as if the saved values were incomplete
+    with fluid.dygraph.guard():
+        with pytest.raises(OarError, match="fc_1.w_0"):
+            fluid.dygraph.StaticModelRunner(str(tmp_path))
+
+
 def test_a_model_saved_by_fluid18_runs_and_takes_gradients():
     io = np.load(DATA / "fluid18_cnn_io.npz")
     with fluid.dygraph.guard():

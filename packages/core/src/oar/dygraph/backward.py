@@ -9,6 +9,7 @@ variables with ``stop_gradient`` get none.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -104,9 +105,34 @@ def sweep(tracer: Any, roots: list, retain_graph: bool = False) -> dict:
             m = 1
         if not retain_graph:
             for node in order[i : i + m]:
+                outs = node.outputs
                 _release(node)
+                _drop_spent(outs, grads)
         i += m
     return grads
+
+
+def _one_list_holds() -> int:
+    holder = [object()]
+    w = holder[0]
+    return sys.getrefcount(w)
+
+
+#: what ``sys.getrefcount(v)`` reports for a local ``v`` that one list holds besides
+_ONE_HOLDER = _one_list_holds()
+
+
+def _drop_spent(outs: dict, grads: dict) -> None:
+    """Free the gradients of a released node's outputs that nobody can ask for any more:
+    their producer has run (nothing later in the sweep reads them) and only the sweep's
+    entry holds the variable, so its ``gradient()`` can never be read. As the static plan
+    frees a gradient after its last reader, this keeps the sweep's memory (and what the
+    caches hold) to what is still needed."""
+    for refs in outs.values():
+        for ref in refs:
+            v = ref()
+            if v is not None and id(v) in grads and sys.getrefcount(v) <= _ONE_HOLDER:
+                del grads[id(v)]
 
 
 def accumulate(grads: dict) -> None:

@@ -156,7 +156,10 @@ def _grads_read_intermediates(tracer: Any, ops: list, dtype: Any) -> bool:
             {s: [n + GRAD_SUFFIX for n in ns] for s, ns in op.outputs.items()},
         )
         for desc in info.maker(ctx):
-            entry = tracer._kernel(tracer._info(desc.type), dtype)
+            try:
+                entry = tracer._kernel(tracer._info(desc.type), dtype)
+            except OarError:  # no grad kernel for this dtype: the unfused path reports it
+                return True
             for slot, names in desc.inputs.items():
                 if slot not in entry.no_need_buffer and any(
                     n in inner for n in names if n != EMPTY_VAR

@@ -125,6 +125,13 @@ def _run(op: Any, env: dict, is_test: bool) -> None:
     ins = {}
     for slot, names in op.inputs.items():
         if names and EMPTY_VAR not in names:
+            missing = [n for n in names if n not in env]
+            if missing:
+                raise ArgumentError(
+                    "StaticModelRunner",
+                    f"op '{op.type}' reads variable '{missing[0]}' ({slot}), which the saved "
+                    f"model neither feeds, computes before it, nor holds a saved value for",
+                )
             ins[slot] = [env[n] for n in names]
     outs = {}
     for slot, names in op.outputs.items():
@@ -133,8 +140,7 @@ def _run(op: Any, env: dict, is_test: bool) -> None:
                 env[n] if n in env and env[n].persistable else VarBase(None, name=n) for n in names
             ]
     attrs = dict(op.attrs)
-    if "is_test" in attrs:
-        attrs["is_test"] = is_test
+    attrs["is_test"] = is_test  # dropped by _op for ops without the attr
     _op(op.type, ins, outs, attrs)
     for slot, names in op.outputs.items():
         env.update(zip(names, outs.get(slot, ())))
