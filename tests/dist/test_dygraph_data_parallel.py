@@ -64,6 +64,23 @@ def test_one_process_is_a_job_of_one(monkeypatch):
         assert list(model.state_dict()) == list(inner.state_dict())
 
 
+def test_errors_name_data_parallel_and_the_user_line(monkeypatch):
+    from oar.errors import ArgumentTypeError, OarError
+
+    for var in ("PADDLE_TRAINERS_NUM", "PADDLE_TRAINER_ID"):
+        monkeypatch.delenv(var, raising=False)
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        with pytest.raises(ArgumentTypeError) as info:
+            fluid.dygraph.DataParallel(np.ones(3))  # not a Layer
+        assert info.value.layer == "DataParallel" and "given ndarray" in str(info.value)
+        assert info.value.callsite[0] == __file__
+        model = fluid.dygraph.DataParallel(fluid.dygraph.Linear(3, 2))
+        with pytest.raises(OarError) as info:
+            model(fluid.dygraph.to_variable(np.ones((2, 4), "float32")))  # Linear wants 3 columns
+        assert str(info.value).startswith("DataParallel: ")
+        assert info.value.callsite[0] == __file__ and "model(" in info.value.callsite[3]
+
+
 def test_env_reads_the_launch_variables(monkeypatch):
     monkeypatch.setenv("PADDLE_TRAINERS_NUM", "4")
     monkeypatch.setenv("PADDLE_TRAINER_ID", "2")

@@ -1,8 +1,11 @@
 """The products of bmm, addmm, tree_conv, nce, match_matrix_tensor, var_conv_2d, gru_unit,
-bilinear_interp, trilinear_interp and pad2d (and their gradients) go through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings apply,
-and under ``FLAGS_cpu_deterministic`` the results at 2 threads equal the one-thread results bit
-for bit. The inner dimensions pass 512, where OpenBLAS's own threads sum in another order: a
-product called at OpenBLAS's default thread count differs in its last bits."""
+bilinear_interp, trilinear_interp, pad2d, conv3d, conv3d_transpose and spectral_norm (and their
+gradients) go through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings
+apply, and under ``FLAGS_cpu_deterministic`` the results at 2 threads equal the one-thread
+results bit for bit. The inner dimensions pass 512, where OpenBLAS's own threads sum in another
+order: a product called at OpenBLAS's default thread count differs in its last bits.
+(spectral_norm's matrix-vector products came out equal at 1 and 2 OpenBLAS threads even
+before; through ``_gemm`` they run at one BLAS thread, so OpenBLAS's workers do not spin on.)"""
 
 from __future__ import annotations
 
@@ -91,7 +94,29 @@ def _pad2d():
     }
 
 
+def _conv3d(op, groups):
+    # inner dimensions: C/g*K = 648 (forward), L = 384 (filter gradient)
+    x, w = (_f32(2, 24, 6, 8, 8), _f32(16, 24 // groups, 3, 3, 3))
+    if op == "conv3d_transpose":
+        x, w = _f32(2, 16, 6, 8, 8), _f32(16, 24 // groups, 3, 3, 3)
+    y = (2, 16 if op == "conv3d" else 24, 6, 8, 8)
+    ins = {"Input": x, "Filter": w, "Output@GRAD": _f32(*y)}
+    attrs = {"strides": [1, 1, 1], "paddings": [1, 1, 1], "dilations": [1, 1, 1]}
+    attrs.update(groups=groups, padding_algorithm="EXPLICIT", data_format="NCDHW")
+    return ins, dict(attrs, output_size=[]) if op == "conv3d_transpose" else attrs
+
+
+def _spectral_norm():
+    w, u, v = _f32(160, 3, 200), _f32(3), _f32(160 * 200)  # matrix-vector products of 96000
+    ins = {"Weight": w, "U": u, "V": v, "Out@GRAD": _f32(160, 3, 200)}
+    return ins, {"dim": 1, "power_iters": 2, "eps": 1e-12}
+
+
 CASES = {
+    "spectral_norm": _spectral_norm,
+    "conv3d": lambda: _conv3d("conv3d", 1),
+    "conv3d_grouped": lambda: _conv3d("conv3d", 2),
+    "conv3d_transpose": lambda: _conv3d("conv3d_transpose", 1),
     "gru_unit": _gru_unit,
     "bilinear_interp": lambda: _interp("bilinear", (2, 3, 600, 6), (200, 4)),
     "trilinear_interp": lambda: _interp("trilinear", (1, 2, 2, 3, 600), (3, 2, 300)),
@@ -110,8 +135,17 @@ def _arrays(res):
 
 
 def _forward(op, ins, attrs):
-    slots = ("Out", "Cost", "SampleLogits", "SampleLabels", "Tmp", "Gate", "ResetHiddenPrev")
-    fwd = registries().kernels.lookup(op, "cpu", "float32")
+    slots = (
+        "Out",
+        "Output",
+        "Cost",
+        "SampleLogits",
+        "SampleLabels",
+        "Tmp",
+        "Gate",
+        "ResetHiddenPrev",
+    )
+    fwd = registries().kernels.lookup(_op(op), "cpu", "float32")
     return fwd.call(ins, attrs, frozenset(slots + ("Hidden",)))
 
 
@@ -120,10 +154,17 @@ def _backward(op, ins, attrs, out):
     ins = dict(ins, **out)  # gradients read forward outputs (nce's samples, gru_unit's gates)
     if op == "nce":
         ins["Cost@GRAD"] = np.ones_like(out["Cost"])
-    return registries().kernels.lookup(op + "_grad", "cpu", "float32").call(ins, attrs, wanted)
+    return registries().kernels.lookup(_op(op) + "_grad", "cpu", "float32").call(ins, attrs, wanted)
+
+
+def _op(case):
+    """The op a case runs (``conv3d_grouped``: conv3d)."""
+    return case.removesuffix("_grouped")
 
 
 def _run(op, ins, attrs):
+    # a fresh copy of each input array: spectral_norm updates U and V in place
+    ins = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in ins.items()}
     out = _forward(op, ins, attrs)
     res = {"fwd_" + k: v for k, v in _arrays(out).items()}
     res.update(_arrays(_backward(op, ins, attrs, out)))

@@ -562,8 +562,6 @@ def test_every_dygraph_layer_names_the_user_line():
         cls = getattr(DN, name)
         if not (inspect.isclass(cls) and issubclass(cls, Layer)) or cls is Layer:
             continue
-        if not cls.__module__.startswith("oar."):  # a plugin's (oar-dist's DataParallel)
-            continue
         meths = ("__init__",) if cls in containers else ("__init__", "forward")
         unwrapped += [
             f"{name}.{m}" for m in meths if not getattr(getattr(cls, m), "__oar_user_line__", False)

@@ -127,6 +127,7 @@ _EXPORTS: dict[str, str] = {
     # dygraph
     "to_variable": "oar.dygraph",
     "Layer": "oar.dygraph.layers",
+    "with_user_line": "oar.layers._user_line",
 }
 
 # names whose core spelling differs from the public one
@@ -229,6 +230,7 @@ __all__ = [
     "maybe_progress",
     "with_blas_threads",
     "with_one_blas_thread",
+    "with_user_line",
 ]
 
 
@@ -289,6 +291,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (runtime resolves them la
         register_family,
     )
     from oar.layer_helper import LayerHelper
+    from oar.layers._user_line import with_user_line
     from oar.lod_tensor import (
         LoDTensor,
         SelectedRows,

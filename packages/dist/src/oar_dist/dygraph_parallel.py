@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 import numpy as np
-from oar.api import Layer, SelectedRows, in_dygraph_mode
+from oar.api import Layer, SelectedRows, in_dygraph_mode, with_user_line
 
 from oar_dist import checks
 from oar_dist.collective import CollectiveBackend, get_ring, make_backend, set_ring
@@ -141,8 +141,10 @@ class DataParallel(Layer):
 
     def __init__(self, layers: Layer, strategy: ParallelStrategy | None = None) -> None:
         if not isinstance(layers, Layer):
-            raise TypeError(
-                f"DataParallel: 'layers' must be a dygraph Layer, given {type(layers).__name__}"
+            checks.fail(
+                "DataParallel",
+                f"'layers' must be a dygraph Layer, given {type(layers).__name__}",
+                type_error=True,
             )
         super().__init__(layers.full_name() + "_data_parallel")
         self._layers = layers
@@ -245,5 +247,10 @@ class DataParallel(Layer):
     load_dict = set_dict
     set_state_dict = set_dict
 
+
+# errors of the constructor and of the wrapped layer's call name DataParallel and the user's
+# line, as core's dygraph layers' do
+for _meth in ("__init__", "forward"):
+    setattr(DataParallel, _meth, with_user_line(DataParallel.__dict__[_meth], "DataParallel"))
 
 __all__ = ["DataParallel", "Env", "ParallelEnv", "ParallelStrategy", "prepare_context"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oar_kernels_cpu.kernels import FLOATS, NUMERIC, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, NUMERIC, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._util import rng_for
 
 xp = array_module(__name__)
@@ -59,14 +59,21 @@ def _normalize(v, eps):
     return v / (xp.sqrt(xp.sum(v * v)) + eps)
 
 
+def _u_w_v(u, mat, v) -> float:
+    """sigma = u^T W v (the matrix-vector products through ``_gemm``, like every BLAS call of
+    the kernels: at one BLAS thread unless large, whatever the thread count under
+    ``FLAGS_cpu_deterministic``)."""
+    return float(_gemm.matmul(xp, u, mat) @ v)
+
+
 def _sigma(inputs, attrs):
     """Power iterations on U, V (updated in place, as Fluid), then sigma = u^T W v."""
     w, u, v = inputs["Weight"], inputs["U"], inputs["V"]
     mat = _matrix(w, attrs["dim"])
     for _ in range(attrs["power_iters"]):
-        v[...] = _normalize(mat.T @ u, attrs["eps"])
-        u[...] = _normalize(mat @ v, attrs["eps"])
-    return mat, u, v, float(u @ mat @ v)
+        v[...] = _normalize(_gemm.matmul(xp, mat.T, u), attrs["eps"])
+        u[...] = _normalize(_gemm.matmul(xp, mat, v), attrs["eps"])
+    return mat, u, v, _u_w_v(u, mat, v)
 
 
 @kernel("spectral_norm", FLOATS)
@@ -82,7 +89,7 @@ def spectral_norm_grad(inputs, attrs):
     dim = attrs["dim"]
     mat = _matrix(w, dim)
     u, v = inputs["U"], inputs["V"]
-    sigma = float(u @ mat @ v)
+    sigma = _u_w_v(u, mat, v)
     dm = _matrix(d, dim)
     gm = (dm - xp.sum(dm * mat / sigma) * xp.outer(u, v)) / sigma
     moved = xp.moveaxis(w, dim, 0).shape
