@@ -1,6 +1,6 @@
 """The products of bmm, addmm, tree_conv, nce, match_matrix_tensor, var_conv_2d, gru_unit,
-bilinear_interp, trilinear_interp, pad2d, conv3d, conv3d_transpose and spectral_norm (and their
-gradients) go through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings
+bilinear_interp, trilinear_interp, pad2d, conv3d, conv3d_transpose, fsp and spectral_norm (and
+their gradients) go through kernels-cpu's ``_gemm``, like mul and matmul: oar's thread settings
 apply, and under ``FLAGS_cpu_deterministic`` the results at 2 threads equal the one-thread
 results bit for bit. The inner dimensions pass 512, where OpenBLAS's own threads sum in another
 order: a product called at OpenBLAS's default thread count differs in its last bits.
@@ -112,7 +112,13 @@ def _spectral_norm():
     return ins, {"dim": 1, "power_iters": 2, "eps": 1e-12}
 
 
+def _fsp():
+    ins = {"X": _f32(2, 128, 28, 28), "Y": _f32(2, 96, 28, 28), "Out@GRAD": _f32(2, 128, 96)}
+    return ins, {}  # inner dimension of the forward: 784
+
+
 CASES = {
+    "fsp": _fsp,
     "spectral_norm": _spectral_norm,
     "conv3d": lambda: _conv3d("conv3d", 1),
     "conv3d_grouped": lambda: _conv3d("conv3d", 2),

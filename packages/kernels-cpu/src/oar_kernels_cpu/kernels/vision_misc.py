@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oar_kernels_cpu.kernels import FLOATS, NUMERIC, array_module, kernel
+from oar_kernels_cpu.kernels import FLOATS, NUMERIC, _gemm, array_module, kernel
 from oar_kernels_cpu.kernels._im2col import col2im_batched, pad_nchw, windows
 
 xp = array_module(__name__)
@@ -99,19 +99,18 @@ def _flat(a):
 @kernel("fsp", FLOATS)
 def fsp(inputs, attrs):
     x, y = _flat(inputs["X"]), _flat(inputs["Y"])
-    return {"Out": xp.matmul(x, y.transpose(0, 2, 1)) / x.shape[2]}
+    return {"Out": _gemm.matmul(xp, x, y.transpose(0, 2, 1)) / x.shape[2]}
 
 
 @kernel("fsp_grad", FLOATS, wants_outputs=True)
 def fsp_grad(inputs, attrs, wanted):
     x, y, d = inputs["X"], inputs["Y"], inputs["Out@GRAD"]
     hw = _flat(x).shape[2]
-    res = {}
-    if "X@GRAD" in wanted:
-        res["X@GRAD"] = (xp.matmul(d, _flat(y)) / hw).reshape(x.shape)
-    if "Y@GRAD" in wanted:
-        res["Y@GRAD"] = (xp.matmul(d.transpose(0, 2, 1), _flat(x)) / hw).reshape(y.shape)
-    return res
+    pairs = {"X@GRAD": (d, _flat(y)), "Y@GRAD": (d.transpose(0, 2, 1), _flat(x))}
+    slots = [slot for slot in pairs if slot in wanted]  # both products in one call
+    prods = _gemm.matmuls(xp, [pairs[slot] for slot in slots]) if slots else []
+    shapes = {"X@GRAD": x.shape, "Y@GRAD": y.shape}
+    return {slot: (p / hw).reshape(shapes[slot]) for slot, p in zip(slots, prods)}
 
 
 # --- crop ---------------------------------------------------------------------------------
