@@ -14,16 +14,20 @@ import pytest
 from oar import fluid
 from oar.api import shape_stand_in
 from oar.dygraph import chain
+from oar.errors import OpRuntimeError
 from oar.fusion import ENV_DISABLE
 from oar.testing import eager_sgd_steps, scoped_registry
 
 calls: dict = {"fwd": 0, "bwd": 0}
 WRONG = {"scale": 1.0}  # a fused grad kernel computing wrong values, for the meta-test
+BROKEN: set = set()  # "fwd" / "bwd": that fused kernel fails as a plugin bug would
 
 
 def _make_fwd(ops, block):
     def bias_sigmoid(inputs, attrs):
         calls["fwd"] += 1
+        if "fwd" in BROKEN:
+            raise ValueError("plugin bug")
         t = inputs["0.X"] + inputs["0.Y"]
         return {"0.Out": shape_stand_in(t), "1.Out": 1.0 / (1.0 + np.exp(-t))}
 
@@ -47,6 +51,8 @@ def _make_bwd(ops, block):
 
     def sigmoid_bias_grad(inputs, attrs):
         calls["bwd"] += 1
+        if "bwd" in BROKEN:
+            raise ValueError("plugin bug")
         y, d = inputs["0.Out"], inputs["0.Out@GRAD"]
         dx = d * y * (1.0 - y) * WRONG["scale"]
         return {"0.X@GRAD": shape_stand_in(dx), "1.X@GRAD": dx, "1.Y@GRAD": dx.sum(axis=0)}
@@ -75,6 +81,7 @@ def fusions(monkeypatch):
         reg.fusions.current_plugin = "?"
         calls.update(fwd=0, bwd=0)
         WRONG["scale"] = 1.0
+        BROKEN.clear()
         yield reg
 
 
@@ -150,6 +157,18 @@ def test_a_wrong_fused_kernel_is_caught(monkeypatch):
     unfused = _unfused(monkeypatch, _train)
     with pytest.raises(AssertionError):
         _assert_same(fused, unfused)
+
+
+@pytest.mark.parametrize(
+    "where, name",
+    [("fwd", "fused op 'test_bias_sigmoid'"), ("bwd", "fused backward 'test_sigmoid_bias_grad'")],
+)
+def test_a_failing_fused_kernel_is_named(where, name):
+    BROKEN.add(where)
+    with pytest.raises(
+        OpRuntimeError, match=f"{name} failed in dygraph mode: ValueError: plugin bug"
+    ):
+        _train()
 
 
 def test_no_fusion_for_other_activations_or_a_grad_reading_the_intermediate(monkeypatch):

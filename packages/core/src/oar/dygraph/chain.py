@@ -75,14 +75,7 @@ def _run(tracer: Any, kind: _Kind, ops: list) -> bool:
         if x.__class__ is not np.ndarray:
             return False
         inputs[fslot] = x
-    try:
-        res = kind.kernel(inputs, kind.fattrs)
-    except OarError:
-        raise
-    except Exception as exc:
-        raise OpRuntimeError(
-            f"fused op '{kind.name}' failed in dygraph mode: {type(exc).__name__}: {exc}"
-        ) from exc
+    res = call_fused(kind.kernel, inputs, kind.fattrs, f"fused op '{kind.name}'")
     for k, (type_, ins, outs, _a) in enumerate(ops):
         slot, fslot = kind.outs[k]
         grad = False
@@ -171,3 +164,14 @@ def _grads_read_intermediates(tracer: Any, ops: list, dtype: Any) -> bool:
                 ):
                     return True
     return False
+
+
+def call_fused(kernel: Any, inputs: dict, attrs: Any, what: str) -> dict:
+    """``kernel(inputs, attrs)``; a failure that is not already an oar error becomes one that
+    names ``what`` (the fused op or backward) and dygraph mode."""
+    try:
+        return kernel(inputs, attrs)
+    except OarError:
+        raise
+    except Exception as exc:
+        raise OpRuntimeError(f"{what} failed in dygraph mode: {type(exc).__name__}: {exc}") from exc

@@ -32,7 +32,6 @@ import numpy as np
 from oar.dygraph import chain as _chain
 from oar.dygraph.backward import add_grad, inputs_of, plan_for
 from oar.dygraph.tracer import _Node
-from oar.errors import OarError, OpRuntimeError
 from oar.framework.operator import Operator
 from oar.fusion import FusedOp, disabled
 from oar.registry import EMPTY_VAR
@@ -167,14 +166,7 @@ class TapeFuser:
                 inputs[fslot] = node.out_values[slot][idx]
             else:
                 inputs[fslot] = grads[id(node.outputs[slot][idx]())][1]
-        try:
-            res = entry.kernel(inputs, entry.attrs)
-        except OarError:
-            raise
-        except Exception as exc:
-            raise OpRuntimeError(
-                f"fused backward '{entry.name}' failed in dygraph mode: {type(exc).__name__}: {exc}"
-            ) from exc
+        res = _chain.call_fused(entry.kernel, inputs, entry.attrs, f"fused backward '{entry.name}'")
         for fslot, k, slot, idx in entry.outs:
             g = res.get(fslot)
             if g is not None:
