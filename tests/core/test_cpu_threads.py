@@ -125,7 +125,8 @@ SCIPY_SCRIPT = """
     from oar import cpu_threads
     from oar.api import set_cpu_math_library_num_threads
 
-    cpu_threads._threadpoolctl[:] = [None]  # the OpenBLAS calls, threadpoolctl or not
+    if sys.argv[1] == "ctypes":
+        cpu_threads._controllers[:] = [None]  # OpenBLAS's own calls, threadpoolctl or not
     set_cpu_math_library_num_threads(2)  # first scan: numpy's OpenBLAS only
     import scipy.linalg  # loads SciPy's own OpenBLAS (numba's np.dot calls it)
 
@@ -143,12 +144,16 @@ SCIPY_SCRIPT = """
 """
 
 
-def test_every_openblas_follows_the_setting_scipys_too():
-    """numba's compiled np.dot runs on SciPy's OpenBLAS, a second library: without
-    threadpoolctl, setting the threads must reach it too, even when SciPy loads late."""
+@pytest.mark.parametrize("way", ["ctypes", "threadpoolctl"])
+def test_every_openblas_follows_the_setting_scipys_too(way):
+    """numba's compiled np.dot runs on SciPy's OpenBLAS, a second library: through OpenBLAS's
+    own calls or threadpoolctl's, setting the threads must reach it too, even when SciPy
+    loads late."""
     pytest.importorskip("scipy")
+    if way == "threadpoolctl":
+        pytest.importorskip("threadpoolctl")
     res = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SCIPY_SCRIPT)],
+        [sys.executable, "-c", textwrap.dedent(SCIPY_SCRIPT), way],
         capture_output=True,
         text=True,
         timeout=120,
@@ -158,3 +163,27 @@ def test_every_openblas_follows_the_setting_scipys_too():
     if out == "no-scipy-openblas":
         pytest.skip("this SciPy does not bundle its own OpenBLAS")
     assert out == "[(1, 1), (2, 2), (1, 1)]"
+
+
+def test_a_limit_does_not_rescan_the_libraries(restore_threads, monkeypatch):
+    """threadpoolctl finds the BLAS libraries once: a scan per ``limit_cpu_math_threads``
+    (around every pool hand-off of the kernels) cost about 1 ms each."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    scans = []
+    real = threadpoolctl.ThreadpoolController
+
+    class Counting(real):
+        def __init__(self, *a, **k):
+            scans.append(1)
+            super().__init__(*a, **k)
+
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Counting)
+    monkeypatch.setattr(cpu_threads, "_controllers", [])
+    set_cpu_math_library_num_threads(2)
+    for _ in range(5):
+        with limit_cpu_math_threads(1):
+            if cpu_threads.blas_num_threads() is not None:
+                assert cpu_threads.blas_num_threads() == 1
+    assert len(scans) <= 2  # once, and again at most once after scipy.linalg loads
+    if cpu_threads.blas_num_threads() is not None:
+        assert cpu_threads.blas_num_threads() == 2

@@ -77,21 +77,39 @@ def _openblas() -> tuple:
     return _funcs
 
 
-_threadpoolctl: list = []  # [threadpool_limits or None], looked up once (a failed import is slow)
+_controllers: list = []  # [(scanned with scipy, threadpoolctl's BLAS controllers) or None]
+
+
+def _blas_controllers() -> tuple:
+    """threadpoolctl's controllers of the BLAS libraries loaded (MKL, BLIS, OpenBLAS), found
+    once and again once after ``scipy.linalg`` is first imported, as :func:`_openblas`;
+    ``()`` without threadpoolctl. Building a ``threadpool_limits`` scans every loaded library
+    (about 1 ms here), so :func:`limit_cpu_math_threads`, which runs around every
+    ``parallel_for`` of the kernels, keeps the scan's controllers and calls their setters."""
+    with_scipy = "scipy.linalg" in sys.modules
+    if _controllers and (_controllers[0] is None or _controllers[0][0] or not with_scipy):
+        return _controllers[0][1] if _controllers[0] is not None else ()
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        _controllers[:] = [None]
+        return ()
+    import numpy  # noqa: F401  (loads numpy's BLAS)
+
+    found = tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
+    _controllers[:] = [(with_scipy, found)]
+    return found
 
 
 def _apply(n: int) -> None:
-    if not _threadpoolctl:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            threadpool_limits = None
-        _threadpoolctl.append(threadpool_limits)
-    if _threadpoolctl[0] is None:
-        for set_threads, _ in _openblas():
-            set_threads(ctypes.c_int(n))
+    """BLAS at ``n`` threads: every library threadpoolctl knows, else OpenBLAS's own call."""
+    controllers = _blas_controllers()
+    if controllers:
+        for lib in controllers:
+            lib.set_num_threads(n)
         return
-    _threadpoolctl[0](limits=n, user_api="blas")
+    for set_threads, _ in _openblas():
+        set_threads(ctypes.c_int(n))
 
 
 def with_blas_threads(n: int, fn: Callable[..., Any], *args: Any) -> Any:
