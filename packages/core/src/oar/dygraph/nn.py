@@ -15,6 +15,7 @@ import numpy as np
 from oar.dygraph.container import LayerList, ParameterList, Sequential
 from oar.dygraph.explain import explain_failure
 from oar.dygraph.layers import Layer
+from oar.dygraph.linear_node import ACTS, trace_linear
 from oar.dygraph.varbase import VarBase
 from oar.errors import (
     ArgumentError,
@@ -166,11 +167,17 @@ class Linear(Layer):
             self._check(input, weight)  # the general checks (values of other kinds)
         elif x.shape[-1] != w.shape[0] or x.dtype != w.dtype:
             self._check(input, weight)
+        rank = x.ndim if x.__class__ is np.ndarray else len(input.shape)
+        tracer = _dygraph_tracer()
+        if w.__class__ is np.ndarray and x.__class__ is np.ndarray and self._act in ACTS:
+            # one tape node (oar.dygraph.linear_node)
+            out = trace_linear(tracer, input, weight, self.bias, self._act, rank)
+            if out is not None:
+                return out
         out = VarBase(None)
-        rank = len(input.shape)
         # ``mul`` keeps the leading dims (as Fluid's matmul here does) and its kernels are the
         # static ``fc``'s, the fastest GEMM path
-        _dygraph_tracer().trace_op(
+        tracer.trace_op(
             "mul",
             {"X": [input], "Y": [weight]},
             {"Out": [out]},
