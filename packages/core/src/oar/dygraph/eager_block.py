@@ -44,6 +44,7 @@ class EagerBlock:
         self.vars: dict = {}
         self.idx = 0
         self.ops: list = []
+        self._recording: list | None = None  # ops run while an update pass is recorded
         self.builder = EagerBuilder(tracer, self)
 
     @property
@@ -101,7 +102,10 @@ class EagerBlock:
         **_: Any,
     ) -> None:
         # untraced (as ``run_op``): optimizer updates and initialisers record no tape node
-        self._tracer.trace_op(type, _norm(inputs), _norm(outputs), dict(attrs or {}), True)
+        inputs, outputs, attrs = _norm(inputs), _norm(outputs), dict(attrs or {})
+        if self._recording is not None:  # an optimizer's update pass (oar.dygraph.update_replay)
+            self._recording.append((type, inputs, outputs, dict(attrs)))
+        self._tracer.trace_op(type, inputs, outputs, attrs, True)
 
     _prepend_op = append_op
 
@@ -208,6 +212,11 @@ class EagerBuilder(Builder):
 
     def update_block(self) -> Any:
         return self._block
+
+    def run_update_pass(self, opt: Any, params_grads: list, run: Callable) -> list:
+        from oar.dygraph.update_replay import run_update_pass
+
+        return run_update_pass(self, opt, params_grads, run)
 
     def set_learning_rate(self, opt: Any) -> None:
         from oar.dygraph.optimizer import set_lr_var

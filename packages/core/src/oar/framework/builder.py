@@ -98,6 +98,11 @@ class Builder:
     def update_block(self) -> Any:
         raise NotImplementedError
 
+    def run_update_pass(self, opt: Any, params_grads: list, run: Callable) -> list:
+        """``run(params_grads)``: an optimizer's clip, regularization and update ops (the
+        eager builder may replay the kernel calls of an earlier pass of the same kind)."""
+        return run(params_grads)
+
     def set_learning_rate(self, opt: Any) -> None:
         raise NotImplementedError
 

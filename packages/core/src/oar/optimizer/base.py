@@ -166,14 +166,17 @@ class Optimizer:
         builder = current_builder()
         program = params_grads[0][0].block.program if params_grads else default_main_program()
         with builder.update_guard(program):
-            if self._grad_clip is not None:
-                params_grads = self._grad_clip(params_grads)
-            else:
-                from oar import clip as _clip
+            return builder.run_update_pass(self, params_grads, self._update_pass)
 
-                params_grads = _clip.append_gradient_clip_ops(params_grads)
-            params_grads = append_regularization_ops(params_grads, self.regularization)
-            return self._create_optimization_pass(params_grads)
+    def _update_pass(self, params_grads: list) -> list:
+        if self._grad_clip is not None:
+            params_grads = self._grad_clip(params_grads)
+        else:
+            from oar import clip as _clip
+
+            params_grads = _clip.append_gradient_clip_ops(params_grads)
+        params_grads = append_regularization_ops(params_grads, self.regularization)
+        return self._create_optimization_pass(params_grads)
 
     def _create_optimization_pass(self, params_grads: list) -> list:
         block = current_builder().update_block()
