@@ -24,6 +24,7 @@ them, so no one can ask for their gradients.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any
 
@@ -133,7 +134,6 @@ def _resolve(tracer: Any, x: VarBase, w: VarBase, b: VarBase, act: Any, rank: in
             v.stop_gradient = False
         kind = _Kind()
         kind.mul = _forward(tracer, nodes[0], "X", "Y")
-        kind.bias_act = _bias_act(tracer, ops[1:], nodes[1:], act)
         steps = []
         if act is not None:
             fused = _fused_act_bias_grad(tracer, nodes[2], nodes[1], out)
@@ -146,7 +146,11 @@ def _resolve(tracer: Any, x: VarBase, w: VarBase, b: VarBase, act: Any, rank: in
             steps.append(_add_grad_step(tracer, nodes[1], G_OUT))
         io = {"X": X, "Y": W}
         steps.append(_grad_step(tracer, nodes[0], {"X": G_X, "Y": G_W}, PRE, G_PRE, io))
-        if kind.mul is None or kind.bias_act is None or None in steps:
+        if None in steps:
+            return None
+        pre_read = any(PRE in step.reads for step in steps)
+        kind.bias_act = _bias_act(tracer, ops[1:], nodes[1:], act, not pre_read)
+        if kind.mul is None or kind.bias_act is None:
             return None
         kind.steps = tuple(steps)
         return kind
@@ -181,8 +185,9 @@ def _forward(tracer: Any, node: Any, *slots: str) -> Any:
     return call
 
 
-def _bias_act(tracer: Any, ops: list, nodes: list, act: Any) -> Any:
-    """``f(pre, bias) -> (mid, out)``: the bias add and the activation, fused where offered."""
+def _bias_act(tracer: Any, ops: list, nodes: list, act: Any, donate: bool) -> Any:
+    """``f(pre, bias) -> (mid, out)``: the bias add and the activation, fused where offered;
+    ``donate``: the fused kernel may write into ``pre`` (the backward reads only its shape)."""
     add = _forward(tracer, nodes[0], "X", "Y")
     if add is None:
         return None
@@ -211,6 +216,8 @@ def _bias_act(tracer: Any, ops: list, nodes: list, act: Any) -> Any:
     s_pre, s_bias = feeds[(0, "X")], feeds[(0, "Y")]
     mid_slot, out_slot = kind.outs[0][1], kind.outs[1][1]
     fkernel, fattrs, what = kind.kernel, kind.fattrs, f"fused op '{kind.name}'"
+    if donate and fusion.inplace:  # the product is the layer's own: the kernel may reuse it
+        fkernel = functools.partial(fkernel, donated=frozenset({s_pre}))
 
     def fused(pre: Any, bias: Any) -> tuple:
         res = _chain.call_fused(fkernel, {s_pre: pre, s_bias: bias}, fattrs, what)
@@ -251,6 +258,7 @@ def _grad_step(
         for slot, i in puts:
             env[i] = res.get(slot)
 
+    step.reads = frozenset(i for slot, i in getters if slot not in entry.no_need_buffer)
     return step
 
 
@@ -295,10 +303,23 @@ def _fused_act_bias_grad(tracer: Any, act_node: Any, add_node: Any, out: Any) ->
         puts = [(fslot, targets.get((k, slot))) for fslot, k, slot, _i in entry.outs]
         if any(i is None for _s, i in getters + puts):
             continue
-        return _fused_step(
-            entry.kernel, entry.attrs, f"fused backward '{entry.name}'", getters, puts
+        what = f"fused backward '{entry.name}'"
+        step = _fused_step(entry.kernel, entry.attrs, what, getters, puts)
+        step.reads = frozenset(
+            i for fs, i in getters if not _shape_only(tracer, chain, in_sigs, fs, out._value)
         )
+        return step
     return None
+
+
+def _shape_only(tracer: Any, chain: list, in_sigs: list, fslot: str, value: Any) -> bool:
+    """Whether the fused backward's input ``fslot`` (``"<k>.<grad op slot>"``) is read only
+    for its shape: op k's grad kernel declares that slot ``no_need_buffer``."""
+    k, _, slot = fslot.partition(".")
+    node = chain[int(k)]
+    plan = plan_for(tracer, node, ((next(iter(node.outputs)), (0,)),), in_sigs[int(k)])
+    entry = tracer._kernel(plan.steps[0][0], value.dtype)
+    return slot in entry.no_need_buffer
 
 
 def _fused_step(kernel: Any, attrs: Any, what: str, getters: list, puts: list) -> Any:
