@@ -142,3 +142,41 @@ def test_traced_layer_records_the_three_ops():
             t for t in types if t in ("mul", "elementwise_add", "relu")
         ]
     assert linear_node.ACTS >= {None, "relu"}
+
+
+def _two_layers(share, keep_hidden, one_node, monkeypatch):
+    """Gradients of a model where a hidden value is kept by the user, or one gradient array
+    reaches two layers (``a + b``): no layer may overwrite a gradient someone else sees."""
+    if not one_node:
+        monkeypatch.setattr(nn, "trace_linear", lambda *a: None)
+    rng = np.random.default_rng(5)
+    xv = rng.standard_normal((96, 40)).astype("float32")
+    init = fluid.initializer.NumpyArrayInitializer
+    ws = [rng.standard_normal(s).astype("float32") * 0.3 for s in ((40, 64), (64, 64), (40, 64))]
+    with fluid.dygraph.guard():
+        l1, l2, l3 = (
+            fluid.dygraph.Linear(w.shape[0], 64, act="relu", param_attr=init(w)) for w in ws
+        )
+        x = fluid.dygraph.to_variable(xv)
+        h = l1(x)
+        out = l2(h) + l3(x) if share else l2(h)
+        if not keep_hidden:
+            del h  # only the tape holds it: its incoming gradient may be overwritten
+        loss = fluid.layers.reduce_sum(out * out)
+        loss.backward()
+        layers = (l1, l2, l3) if share else (l1, l2)
+        got = [p.gradient() for layer in layers for p in layer.parameters()]
+        if keep_hidden:
+            got.append(h.gradient())
+        return got
+
+
+@pytest.mark.parametrize("share", [False, True], ids=["chain", "a+b"])
+@pytest.mark.parametrize("keep_hidden", [False, True], ids=["h-dropped", "h-kept"])
+def test_gradients_seen_elsewhere_are_not_overwritten(
+    share, keep_hidden, deterministic, monkeypatch
+):
+    got = _two_layers(share, keep_hidden, True, monkeypatch)
+    ref = _two_layers(share, keep_hidden, False, monkeypatch)
+    for g, r in zip(got, ref, strict=True):
+        np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6)

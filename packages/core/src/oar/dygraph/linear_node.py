@@ -25,6 +25,7 @@ them, so no one can ask for their gradients.
 from __future__ import annotations
 
 import functools
+import sys
 import weakref
 from typing import Any
 
@@ -40,6 +41,16 @@ from oar.fusion import disabled
 #: (bias add + softmax + cross-entropy + mean) still see it
 ACTS = frozenset((None, "relu", "sigmoid", "tanh"))
 _MAX_KINDS = 256
+
+
+def _entry_only() -> int:
+    entry = [object()]
+    held = entry[0]
+    return sys.getrefcount(held)
+
+
+#: ``sys.getrefcount(v)`` of a local ``v`` that one list (the sweep's entry) holds besides
+_ENTRY_ONLY = _entry_only()
 # the slots of a node's backward environment
 OUT, MID, PRE, BIAS, X, W, G_OUT, G_MID, G_PRE, G_BIAS, G_X, G_W = range(12)
 
@@ -59,9 +70,24 @@ class LinearNode:
         ins = self.inputs
         x, w, b = ins["X"][0], ins["Y"][0], ins["Bias"][0]
         out_value, mid, pre = self.out_values["Out"]
-        env = [out_value, mid, pre, b._value, x._value, w._value, entry[1], None, None, None]
-        env += [None, None]
-        for step in self.kind.steps:
+        g = entry[1]
+        steps = self.kind.steps
+        # the incoming gradient may take the first step's result when nobody else can see it:
+        # only the sweep's entry holds it and the output variable (as the static plan frees it)
+        donate = (
+            steps[0].donatable is not None
+            and g.__class__ is np.ndarray
+            and g.base is None
+            and g.flags.writeable
+            and sys.getrefcount(g) <= _ENTRY_ONLY
+            and sys.getrefcount(out) <= _ENTRY_ONLY
+        )
+        env = [out_value, mid, pre, b._value, x._value, w._value, g, None, None, None, None, None]
+        del g
+        if donate:
+            steps[0](env, steps[0].donatable)
+            steps = steps[1:]
+        for step in steps:
             step(env)
         for var, slot in ((x, G_X), (w, G_W), (b, G_BIAS)):
             g = env[slot]
@@ -259,6 +285,7 @@ def _grad_step(
             env[i] = res.get(slot)
 
     step.reads = frozenset(i for slot, i in getters if slot not in entry.no_need_buffer)
+    step.donatable = None
     return step
 
 
@@ -308,6 +335,8 @@ def _fused_act_bias_grad(tracer: Any, act_node: Any, add_node: Any, out: Any) ->
         step.reads = frozenset(
             i for fs, i in getters if not _shape_only(tracer, chain, in_sigs, fs, out._value)
         )
+        head = [fs for fs, i in getters if i == G_OUT]
+        step.donatable = frozenset(head) if fusion.inplace and len(head) == 1 else None
         return step
     return None
 
@@ -323,8 +352,12 @@ def _shape_only(tracer: Any, chain: list, in_sigs: list, fslot: str, value: Any)
 
 
 def _fused_step(kernel: Any, attrs: Any, what: str, getters: list, puts: list) -> Any:
-    def step(env: list) -> None:
-        res = _chain.call_fused(kernel, {s: env[i] for s, i in getters}, attrs, what)
+    def step(env: list, donated: frozenset | None = None) -> None:
+        ins = {s: env[i] for s, i in getters}
+        if donated:
+            res = _chain.call_fused(functools.partial(kernel, donated=donated), ins, attrs, what)
+        else:
+            res = _chain.call_fused(kernel, ins, attrs, what)
         for s, i in puts:
             env[i] = res.get(s)
 
