@@ -140,9 +140,14 @@ def cpu_deterministic() -> bool:
     """``FLAGS_cpu_deterministic``: CPU results must not depend on the thread count (kernels
     then keep to their thread-count-independent splits, such as kernels-cpu's pool split of
     large matrix products instead of OpenBLAS's own threads)."""
-    from oar import flags
+    if not _flags:  # imported on first use (oar.flags imports this module)
+        from oar import flags
 
-    return flags.CPU_DETERMINISTIC
+        _flags.append(flags)
+    return _flags[0].CPU_DETERMINISTIC
+
+
+_flags: list = []  # [the oar.flags module], once imported (every matrix product asks)
 
 
 def blas_num_threads() -> int | None:

@@ -74,18 +74,20 @@ def matmuls(xp: Any, pairs: Sequence[tuple]) -> list:
     not worth splitting is one piece) in one round on the pool, so independent products (a
     gradient's dX and dW) also run at once."""
     sizes = [_macs(a, b) for a, b in pairs]
+    threads = _parallel.parallel_threads()  # once per call: each lookup reads the environment
     if max(sizes) < THREADED_MACS:
-        return _run(xp, pairs, sizes, 1)
-    blas_threads = 1 if cpu_deterministic() else _parallel.parallel_threads()
+        return _run(xp, pairs, sizes, 1, threads)
+    blas_threads = 1 if cpu_deterministic() else threads
     if blas_threads < 2:
-        return _run(xp, pairs, sizes, 1)
+        return _run(xp, pairs, sizes, 1, threads)
     way = _gemm_route.fixed_way()
     if way is not None:
-        return _run(xp, pairs, sizes, blas_threads if way == _gemm_route.OPENBLAS else 1)
-    route = _gemm_route.route_for(tuple((a.shape, b.shape, a.dtype.char) for a, b in pairs))
+        return _run(xp, pairs, sizes, blas_threads if way == _gemm_route.OPENBLAS else 1, threads)
+    key = tuple([(a.shape, b.shape, a.dtype.char) for a, b in pairs])
+    route = _gemm_route.route_for(key)
     way = route.pick()
     start = time.perf_counter()
-    out = _run(xp, pairs, sizes, blas_threads if way == _gemm_route.OPENBLAS else 1)
+    out = _run(xp, pairs, sizes, blas_threads if way == _gemm_route.OPENBLAS else 1, threads)
     route.record(way, time.perf_counter() - start, sum(sizes))
     return out
 
@@ -106,12 +108,16 @@ def _macs(a: Any, b: Any) -> int:
     return macs if macs >= BLAS_SERIAL_MACS and _host(a) and _host(b) else 0
 
 
-def _run(xp: Any, pairs: Sequence[tuple], sizes: list, blas_threads: int) -> list:
+def _run(xp: Any, pairs: Sequence[tuple], sizes: list, blas_threads: int, threads: int) -> list:
     """The products, those of at least :data:`THREADED_MACS` at ``blas_threads`` OpenBLAS
-    threads when that is more than one, the rest at one BLAS thread on the pool."""
-    if blas_threads < 2 and _parallel.parallel_threads() < 2:
-        # one thread for everything (the pool has no second thread): the products as they are,
-        # without the pieces' bookkeeping (about 10-30 µs a large product here)
+    threads when that is more than one, the rest at one BLAS thread on the pool (``threads``:
+    the pool's thread count)."""
+    if blas_threads > 1 and min(sizes) >= THREADED_MACS:
+        return with_blas_threads(blas_threads, _each, xp, pairs)  # all on OpenBLAS's threads
+    if threads < 2 or (blas_threads < 2 and sum(sizes) < SPLIT_MACS):
+        # nothing to split (one pool thread, or too little work to hand to another thread):
+        # the products as they are, at one BLAS thread, without the pieces' bookkeeping
+        # (10-30 µs a product here)
         return with_one_blas_thread(_each, xp, pairs)
     results: list = [None] * len(pairs)
     tasks: list = []
@@ -124,7 +130,7 @@ def _run(xp: Any, pairs: Sequence[tuple], sizes: list, blas_threads: int) -> lis
         elif macs >= THREADED_MACS and blas_threads > 1:
             threaded.append(i)
         else:
-            results[i], pieces = _pieces(xp, a, b)
+            results[i], pieces = _pieces(xp, a, b, threads)
             tasks.extend(pieces)
             total += macs
     if len(tasks) > 1 and total >= SPLIT_MACS:
@@ -145,18 +151,18 @@ def _threaded(xp: Any, pairs: Sequence[tuple], which: list, results: list) -> No
         results[i] = xp.matmul(*pairs[i])
 
 
-def _pieces(xp: Any, a: Any, b: Any) -> tuple:
+def _pieces(xp: Any, a: Any, b: Any, threads: int) -> tuple:
     """``(out, calls)``: the product's output array and the calls that fill it."""
     if a.ndim == 2 and b.ndim == 2:
         m, n = a.shape[0], b.shape[1]
         by_rows = m >= n
-        cuts = _cuts(m if by_rows else n, m * a.shape[1] * n, ALIGN)
+        cuts = _cuts(m if by_rows else n, m * a.shape[1] * n, ALIGN, threads)
         out = xp.empty((m, n), xp.result_type(a.dtype, b.dtype))
         if by_rows:
             return out, [_call(xp, a[lo:hi], b, out[lo:hi]) for lo, hi in cuts]
         return out, [_call(xp, a, b[:, lo:hi], out[:, lo:hi]) for lo, hi in cuts]
     if a.ndim > 2 and a.shape[:-2] == b.shape[:-2]:
-        cuts = _cuts(a.shape[0], math.prod(a.shape) * b.shape[-1], 1)
+        cuts = _cuts(a.shape[0], math.prod(a.shape) * b.shape[-1], 1, threads)
         out = xp.empty(a.shape[:-1] + b.shape[-1:], xp.result_type(a.dtype, b.dtype))
         return out, [_call(xp, a[lo:hi], b[lo:hi], out[lo:hi]) for lo, hi in cuts]
     box: list = [None]  # other shapes (vectors, broadcast batches): one call
@@ -178,10 +184,10 @@ def _call(xp: Any, a: Any, b: Any, out: Any):
     return lambda: xp.matmul(a, b, out=out)
 
 
-def _cuts(length: int, macs: int, align: int) -> list:
+def _cuts(length: int, macs: int, align: int, threads: int) -> list:
     """Fixed pieces of ``length`` for a product of ``macs`` multiply-adds (one when small, or
-    when the pool has one thread)."""
-    if macs < SPLIT_MACS or _parallel.parallel_threads() < 2:
+    when the pool has one thread: ``threads``)."""
+    if macs < SPLIT_MACS or threads < 2:
         return [(0, length)]
     count = min(MAX_PIECES, max(1, macs // PIECE_MACS), max(1, length // align))
     if count < 2:
