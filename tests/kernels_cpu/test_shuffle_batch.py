@@ -2,22 +2,16 @@
 
 import numpy as np
 import pytest
-from oar.testing import OpCase, check_case
+from oar.testing import OpCase, check_case, run_forward
 
 X = np.arange(24, dtype="float64").reshape(3, 2, 4) / 7.0
 
-
-def _ref(X, Seed, **_):
-    perm = np.random.default_rng(int(Seed[0])).permutation(6)
-    rows = X.reshape(-1, X.shape[-1])
-    return {"Out": rows[perm].reshape(X.shape), "ShuffleIdx": perm}
-
-
+# values: the permutation depends on the device's generator (numpy's Fisher-Yates on cpu,
+# sorted uniform draws where the generator has no permutation, as cupy's): checked below
 CASES = [
     OpCase(
         "shuffle_batch",
         {"X": X, "Seed": np.array([7], "int64")},
-        ref=_ref,
         grad=["X"],
         grad_outputs=["Out"],
     ),
@@ -27,6 +21,17 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_shuffle_batch(case):
     check_case(case)
+    out = run_forward(case)
+    perm = np.asarray(out["ShuffleIdx"][0])
+    assert sorted(perm.tolist()) == list(range(6))
+    rows = X.reshape(-1, X.shape[-1])
+    np.testing.assert_array_equal(out["Out"][0], rows[perm].reshape(X.shape))
+    np.testing.assert_array_equal(run_forward(case)["ShuffleIdx"][0], perm)  # seeded
+
+
+def test_shuffle_batch_on_cpu_draws_numpys_permutation():
+    out = run_forward(CASES[0])  # the default place: cpu
+    np.testing.assert_array_equal(out["ShuffleIdx"][0], np.random.default_rng(7).permutation(6))
 
 
 def test_layer_reshuffles_each_run_and_keeps_rows_whole():

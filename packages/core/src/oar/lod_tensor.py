@@ -128,6 +128,14 @@ class LoDTensorArray(list):
         return f"LoDTensorArray({len(self)} tensors)"
 
 
+def _host_rows(rows: Any) -> np.ndarray:
+    """Row ids live on the host (Fluid keeps them in a CPU vector); a device array of ids
+    (cupy's ``.get()``) is copied back rather than implicitly converted."""
+    if not isinstance(rows, np.ndarray) and callable(getattr(rows, "get", None)):
+        rows = rows.get()
+    return np.asarray(rows, dtype=np.int64)
+
+
 class SelectedRows:
     """Sparse rows of a ``[height, ...]`` tensor: ``value[i]`` is row ``rows[i]``.
 
@@ -137,7 +145,7 @@ class SelectedRows:
     __slots__ = ("_rows", "_height", "_value")
 
     def __init__(self, rows: Sequence | None = None, height: int = 0, value: Any = None) -> None:
-        self._rows = np.asarray(rows if rows is not None else [], dtype=np.int64)
+        self._rows = _host_rows(rows if rows is not None else [])
         self._height = int(height)
         self._value = value
 
@@ -145,7 +153,7 @@ class SelectedRows:
         return self._rows.tolist()
 
     def set_rows(self, rows: Sequence) -> None:
-        self._rows = np.asarray(rows, dtype=np.int64)
+        self._rows = _host_rows(rows)
 
     def height(self) -> int:
         return self._height
@@ -165,7 +173,10 @@ class SelectedRows:
         return self._rows
 
     def to_dense(self) -> np.ndarray:
-        v = np.asarray(self._value)
+        """The dense tensor, on the host (rows looked up twice are summed)."""
+        v = self._value
+        v = v.get() if not isinstance(v, np.ndarray) and callable(getattr(v, "get", None)) else v
+        v = np.asarray(v)
         out = np.zeros((self._height,) + v.shape[1:], dtype=v.dtype)
         np.add.at(out, self._rows, v)
         return out

@@ -74,7 +74,18 @@ def default_place() -> Place:
 
 
 class CheckingArray(np.ndarray):
-    """An array "on" the checking device: numpy data, its own type (see CheckingArrayModule)."""
+    """An array "on" the checking device: numpy data, its own type (see CheckingArrayModule).
+
+    As on cupy, an element or a full reduction is a 0-d array, not a numpy scalar, so a kernel
+    that hands one to a function taking host numbers fails here as it would on a GPU.
+    """
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
+        return super().__array_wrap__(array, context, False)
+
+    def __getitem__(self, key: Any) -> Any:
+        item = super().__getitem__(key)
+        return np.asarray(item).view(CheckingArray) if isinstance(item, np.generic) else item
 
 
 def _checked(value: Any) -> Any:
@@ -87,6 +98,61 @@ def _checked(value: Any) -> Any:
     return value
 
 
+# What cupy (the CUDA device's array module) refuses and numpy allows, so the checking device
+# refuses it too: a kernel that passes on ``checking`` does not fail on a GPU for these reasons.
+# Functions that take host data (lists, shapes, scalars, numpy arrays) as their first argument:
+_TAKES_HOST_DATA = frozenset(
+    "array asarray asanyarray ascontiguousarray asfortranarray empty zeros ones full eye "
+    "identity tri arange linspace logspace dtype result_type promote_types can_cast issubdtype "
+    "iinfo finfo ndim shape size isscalar min_scalar_type broadcast_shapes get_array_module "
+    "fromfunction fromiter frombuffer einsum".split()
+)
+# ...of which these read their number arguments on the host (a device array there fails):
+_TAKES_HOST_NUMBERS = frozenset({"arange"})
+# Functions whose first argument is a sequence of device arrays:
+_TAKES_ARRAY_SEQUENCE = frozenset(
+    "concatenate stack vstack hstack dstack column_stack row_stack block".split()
+)
+# cupy.random.Generator's methods (cupy 14): no normal, permutation, shuffle or choice
+CUPY_GENERATOR_METHODS = frozenset(
+    "beta binomial chisquare dirichlet exponential f gamma geometric hypergeometric integers "
+    "logseries poisson power random standard_exponential standard_gamma standard_normal "
+    "uniform".split()
+)
+
+
+def _not_on_device(value: Any) -> bool:
+    """True for what cupy would not take as a device array (numpy scalars stand for cupy's 0-d
+    arrays, which numpy reductions of a CheckingArray return)."""
+    if isinstance(value, (CheckingArray, np.generic)):
+        return False
+    return isinstance(value, (np.ndarray, list, tuple, int, float, complex, bool))
+
+
+def _check_call(name: str, args: tuple) -> None:
+    if not args:
+        return
+    first = args[0]
+    if name in _TAKES_HOST_NUMBERS:
+        bad = [a for a in args if isinstance(a, CheckingArray)]
+        why = "numbers on the host (cupy: 'Implicit conversion to a NumPy array is not allowed')"
+    elif name in _TAKES_HOST_DATA or isinstance(first, str):
+        return
+    elif name in _TAKES_ARRAY_SEQUENCE:
+        items = first if isinstance(first, (list, tuple)) else [first]
+        bad = [i for i in items if _not_on_device(i)]
+        why = "a sequence of device arrays"
+    else:
+        bad = [first] if _not_on_device(first) else []
+        why = "a device array as its first argument"
+    if bad:
+        given = ", ".join(sorted({type(b).__name__ for b in bad}))
+        raise TypeError(
+            f"xp.{name} was given {given}: on a GPU (cupy) it takes {why}; compute shapes "
+            f"and indices with numpy or Python, data with xp"
+        )
+
+
 class CheckingArrayModule:
     """numpy behind a proxy: counts each attribute a kernel reads, and returns arrays made
     through it as :class:`CheckingArray`.
@@ -94,6 +160,8 @@ class CheckingArrayModule:
     A kernel written against ``xp`` then produces CheckingArrays; one that called
     numpy directly returns a plain ``numpy.ndarray``, which the checking
     device's ``to_host`` refuses. Ufuncs are numpy's own (they keep the subclass).
+    Calls cupy would refuse are refused too (see ``_check_call``): host lists, tuples, numbers
+    or numpy arrays where cupy wants device arrays, and generator methods cupy lacks.
     """
 
     def __init__(self, module: Any = np, counts: Counter | None = None) -> None:
@@ -102,15 +170,22 @@ class CheckingArrayModule:
         self.__name__ = "oar_checking_" + getattr(module, "__name__", "xp")
 
     def __getattr__(self, name: str) -> Any:
+        if isinstance(self._module, np.random.Generator) and name not in CUPY_GENERATOR_METHODS:
+            raise AttributeError(f"'Generator' object has no attribute {name!r} (as on cupy)")
         attr = getattr(self._module, name)
         self.counts[name] += 1
         if isinstance(attr, types.ModuleType):
             return CheckingArrayModule(attr, self.counts)
         if isinstance(attr, (np.ufunc, type)) or not callable(attr):
             return attr
+        # random draws take sizes and numbers: only the generator's method set is cupy's
+        checked = getattr(self._module, "__name__", "").partition(".")[::2] != ("numpy", "random")
+        checked = checked and isinstance(self._module, types.ModuleType)
 
         @functools.wraps(attr)
         def call(*args: Any, **kwargs: Any) -> Any:
+            if checked:
+                _check_call(name, args)
             return _checked(attr(*args, **kwargs))
 
         return call

@@ -23,7 +23,7 @@ def lod_of(t, op: str, slot: str) -> list:
 
 
 def array_of(t) -> np.ndarray:
-    return t._array if isinstance(t, LoDTensor) else np.asarray(t)
+    return t._array if isinstance(t, LoDTensor) else t
 
 
 def check_rows(op: str, slot: str, offsets, rows: int) -> None:

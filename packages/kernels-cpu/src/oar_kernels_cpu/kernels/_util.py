@@ -87,6 +87,23 @@ def rng_for(xp: Any, seed: int):
     return rng
 
 
+# The draws below use only what cupy's ``Generator`` offers too (random, standard_normal,
+# integers, uniform...): it has no ``normal`` and no ``permutation``.
+
+
+def normal(rng, mean: float, std: float, shape):
+    """``rng.normal(mean, std, shape)``, also on generators without ``normal`` (numpy's normal
+    is ``mean + std * standard_normal``: the same numbers)."""
+    return rng.standard_normal(shape) * std + mean
+
+
+def permutation(xp: Any, rng, n: int):
+    """A random permutation of ``range(n)``: numpy's Fisher-Yates where the generator has it,
+    else the order that sorts ``n`` uniform draws (cupy's Generator)."""
+    permute = getattr(rng, "permutation", None)
+    return permute(n) if permute is not None else xp.argsort(rng.random(n))
+
+
 def merge_rows(xp: Any, g):
     """A SelectedRows' unique rows and their summed values (a row looked up twice gets both
     gradients); rows in ascending order."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from oar_kernels_cpu.kernels import array_module, kernel
-from oar_kernels_cpu.kernels._util import rng_for
+from oar_kernels_cpu.kernels._util import normal, rng_for
 
 xp = array_module(__name__)
 _CHUNK = 1 << 18
@@ -70,14 +72,14 @@ def uniform_random(inputs, attrs):
 @kernel("gaussian_random")
 def gaussian_random(inputs, attrs):
     shape = _shape(inputs, attrs)
-    out = rng_for(xp, attrs["seed"]).normal(attrs["mean"], attrs["std"], shape)
+    out = normal(rng_for(xp, attrs["seed"]), attrs["mean"], attrs["std"], shape)
     return {"Out": out.astype(attrs["dtype"])}
 
 
 @kernel("truncated_gaussian_random")
 def truncated_gaussian_random(inputs, attrs):
     rng = rng_for(xp, attrs["seed"])
-    n = int(xp.prod(attrs["shape"]))
+    n = math.prod(attrs["shape"])
     out = rng.standard_normal(n)
     bad = xp.abs(out) > 2
     while bad.any():

@@ -26,7 +26,7 @@ def dropout(inputs, attrs, wanted):
     if attrs["is_test"]:
         out = x.copy() if upscale else x * xp.asarray(1.0 - p, x.dtype)
         # no mask in inference: an all-kept view costs nothing
-        return {"Out": out, "Mask": xp.broadcast_to(np.uint8(1), x.shape)}
+        return {"Out": out, "Mask": xp.broadcast_to(xp.ones((), np.uint8), x.shape)}
     if p >= 1.0:
         mask = xp.zeros(x.shape, np.uint8)
     else:

@@ -125,7 +125,8 @@ def scatter(inputs, attrs):
     ids = _index(inputs["Ids"], x.shape[0], "scatter")
     out = x.copy()
     if attrs["overwrite"]:
-        out[ids] = up  # repeated ids: the last update wins
+        last = len(ids) - 1 - xp.unique(ids[::-1], return_index=True)[1]
+        out[ids[last]] = up[last]  # repeated ids: the last update wins (a GPU's order is unset)
     else:
         out[ids] = 0
         scatter_add(xp, out, ids, up)

@@ -3,7 +3,9 @@ flatten2) and expand/expand_as."""
 
 from __future__ import annotations
 
-import numpy as np
+import itertools
+import math
+
 from oar.api import split_sizes, squeeze_shape, unsqueeze_shape
 
 from oar_kernels_cpu.kernels import array_module, kernel
@@ -37,7 +39,7 @@ def concat(inputs, attrs):
 def concat_grad(inputs, attrs, wanted):
     xs, d = inputs["X"], inputs["Out@GRAD"]
     axis = _axis(inputs, attrs, d.ndim)
-    cuts = xp.cumsum([x.shape[axis] for x in xs])[:-1]
+    cuts = list(itertools.accumulate(x.shape[axis] for x in xs))[:-1]
     return {"X@GRAD": xp.split(d, cuts, axis=axis)}
 
 
@@ -49,7 +51,7 @@ def split(inputs, attrs):
     if inputs.get("SectionsTensorList"):
         sections = [_scalar(t) for t in inputs["SectionsTensorList"]]
     sizes = split_sizes(x.shape[axis], attrs["num"], sections)
-    return {"Out": xp.split(x, xp.cumsum(sizes)[:-1], axis=axis)}
+    return {"Out": xp.split(x, list(itertools.accumulate(sizes))[:-1], axis=axis)}
 
 
 @kernel("stack")
@@ -96,7 +98,8 @@ def transpose2(inputs, attrs):
 @kernel("transpose2_grad")
 def transpose2_grad(inputs, attrs):
     d = inputs["Out@GRAD"]
-    return {"X@GRAD": d.transpose(xp.argsort([a % d.ndim for a in attrs["axis"]]))}
+    axes = [a % d.ndim for a in attrs["axis"]]
+    return {"X@GRAD": d.transpose(sorted(range(len(axes)), key=axes.__getitem__))}
 
 
 @kernel("squeeze2")
@@ -120,9 +123,9 @@ def unsqueeze2(inputs, attrs):
 def flatten2(inputs, attrs):
     x = inputs["X"]
     a = attrs["axis"]
-    rows = int(xp.prod(x.shape[:a], dtype=np.int64))
+    rows = math.prod(x.shape[:a])
     return {
-        "Out": x.reshape(rows, -1) if x.size else x.reshape(rows, int(xp.prod(x.shape[a:]))),
+        "Out": x.reshape(rows, -1) if x.size else x.reshape(rows, math.prod(x.shape[a:])),
         "XShape": _xshape(x),
     }
 

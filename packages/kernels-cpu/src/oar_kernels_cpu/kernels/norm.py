@@ -153,7 +153,7 @@ def _affine_dx(x3, dy3, dx3, k, b, c, lo, hi):
 
 def _rows(x, attrs):
     axis = attrs["begin_norm_axis"]
-    left = int(xp.prod(x.shape[:axis], dtype=np.int64))
+    left = math.prod(x.shape[:axis])
     return x.reshape(left, -1)
 
 

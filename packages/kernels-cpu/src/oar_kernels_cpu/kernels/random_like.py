@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from oar_kernels_cpu.kernels import array_module, kernel
-from oar_kernels_cpu.kernels._util import rng_for
+from oar_kernels_cpu.kernels._util import normal, rng_for
 
 xp = array_module(__name__)
 
@@ -31,7 +31,7 @@ def uniform_random_batch_size_like(inputs, attrs):
 
 @kernel("gaussian_random_batch_size_like")
 def gaussian_random_batch_size_like(inputs, attrs):
-    out = rng_for(xp, attrs["seed"]).normal(attrs["mean"], attrs["std"], _shape(inputs, attrs))
+    out = normal(rng_for(xp, attrs["seed"]), attrs["mean"], attrs["std"], _shape(inputs, attrs))
     return {"Out": out.astype(attrs["dtype"])}
 
 

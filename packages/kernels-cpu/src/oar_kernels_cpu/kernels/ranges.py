@@ -10,7 +10,7 @@ xp = array_module(__name__)
 
 
 def _scalar(a):
-    return xp.asarray(a).reshape(-1)[0]
+    return xp.asarray(a).reshape(-1)[0].item()  # a Python number: cupy.arange takes no arrays
 
 
 @kernel("shape")

@@ -7,6 +7,8 @@ piece order, the same for any thread count); their gradients' broadcasts likewis
 
 from __future__ import annotations
 
+import math
+
 from oar.api import reduced_dims
 
 from oar_kernels_cpu.kernels import NUMERIC, _split, array_module, kernel
@@ -65,7 +67,7 @@ def reduce_sum_grad(inputs, attrs):
 def reduce_mean_grad(inputs, attrs):
     x, d = inputs["X"], inputs["Out@GRAD"]
     axes = _axes(x, attrs)
-    n = int(xp.prod([x.shape[a] for a in axes])) if axes else 1
+    n = math.prod(x.shape[a] for a in axes)
     g = (_kept(d, x, axes) / max(n, 1)).astype(x.dtype, copy=False)
     return {"X@GRAD": _split.ufunc(xp, xp.positive, xp.broadcast_to(g, x.shape))}
 
@@ -94,5 +96,7 @@ def reduce_prod_grad(inputs, attrs):
     ones = xp.ones(lead + (1,), dtype=x.dtype)
     left = xp.cumprod(xp.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
     right = xp.cumprod(xp.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    others = (left * right).reshape(xt.shape).transpose(xp.argsort(perm))
+    others = (
+        (left * right).reshape(xt.shape).transpose(sorted(range(len(perm)), key=perm.__getitem__))
+    )
     return {"X@GRAD": (others * _kept(d, x, axes)).astype(x.dtype, copy=False)}

@@ -15,7 +15,7 @@ def _as_rows(x) -> SelectedRows:
     if isinstance(x, SelectedRows):
         return x
     x = xp.asarray(x)
-    return SelectedRows(xp.arange(x.shape[0]), x.shape[0], x)
+    return SelectedRows(range(x.shape[0]), x.shape[0], x)
 
 
 @kernel("merge_selected_rows", selected_rows=True)

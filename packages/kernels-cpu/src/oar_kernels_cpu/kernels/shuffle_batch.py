@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from oar_kernels_cpu.kernels import array_module, kernel
-from oar_kernels_cpu.kernels._util import rng_for
+from oar_kernels_cpu.kernels._util import permutation, rng_for
 
 xp = array_module(__name__)
 
@@ -15,7 +15,7 @@ def shuffle_batch(inputs, attrs):
     seed = int(seed_in.reshape(-1)[0]) if seed_in is not None and seed_in.size else 0
     rng = rng_for(xp, seed or attrs["startup_seed"])
     rows = x.reshape(-1, x.shape[-1])
-    perm = rng.permutation(rows.shape[0]).astype("int64")
+    perm = permutation(xp, rng, rows.shape[0]).astype("int64")
     next_seed = int(rng.integers(1, 2**31 - 1))
     return {
         "Out": rows[perm].reshape(x.shape),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from oar_kernels_cpu.kernels import FLOATS, NUMERIC, array_module, kernel
-from oar_kernels_cpu.kernels._util import rng_for, scatter_add
+from oar_kernels_cpu.kernels._util import permutation, rng_for, scatter_add
 
 xp = array_module(__name__)
 ANY = NUMERIC + ("bool",)
@@ -84,5 +84,5 @@ def allclose(inputs, attrs):
 
 @kernel("randperm", ("int32", "int64", "float32", "float64"))
 def randperm(inputs, attrs):
-    perm = rng_for(xp, attrs["seed"]).permutation(attrs["n"])
+    perm = permutation(xp, rng_for(xp, attrs["seed"]), attrs["n"])
     return {"Out": perm.astype(attrs["dtype"])}
