@@ -2,15 +2,13 @@
 memory instead of the 6-10 passes of the array-generic code).
 
 Registered at priority 10 over the generic kernels. The ``ElementwiseKernel`` objects are
-built on first use, so registering them needs neither cupy nor a GPU. Not yet run on a GPU
-(no GPU was available where this was written): tests/kernels_cuda/test_fused.py compares them
-with the CPU kernels and runs wherever cupy finds a GPU.
+built on first use, so registering them needs neither cupy nor a GPU. tests/kernels_cuda
+compares them with the CPU kernels wherever cupy finds a GPU (checked on an H200).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -24,29 +22,37 @@ FLOATS = ("float32", "float64")  # cupy's half arithmetic differs from numpy's: 
 
 @functools.cache
 def _elementwise(name: str) -> Any:
+    """The fused update kernels. The learning rate and Adam's beta powers are read on the device
+    (``raw`` one-element arrays): no host round trip, so the update does not wait for the GPU."""
     cupy = runtime.cupy_module()
     if name == "momentum":
         return cupy.ElementwiseKernel(
-            "T g, T lr, T mu, bool nesterov",
+            "T g, raw L lr, T mu, bool nesterov",
             "T p, T v",
-            "v = mu * v + g; p -= nesterov ? lr * (g + mu * v) : lr * v;",
+            "T l = (T)lr[0]; v = mu * v + g; p -= nesterov ? l * (g + mu * v) : l * v;",
             "oar_momentum",
         )
     if name == "adam":
         return cupy.ElementwiseKernel(
-            "T g, T b1, T b2, T lr_t, T eps",
+            "T g, raw L lr, raw B b1p, raw B b2p, T b1, T b2, T eps",
             "T p, T m1, T m2",
-            "m1 = b1 * m1 + (1 - b1) * g; m2 = b2 * m2 + (1 - b2) * g * g;"
+            "T lr_t = (T)((double)lr[0] * sqrt(1.0 - (double)b2p[0]) / (1.0 - (double)b1p[0]));"
+            " m1 = b1 * m1 + (1 - b1) * g; m2 = b2 * m2 + (1 - b2) * g * g;"
             " p -= lr_t * m1 / (sqrt(m2) + eps);",
             "oar_adam",
         )
     if name == "sgd":
-        return cupy.ElementwiseKernel("T g, T lr", "T p", "p -= lr * g;", "oar_sgd")
+        return cupy.ElementwiseKernel("T g, raw L lr", "T p", "p -= (T)lr[0] * g;", "oar_sgd")
     raise KeyError(name)
 
 
 def _scalar(a: Any) -> float:
     return float(a.reshape(-1)[0])
+
+
+def _on_device(a: Any) -> Any:
+    """A one-element input as a device array (a host one, e.g. fed by the user, is copied)."""
+    return runtime.cupy_module().asarray(a) if isinstance(a, np.ndarray) else a
 
 
 def _dense(g: Any, like: Any) -> Any:
@@ -63,16 +69,15 @@ def sgd(inputs: dict, attrs: dict) -> dict:
     p, g = inputs["Param"], inputs["Grad"]
     if isinstance(g, SelectedRows):
         g = _dense(g, p)
-    _elementwise("sgd")(g, p.dtype.type(_scalar(inputs["LearningRate"])), p)
+    _elementwise("sgd")(g, _on_device(inputs["LearningRate"]), p)
     return {"ParamOut": p}
 
 
 def momentum(inputs: dict, attrs: dict) -> dict:
     p, g, v = inputs["Param"], inputs["Grad"], inputs["Velocity"]
     t = p.dtype.type
-    _elementwise("momentum")(
-        g, t(_scalar(inputs["LearningRate"])), t(attrs["mu"]), bool(attrs["use_nesterov"]), p, v
-    )
+    lr = _on_device(inputs["LearningRate"])
+    _elementwise("momentum")(g, lr, t(attrs["mu"]), bool(attrs["use_nesterov"]), p, v)
     return {"ParamOut": p, "VelocityOut": v}
 
 
@@ -85,13 +90,11 @@ def _beta(inputs: dict, attrs: dict, slot: str, attr: str) -> float:
 def adam(inputs: dict, attrs: dict) -> dict:
     p, g = inputs["Param"], inputs["Grad"]
     m1, m2 = inputs["Moment1"], inputs["Moment2"]
-    b1p, b2p = inputs["Beta1Pow"], inputs["Beta2Pow"]
+    b1p, b2p = _on_device(inputs["Beta1Pow"]), _on_device(inputs["Beta2Pow"])
     b1 = _beta(inputs, attrs, "Beta1Tensor", "beta1")
     b2 = _beta(inputs, attrs, "Beta2Tensor", "beta2")
-    lr = _scalar(inputs["LearningRate"])
-    lr_t = lr * math.sqrt(1 - _scalar(b2p)) / (1 - _scalar(b1p))
     t = p.dtype.type
-    args = (t(b1), t(b2), t(lr_t), t(attrs["epsilon"]))
+    args = (_on_device(inputs["LearningRate"]), b1p, b2p, t(b1), t(b2), t(attrs["epsilon"]))
     if isinstance(g, SelectedRows) and attrs["lazy_mode"]:
         cupy = runtime.cupy_module()
         rows, inverse = cupy.unique(cupy.asarray(g.row_array), return_inverse=True)

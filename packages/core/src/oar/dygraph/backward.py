@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from oar.errors import OarError
-from oar.lod_tensor import SelectedRows
+from oar.lod_tensor import LoDTensor, SelectedRows
 from oar.registry import EMPTY_VAR, GRAD_SUFFIX, GradContext
 
 
@@ -52,7 +52,9 @@ def _add(a: Any, b: Any) -> Any:
     if isinstance(a, SelectedRows) and isinstance(b, SelectedRows):
         rows = list(a.rows()) + list(b.rows())
         return SelectedRows(
-            rows, a.height(), np.concatenate([np.asarray(a.value), np.asarray(b.value)])
+            rows,
+            a.height(),
+            np.concatenate([a.value, b.value]),  # cupy's too (NEP 18)
         )
     if isinstance(a, SelectedRows):
         a = a.to_dense()
@@ -80,7 +82,14 @@ def _check_loss(loss: Any) -> None:
 def run_backward(tracer: Any, loss: Any, retain_graph: bool = False) -> None:
     """Fill ``.gradient()`` of everything ``loss`` depends on that does not stop gradients."""
     _check_loss(loss)
-    accumulate(sweep(tracer, [(loss, np.ones_like(np.asarray(loss._value)))], retain_graph))
+    accumulate(sweep(tracer, [(loss, ones_like(tracer, loss._value))], retain_graph))
+
+
+def ones_like(tracer: Any, value: Any) -> Any:
+    """The seed gradient of ``value``, on the tracer's device."""
+    if isinstance(value, LoDTensor):
+        value = value._array
+    return np.ones_like(np.asarray(value)) if tracer.device == "cpu" else tracer.xp.ones_like(value)
 
 
 def sweep(tracer: Any, roots: list, retain_graph: bool = False) -> dict:
@@ -235,6 +244,17 @@ def plan_for(tracer: Any, node: Any, out_sig: tuple, in_sig: tuple) -> Any:
     return plan
 
 
+def _is_array(value: Any) -> bool:
+    """A dense array: numpy's, or a device's (cupy's), not a LoDTensor or SelectedRows."""
+    if isinstance(value, np.ndarray):
+        return True
+    return (
+        hasattr(value, "dtype")
+        and hasattr(value, "shape")
+        and not isinstance(value, (LoDTensor, SelectedRows))
+    )
+
+
 def _outputs(node: Any, grads: dict) -> tuple:
     """The node's output values, their gradients (None where missing) and the outputs'
     signature: per slot, per variable 0 = has a gradient, 1 = gets zeros (a float array off
@@ -252,11 +272,7 @@ def _outputs(node: Any, grads: dict) -> tuple:
             if g is not None:
                 any_grad = True
                 marks.append(0)
-            elif (
-                isinstance(value, np.ndarray)
-                and value.dtype.kind == "f"
-                and value.dtype.itemsize <= 8
-            ):
+            elif _is_array(value) and value.dtype.kind == "f" and value.dtype.itemsize <= 8:
                 marks.append(1)
             else:
                 marks.append(2)

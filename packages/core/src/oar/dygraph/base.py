@@ -128,6 +128,12 @@ def to_variable(value: Any, name: str | None = None, zero_copy: bool | None = No
             f"to_variable: unsupported dtype {arr.dtype} (use bool, int8-64, uint8 or "
             f"float16/32/64){at_user_line()}"
         )
+    tracer = _dygraph_tracer()
+    if tracer.device != "cpu":  # the guard's place holds the value (its .numpy() copies back)
+        if isinstance(arr, LoDTensor):
+            arr = LoDTensor(tracer.to_device(arr._array), arr._lod)
+        else:
+            arr = tracer.to_device(arr)
     return VarBase(arr, name=name, stop_gradient=True)
 
 
@@ -187,7 +193,7 @@ def grad(
 ) -> list:
     """Gradients of ``sum(outputs * grad_outputs)`` w.r.t. ``inputs``, returned (not accumulated
     into ``.gradient()``). ``create_graph=True`` (higher-order gradients) is not supported."""
-    from oar.dygraph.backward import sweep
+    from oar.dygraph.backward import ones_like, sweep
     from oar.errors import OarError
 
     tracer = _dygraph_tracer()
@@ -217,9 +223,11 @@ def grad(
         if o.stop_gradient:
             raise OarError(f"fluid.dygraph.grad: output '{o.name}' has stop_gradient=True")
         seed = (
-            np.ones_like(np.asarray(o._value))
+            ones_like(tracer, o._value)
             if g is None
-            else np.asarray(g.numpy() if isinstance(g, VarBase) else g, dtype=o.dtype)
+            else tracer.to_device(
+                np.asarray(g.numpy() if isinstance(g, VarBase) else g, dtype=o.dtype)
+            )
         )
         roots.append((o, seed))
     blocked = []
@@ -245,6 +253,9 @@ def grad(
             continue
         g = entry[1]
         result.append(
-            VarBase(g.to_dense() if hasattr(g, "to_dense") else np.array(g), stop_gradient=True)
+            VarBase(
+                tracer.to_device(g.to_dense()) if hasattr(g, "to_dense") else g.copy(),
+                stop_gradient=True,
+            )
         )
     return result

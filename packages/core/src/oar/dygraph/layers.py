@@ -266,7 +266,9 @@ class Layer:
                     f"set_dict: '{key}' ({var.name}) has shape {var.shape}, the dict gives "
                     f"shape {list(arr.shape)}"
                 )
-            var._value = np.array(arr, dtype=var.dtype if var._value is not None else arr.dtype)
+            arr = np.array(arr, dtype=var.dtype if var._value is not None else arr.dtype)
+            tracer = _mode._dygraph_tracer()
+            var._value = tracer.to_device(arr) if tracer is not None else arr
         if missing:
             raise KeyError(
                 f"set_dict: no value for {missing} in the given state dict "

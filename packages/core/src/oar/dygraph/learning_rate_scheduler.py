@@ -46,8 +46,11 @@ class LearningRateDecay:
 
     def create_lr_var(self, lr: float) -> Any:
         from oar.dygraph.varbase import VarBase
+        from oar.framework.mode import _dygraph_tracer
 
-        return VarBase(np.array([lr], dtype=self.dtype), stop_gradient=True)
+        value = np.array([lr], dtype=self.dtype)
+        tracer = _dygraph_tracer()
+        return VarBase(tracer.to_device(value) if tracer else value, stop_gradient=True)
 
     def state_dict(self) -> dict:
         return {k: getattr(self, k) for k in self._state_keys}

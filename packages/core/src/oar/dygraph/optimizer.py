@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from oar.dygraph.learning_rate_scheduler import LearningRateDecay, ReduceLROnPlateau
-from oar.dygraph.varbase import VarBase
+from oar.dygraph.varbase import VarBase, _tracer
 from oar.framework.program import default_main_program
 
 
@@ -59,7 +59,7 @@ def set_lr_var(opt: Any) -> None:
     if not isinstance(var, VarBase):
         var = VarBase(None, name="learning_rate", stop_gradient=True, persistable=True)
         opt._lr_vars.set(program, var)
-    var._value = np.array([value], dtype="float32")
+    var._value = _tracer().to_device(np.array([value], dtype="float32"))  # on the guard's place
 
 
 def gradients(opt: Any, parameter_list: Any = None, no_grad_set: Any = None) -> list:
@@ -92,7 +92,7 @@ def fill_from_holder(opt: Any, var: VarBase) -> None:
                 f"{type(opt).__name__}.set_dict: '{var.name}' has shape {var.shape}, the saved "
                 f"value has shape {list(arr.shape)}"
             )
-        var._value = np.array(arr, dtype=var.dtype)
+        var._value = _tracer().to_device(np.array(arr, dtype=var.dtype))
 
 
 def state_dict(opt: Any) -> dict:

@@ -101,6 +101,7 @@ class Tracer:
         self._reg = registries()
         self.place = place
         self.device = device
+        self._xp: Any = None
         self._infos: dict = {}
         self._seq = itertools.count()
         self._has_grad = True
@@ -109,6 +110,20 @@ class Tracer:
         from oar.dygraph.eager_block import EagerBlock
 
         self.eager_block = EagerBlock(self)
+
+    @property
+    def xp(self) -> Any:
+        """The array module of this tracer's device (numpy on cpu)."""
+        if self._xp is None:
+            self._xp = np if self.device == "cpu" else self._reg.devices.get(self.device).get_xp()
+        return self._xp
+
+    def to_device(self, value: Any) -> Any:
+        """A host array on this tracer's device (itself on cpu): what to_variable holds."""
+        if self.device == "cpu" or not isinstance(value, np.ndarray):
+            return value
+        device = self._reg.devices.get(self.device)
+        return device.from_host(value, getattr(self.place, "device_id", 0))
 
     # --- LayerHelper hooks ----------------------------------------------------------------------
     def is_variable(self, x: Any) -> bool:
@@ -125,7 +140,9 @@ class Tracer:
     ) -> VarBase:
         value = None
         if persistable and shape is not None and all(int(d) >= 0 for d in shape):
-            value = np.zeros([int(d) for d in shape], convert_dtype(dtype or "float32"))
+            value = self.to_device(
+                np.zeros([int(d) for d in shape], convert_dtype(dtype or "float32"))
+            )
         return VarBase(
             value, name=name, stop_gradient=stop_gradient, persistable=persistable, dtype=dtype
         )
@@ -147,7 +164,7 @@ class Tracer:
         return p
 
     def initialize(self, var: VarBase, initializer: Any) -> VarBase:
-        if not isinstance(var._value, np.ndarray):
+        if getattr(var._value, "shape", None) is None:  # a numpy or a device array has one
             raise ValueError(
                 f"dygraph: cannot initialise '{var.name}': it was created without a shape"
             )

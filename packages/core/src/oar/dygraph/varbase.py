@@ -38,10 +38,20 @@ def _host(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
     if isinstance(value, SelectedRows):
-        return value.to_dense()
+        return _host(value.to_dense())
     if isinstance(value, LoDTensor):
-        return value._array
+        return _host(value._array)
+    get = getattr(value, "get", None)
+    if callable(get):  # a device array (cupy): copied back explicitly
+        return get()
     return np.asarray(value)
+
+
+def _meta(value: Any) -> Any:
+    """Something with the value's ``shape`` and ``dtype``, without copying a device array."""
+    if isinstance(value, LoDTensor):
+        value = value._array
+    return value if hasattr(value, "shape") and hasattr(value, "dtype") else _host(value)
 
 
 class VarBase(MathOperators):
@@ -95,8 +105,8 @@ class VarBase(MathOperators):
         if v.__class__ is np.ndarray:
             return list(v.shape)
         if isinstance(v, SelectedRows):
-            return [v.height()] + list(np.shape(v.value)[1:])
-        return list(_host(v).shape)
+            return [v.height()] + list(_meta(v.value).shape[1:])
+        return list(_meta(v).shape)
 
     @property
     def dtype(self) -> str:
@@ -110,8 +120,8 @@ class VarBase(MathOperators):
         if v is None:
             return convert_dtype(self._dtype) if self._dtype is not None else "float32"
         if isinstance(v, SelectedRows):
-            return np.asarray(v.value).dtype.name
-        return _host(v).dtype.name
+            return np.dtype(_meta(v.value).dtype).name
+        return np.dtype(_meta(v).dtype).name
 
     @property
     def type(self) -> str:
@@ -157,7 +167,11 @@ class VarBase(MathOperators):
             raise TypeError(
                 f"set_value: variable '{self.name}' has dtype {self.dtype}, given {arr.dtype.name}"
             )
-        self._value = np.array(arr)
+        arr = np.array(arr)
+        from oar.framework.mode import _dygraph_tracer
+
+        tracer = _dygraph_tracer()
+        self._value = tracer.to_device(arr) if tracer is not None else arr
 
     def gradient(self) -> np.ndarray | None:
         """The gradient as a numpy array (None before backward)."""
@@ -165,8 +179,8 @@ class VarBase(MathOperators):
         if g is None:
             return None
         if isinstance(g, SelectedRows):
-            return user_array(g.to_dense())
-        return user_array(np.array(g))
+            return user_array(_host(g.to_dense()))
+        return user_array(np.array(_host(g)))
 
     def _grad_ivar(self) -> VarBase | None:
         if self._grad is None:

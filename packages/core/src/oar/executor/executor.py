@@ -158,6 +158,7 @@ class Executor:
             plan = CheckedPlan(program, feed_names, fetch_names, self.device)
         else:
             plan = Plan(program, feed_names, fetch_names, self.device)
+        plan.device_id = getattr(self.place, "device_id", 0)
         self._plans.put(key, program, (weakref.ref(program), plan))
         return plan
 

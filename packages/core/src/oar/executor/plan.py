@@ -75,6 +75,7 @@ class Plan:
         self.program = program
         self.version = program._version
         self.device = device
+        self.device_id = 0  # the executor's place's
         self.block = program.block(block_idx)
         self.feed_names = feed_names
         self.fetch_names = fetch_names
@@ -263,6 +264,8 @@ class Plan:
                 value = value._array
             if value is None:
                 raise self._uninitialized(name)
+            if value.__class__ is np.ndarray and self.device.name != "cpu":
+                value = self._to_device(sv, value)
             env[name] = value
         if self.has_lod_ops or lods:
             self._run_generic(env, lods)
@@ -291,6 +294,16 @@ class Plan:
             else:
                 sv.value = LoDTensor(value, lods.get(name))
         return self._fetch(env, lods, scope, return_numpy)
+
+    def _to_device(self, sv: Any, value: np.ndarray) -> Any:
+        """A host array in the scope (set by the user, or made by a CPU executor) moves to this
+        plan's device once, as Fluid copies a tensor to the place of the op that reads it."""
+        moved = self.device.from_host(value, self.device_id)
+        if isinstance(sv.value, LoDTensor):
+            sv.value._array = moved
+        else:
+            sv.value = moved
+        return moved
 
     def _run_generic(self, env: dict, lods: dict) -> None:
         """The general loop: LoD wrapping, unwrapping and propagation for every op."""
