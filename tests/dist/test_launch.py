@@ -183,3 +183,41 @@ def _cmdline(pid: str) -> str:
             return fh.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def _fake_mpiexec(tmp_path, version_text: str) -> str:
+    path = tmp_path / "mpiexec"
+    path.write_text(f"#!/bin/sh\necho '{version_text}'\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "flavor"),
+    [
+        ("HYDRA build details:\n    Version: 4.2.0", "mpich"),
+        (
+            "mpiexec (OpenRTE) 4.1.2\nReport bugs to http://www.open-mpi.org/community/help/",
+            "openmpi",
+        ),
+        ("mpirun (Open MPI) 5.0.3", "openmpi"),
+        ("something else 1.0", "unknown"),
+    ],
+)
+def test_mpiexec_flavor_is_read_from_its_version(tmp_path, text, flavor):
+    from oar_dist.launch import mpiexec_flavor
+
+    assert mpiexec_flavor(_fake_mpiexec(tmp_path, text)) == flavor
+
+
+def test_open_mpis_mpiexec_on_path_is_refused_with_the_fix(tmp_path, monkeypatch):
+    """The launcher's Hydra flags make Open MPI's mpiexec fail with 'unknown option'."""
+    import oar_dist.launch as launch
+
+    fake = _fake_mpiexec(tmp_path, "mpiexec (OpenRTE) 4.1.2")
+    monkeypatch.setattr(launch.sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(launch.LaunchError, match=r"Open MPI's mpiexec.*pip install mpich mpi4py"):
+        launch.find_mpiexec()
+    _fake_mpiexec(tmp_path, "HYDRA build details:")
+    assert launch.find_mpiexec() == fake

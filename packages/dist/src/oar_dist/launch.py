@@ -175,14 +175,45 @@ def make_spec(args: argparse.Namespace) -> JobSpec:
 
 
 def find_mpiexec() -> str:
-    """The ``mpiexec`` next to this Python (the mpich wheel's), else the one on PATH."""
+    """The ``mpiexec`` next to this Python (the mpich wheel's), else the one on PATH, which
+    must be MPICH's too (see :func:`check_mpiexec`)."""
     local = Path(sys.executable).parent / "mpiexec"
     if local.exists():
         return str(local)
     found = shutil.which("mpiexec")
     if not found:
         raise LaunchError(f"{PROG}: no mpiexec found: pip install mpich mpi4py")
+    check_mpiexec(found)
     return found
+
+
+def mpiexec_flavor(mpiexec: str) -> str:
+    """'mpich' (Hydra), 'openmpi' or 'unknown', from ``mpiexec --version``."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            [mpiexec, "--version"], capture_output=True, text=True, timeout=20, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    text = out.stdout + out.stderr
+    if "HYDRA" in text.upper():
+        return "mpich"
+    if "Open MPI" in text or "OpenRTE" in text or "open-mpi" in text:
+        return "openmpi"
+    return "unknown"
+
+
+def check_mpiexec(mpiexec: str) -> None:
+    """The launcher drives MPICH's mpiexec (Hydra's flags, its exit on a rank's failure); Open
+    MPI's takes other flags and answers with an unrelated "unknown option" error."""
+    if mpiexec_flavor(mpiexec) == "openmpi":
+        raise LaunchError(
+            f"{PROG}: {mpiexec} is Open MPI's mpiexec; the launcher runs MPICH's (Hydra): "
+            f"pip install mpich mpi4py in this environment (its mpiexec, next to "
+            f"{Path(sys.executable).name}, is used first)"
+        )
 
 
 def rank_env(spec: JobSpec, status_dir: str, restart: int) -> dict:
@@ -253,4 +284,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_job(spec, cmd)
 
 
-__all__ = ["JobSpec", "LaunchError", "build_parser", "main", "make_spec", "mpiexec_command"]
+__all__ = [
+    "JobSpec",
+    "LaunchError",
+    "build_parser",
+    "check_mpiexec",
+    "main",
+    "make_spec",
+    "mpiexec_command",
+    "mpiexec_flavor",
+]
