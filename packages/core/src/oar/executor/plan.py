@@ -76,6 +76,7 @@ class Plan:
         self.version = program._version
         self.device = device
         self.device_id = 0  # the executor's place's
+        self.on_device = device.name != "cpu"  # host arrays in the scope move there
         self.block = program.block(block_idx)
         self.feed_names = feed_names
         self.fetch_names = fetch_names
@@ -264,7 +265,7 @@ class Plan:
                 value = value._array
             if value is None:
                 raise self._uninitialized(name)
-            if value.__class__ is np.ndarray and self.device.name != "cpu":
+            if self.on_device and value.__class__ is np.ndarray:
                 value = self._to_device(sv, value)
             env[name] = value
         if self.has_lod_ops or lods:
