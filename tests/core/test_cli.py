@@ -101,7 +101,8 @@ def test_cpu_count_is_labelled():
 
 
 def test_disabled_plugin_is_listed_and_core_alone_gives_a_hint():
-    r = _oar("plugins", env={"OAR_DISABLE_PLUGINS": "kernels_cpu"})
+    # (the cuda plugin too: on a GPU machine it would still bring a usable device)
+    r = _oar("plugins", env={"OAR_DISABLE_PLUGINS": "kernels_cpu,kernels_cuda"})
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if "oar-kernels-cpu" in x)
     assert "disabled (OAR_DISABLE_PLUGINS)" in line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import signal
@@ -109,12 +110,34 @@ def test_breaking_out_stops_the_workers():
     assert _no_workers_left()
 
 
+def test_an_unpicklable_worker_init_fn_is_named_with_the_fix(monkeypatch):
+    """forkserver / spawn (the default from Python 3.12) pickle what the workers get."""
+    monkeypatch.setenv("OAR_DATALOADER_START_METHOD", "spawn")
+
+    def init(worker_id):  # a local function: not picklable
+        pass
+
+    with fluid.dygraph.guard():
+        loader = fluid.io.DataLoader(
+            Squares(5),
+            places=fluid.CPUPlace(),
+            return_list=True,
+            batch_size=3,
+            num_workers=2,
+            worker_init_fn=init,
+        )
+        with pytest.raises(WorkerError, match=r"start with 'spawn'.*cannot be pickled.*module lev"):
+            next(iter(loader))
+
+
+def _mark_worker(marks, worker_id):
+    (marks / str(worker_id)).write_text("ok")
+
+
 def test_dygraph_lists_of_variables_and_worker_init_fn(tmp_path):
     marks = tmp_path / "init"
     marks.mkdir()
-
-    def init(worker_id):
-        (marks / str(worker_id)).write_text("ok")
+    init = functools.partial(_mark_worker, marks)  # picklable: forkserver starts (3.12+) too
 
     with fluid.dygraph.guard():
         loader = fluid.io.DataLoader(

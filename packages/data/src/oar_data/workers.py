@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import queue
 import sys
 import time
@@ -58,6 +59,16 @@ def start_method() -> str:
             stacklevel=3,
         )
     return method
+
+
+def _unpicklable(method: str, num_workers: int, exc: BaseException) -> str:
+    return (
+        f"DataLoader(num_workers={num_workers}): the workers start with '{method}', which "
+        f"pickles the dataset, collate_fn and worker_init_fn to send them, and one of them "
+        f"cannot be pickled ({type(exc).__name__}: {exc}). Define them at module level (not "
+        f"inside a function; functools.partial of a module-level function works), or set "
+        f"{ENV_START_METHOD}=fork where forking is safe"
+    )
 
 
 # --- in the worker -----------------------------------------------------------------------------------
@@ -143,7 +154,8 @@ class _Pool:
         use_shared_memory: bool,
         worker_init_fn: Callable | None,
     ) -> None:
-        ctx = multiprocessing.get_context(start_method())
+        method = start_method()
+        ctx = multiprocessing.get_context(method)
         self.result_queue = ctx.Queue()
         self.index_queues = [ctx.Queue() for _ in range(num_workers)]
         self.workers = []
@@ -163,7 +175,13 @@ class _Pool:
                 daemon=True,
                 name=f"oar-dataloader-worker-{wid}",
             )
-            w.start()
+            try:
+                w.start()
+            except (AttributeError, TypeError, pickle.PicklingError) as exc:
+                for started in self.workers:
+                    started.terminate()
+                    started.join(5)
+                raise WorkerError(_unpicklable(method, num_workers, exc)) from exc
             self.workers.append(w)
 
     def check_alive(self) -> None:
