@@ -110,6 +110,18 @@ def test_breaking_out_stops_the_workers():
     assert _no_workers_left()
 
 
+def _two_worker_loader(worker_init_fn):
+    """Squares(5) in dygraph batches of 3, on two worker processes."""
+    return fluid.io.DataLoader(
+        Squares(5),
+        places=fluid.CPUPlace(),
+        return_list=True,
+        batch_size=3,
+        num_workers=2,
+        worker_init_fn=worker_init_fn,
+    )
+
+
 def test_an_unpicklable_worker_init_fn_is_named_with_the_fix(monkeypatch):
     """forkserver / spawn (the default from Python 3.12) pickle what the workers get."""
     monkeypatch.setenv("OAR_DATALOADER_START_METHOD", "spawn")
@@ -118,14 +130,7 @@ def test_an_unpicklable_worker_init_fn_is_named_with_the_fix(monkeypatch):
         pass
 
     with fluid.dygraph.guard():
-        loader = fluid.io.DataLoader(
-            Squares(5),
-            places=fluid.CPUPlace(),
-            return_list=True,
-            batch_size=3,
-            num_workers=2,
-            worker_init_fn=init,
-        )
+        loader = _two_worker_loader(init)
         with pytest.raises(WorkerError, match=r"start with 'spawn'.*cannot be pickled.*module lev"):
             next(iter(loader))
 
@@ -140,15 +145,7 @@ def test_dygraph_lists_of_variables_and_worker_init_fn(tmp_path):
     init = functools.partial(_mark_worker, marks)  # picklable: forkserver starts (3.12+) too
 
     with fluid.dygraph.guard():
-        loader = fluid.io.DataLoader(
-            Squares(5),
-            places=fluid.CPUPlace(),
-            return_list=True,
-            batch_size=3,
-            num_workers=2,
-            worker_init_fn=init,
-        )
-        shapes = [tuple(batch[0].shape) for batch in loader]
+        shapes = [tuple(batch[0].shape) for batch in _two_worker_loader(init)]
     assert shapes == [(3, 2), (2, 2)]
     assert sorted(os.listdir(marks)) == ["0", "1"]
 
